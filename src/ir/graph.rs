@@ -1,0 +1,284 @@
+//! The instruction graph shared by every layer.
+//!
+//! Module → functions (HLO computations, MLIR `func.func`, LLO computations) → regions → blocks → ops. HLO is the
+//! simple case (one region, one block per computation); MLIR nests regions inside ops (`scf.for`, `scf.if`).
+//! Everything lives in flat arenas indexed by small ids, so edges (operands, users, calls, parents) are cheap and
+//! the graph borrows every name from the source text (`'a`).
+
+use super::shape::Shape;
+use super::span::Span;
+use super::value::Value;
+use serde::Serialize;
+
+macro_rules! id {
+    ($name:ident) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn idx(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+id!(OpId);
+id!(FuncId);
+id!(RegionId);
+id!(BlockId);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    Hlo,
+    StableHlo,
+    Mosaic,
+    Llo,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Hlo => "hlo",
+            Layer::StableHlo => "stablehlo",
+            Layer::Mosaic => "mosaic",
+            Layer::Llo => "llo",
+        }
+    }
+}
+
+/// A value's type. HLO has shapes; MLIR types are kept as text until a parser gives them structure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Type<'a> {
+    Shape(Shape),
+    Text(&'a str),
+    None,
+}
+
+impl<'a> Type<'a> {
+    pub fn shape(&self) -> Option<&Shape> {
+        match self {
+            Type::Shape(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// `name=value` on a module, function, op or parameter.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Attr<'a> {
+    pub key: &'a str,
+    pub value: Value<'a>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Module<'a> {
+    pub layer: Layer,
+    pub name: &'a str,
+    #[serde(skip)]
+    pub span: Span,
+    pub attrs: Vec<Attr<'a>>,
+    pub funcs: Vec<Func<'a>>,
+    #[serde(skip)]
+    pub regions: Vec<Region>,
+    #[serde(skip)]
+    pub blocks: Vec<Block<'a>>,
+    #[serde(skip)]
+    pub ops: Vec<Op<'a>>,
+    pub entry: Option<FuncId>,
+    /// HLO `is_scheduled=true`: the order of ops in a block is their execution order.
+    pub scheduled: bool,
+    /// HLO `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` tables.
+    #[serde(skip)]
+    pub stack_frames: StackFrames<'a>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Func<'a> {
+    pub name: &'a str,
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(skip)]
+    pub name_span: Span,
+    pub is_entry: bool,
+    pub params: Vec<Param<'a>>,
+    pub results: Vec<Type<'a>>,
+    #[serde(skip)]
+    pub attrs: Vec<Attr<'a>>,
+    #[serde(skip)]
+    pub body: RegionId,
+    /// Ops that call this function (fusions, while bodies, async wrappers, `func.call`).
+    #[serde(skip)]
+    pub callers: Vec<OpId>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Param<'a> {
+    pub name: &'a str,
+    pub ty: Type<'a>,
+    #[serde(skip)]
+    pub attrs: Vec<Attr<'a>>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionParent {
+    Func(FuncId),
+    Op(OpId),
+}
+
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub parent: RegionParent,
+    pub blocks: Vec<BlockId>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Block<'a> {
+    pub region: RegionId,
+    pub label: Option<&'a str>,
+    pub args: Vec<Param<'a>>,
+    /// In textual order; for a scheduled HLO module this is the schedule.
+    pub ops: Vec<OpId>,
+}
+
+/// What an operand refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Def {
+    /// Result `index` of an op (HLO ops have one result: index 0).
+    Op { op: OpId, index: u32 },
+    BlockArg { block: BlockId, index: u32 },
+    /// A name with no definition in scope (bad input or a forward reference into another file).
+    Unresolved,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Operand<'a> {
+    /// The name as written, without `%`.
+    pub name: &'a str,
+    /// The operand's type when the text states it (HLO long form).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ty: Option<Type<'a>>,
+    pub def: Def,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+/// A called function with the attribute that names it (`calls`, `to_apply`, `body`, `condition`,
+/// `branch_computations`, ...).
+#[derive(Clone, Debug, Serialize)]
+pub struct Call<'a> {
+    pub role: &'a str,
+    pub func: FuncId,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Op<'a> {
+    /// The instruction / first result name without `%` (`fusion.1`, `0`); empty for ops with no result.
+    pub name: &'a str,
+    /// `fusion`, `custom-call`, `tpu.enqueue_dma`, `vmatmul.mubr.f8e4m3fn.gmra.mrb`.
+    pub opcode: &'a str,
+    /// Result type (a tuple shape or several MLIR results when there is more than one).
+    pub ty: Type<'a>,
+    /// Further MLIR results beyond the first (`%0:2 = ...` or `(%a, %b)`), rarely used.
+    #[serde(skip)]
+    pub result_count: u32,
+    pub operands: Vec<Operand<'a>>,
+    /// What the parentheses hold instead of operands: `parameter(N)`'s number, `constant(...)`'s literal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value<'a>>,
+    pub attrs: Vec<Attr<'a>>,
+    #[serde(skip)]
+    pub regions: Vec<RegionId>,
+    #[serde(skip)]
+    pub calls: Vec<Call<'a>>,
+    #[serde(skip)]
+    pub block: BlockId,
+    #[serde(skip)]
+    pub users: Vec<OpId>,
+    /// HLO `ROOT` (or the last instruction when none is marked).
+    pub is_root: bool,
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(skip)]
+    pub name_span: Span,
+    #[serde(skip)]
+    pub opcode_span: Span,
+}
+
+impl<'a> Op<'a> {
+    pub fn attr(&self, key: &str) -> Option<&Value<'a>> {
+        self.attrs.iter().find(|a| a.key == key).map(|a| &a.value)
+    }
+
+    pub fn attr_entry(&self, key: &str) -> Option<&Attr<'a>> {
+        self.attrs.iter().find(|a| a.key == key)
+    }
+
+    pub fn shape(&self) -> Option<&Shape> {
+        self.ty.shape()
+    }
+}
+
+/// The stack-frame tables of newer HLO dumps, resolved so that `metadata={stack_frame_id=N}` gives file:line.
+#[derive(Clone, Debug, Default)]
+pub struct StackFrames<'a> {
+    pub file_names: Vec<&'a str>,
+    pub function_names: Vec<&'a str>,
+    pub file_locations: Vec<FileLocation>,
+    /// `(file_location_id, parent_frame_id)`, 1-based ids, 0 = none. XLA prints the parent id plus one; the
+    /// parser stores the real id.
+    pub frames: Vec<(u32, u32)>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileLocation {
+    pub file_name_id: u32,
+    pub function_name_id: u32,
+    pub line: u32,
+    pub end_line: u32,
+    pub column: u32,
+    pub end_column: u32,
+}
+
+/// One resolved source location (innermost first when walking a stack).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SourceLoc {
+    pub file: String,
+    pub function: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl<'a> StackFrames<'a> {
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// The stack for frame id `id` (1-based), innermost frame first. Stops on cycles and bad ids.
+    pub fn stack(&self, id: u32) -> Vec<SourceLoc> {
+        let mut out = Vec::new();
+        let mut cur = id;
+        while cur != 0 && out.len() <= self.frames.len() {
+            let Some(&(loc_id, parent)) = self.frames.get(cur as usize - 1) else { break };
+            if let Some(loc) = self.file_locations.get((loc_id as usize).wrapping_sub(1)) {
+                let name = |v: &Vec<&str>, i: u32| {
+                    v.get((i as usize).wrapping_sub(1)).map(|s| super::value::unescape(s).into_owned()).unwrap_or_default()
+                };
+                out.push(SourceLoc {
+                    file: name(&self.file_names, loc.file_name_id),
+                    function: name(&self.function_names, loc.function_name_id),
+                    line: loc.line,
+                    column: loc.column,
+                });
+            }
+            cur = parent;
+        }
+        out
+    }
+}

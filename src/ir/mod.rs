@@ -1,0 +1,14 @@
+//! The shared intermediate representation: one graph type for every layer (HLO, StableHLO, Mosaic, LLO).
+
+pub mod dtype;
+pub mod graph;
+pub mod query;
+pub mod shape;
+pub mod span;
+pub mod value;
+
+pub use dtype::DType;
+pub use graph::*;
+pub use shape::{ArrayShape, Dim, Layout, Shape};
+pub use span::Span;
+pub use value::{Value, ValueKind};

@@ -1,0 +1,4 @@
+//! One parser per format, each producing `ir::Module`s.
+
+pub mod error;
+pub mod hlo;

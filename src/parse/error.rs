@@ -27,6 +27,11 @@ impl<'a> PErr<'a> {
         Err(nom::Err::Error(PErr::new(at, expected)))
     }
 
+    /// The unrecoverable error itself, for functions that return a plain `Result`.
+    pub fn failure(at: &'a str, expected: impl Into<Cow<'static, str>>) -> nom::Err<Self> {
+        nom::Err::Failure(PErr::new(at, expected))
+    }
+
     /// An unrecoverable failure (`Err::Failure`): the input is committed to this branch.
     pub fn cut<T>(at: &'a str, expected: impl Into<Cow<'static, str>>) -> PResult<'a, T> {
         Err(nom::Err::Failure(PErr::new(at, expected)))

@@ -1,0 +1,410 @@
+//! HLO modules, stack-frame tables, computations and instructions (XLA `ParseHloModule`, `ParseComputation`,
+//! `ParseInstruction`), built straight into the graph. Names are resolved in a second pass (per computation for
+//! operands, per module for called computations), so forward references work.
+
+use super::lex::{self, cut, expect, sp};
+use super::shape::{shape, starts_shape};
+use super::value::ValueParser;
+use crate::ir::graph::*;
+use crate::ir::span::Span;
+use crate::ir::{Value, ValueKind};
+use crate::parse::error::{PErr, PResult};
+use std::collections::HashMap;
+
+/// Attributes whose value names called computations.
+const CALL_ATTRS: &[&str] = &[
+    "calls",
+    "to_apply",
+    "body",
+    "condition",
+    "select",
+    "scatter",
+    "true_computation",
+    "false_computation",
+    "branch_computations",
+    "called_computations",
+];
+
+pub struct Parser<'a> {
+    base: &'a str,
+    values: ValueParser<'a>,
+    /// `(op, attribute key, callee name, span)` waiting for all computations to be known.
+    pending_calls: Vec<(OpId, &'a str, &'a str, Span)>,
+}
+
+/// Unresolved references left after parsing; the caller decides whether they are errors.
+pub struct Unresolved {
+    pub what: &'static str,
+    pub name: String,
+    pub span: Span,
+}
+
+impl<'a> Parser<'a> {
+    pub fn new(base: &'a str) -> Self {
+        Parser { base, values: ValueParser { base }, pending_calls: Vec::new() }
+    }
+
+    fn span(&self, from: &'a str, rest: &'a str) -> Span {
+        Span::between(self.base, from, rest)
+    }
+
+    pub fn module(&mut self) -> Result<(Module<'a>, Vec<Unresolved>), nom::Err<PErr<'a>>> {
+        let i = sp(self.base)?;
+        let mut m = Module::new(Layer::Hlo, "", Span::new(0, self.base.len()));
+        let mut rest = i;
+        if let Some(r) = keyword(i, "HloModule") {
+            let (r, name) = cut(lex::name(sp(r)?, "the module name"))?;
+            m.name = name;
+            rest = r;
+            loop {
+                let r = sp(rest)?;
+                let Some(r) = r.strip_prefix(',') else { break };
+                let (r, attr) = self.attribute(sp(r)?)?;
+                if attr.key == "is_scheduled" {
+                    m.scheduled = attr.value.as_bool() == Some(true);
+                }
+                m.attrs.push(attr);
+                rest = r;
+            }
+            rest = self.stack_frames(sp(rest)?, &mut m.stack_frames)?;
+        }
+        let mut unresolved = Vec::new();
+        loop {
+            rest = sp(rest)?;
+            if rest.is_empty() {
+                break;
+            }
+            rest = self.computation(rest, &mut m, &mut unresolved)?;
+        }
+        if m.funcs.is_empty() {
+            return Err(nom::Err::Failure(PErr::new(rest, "`HloModule` or a computation")));
+        }
+        if m.entry.is_none() {
+            let last = FuncId(m.funcs.len() as u32 - 1);
+            m.funcs[last.idx()].is_entry = true;
+            m.entry = Some(last);
+        }
+        self.resolve_calls(&mut m, &mut unresolved);
+        m.link();
+        Ok((m, unresolved))
+    }
+
+    fn attribute(&self, i: &'a str) -> PResult<'a, Attr<'a>> {
+        let n = lex::ident_len(i);
+        if n == 0 || !i[n..].starts_with('=') {
+            return PErr::cut(i, "an attribute (`name=value`)");
+        }
+        let key = &i[..n];
+        let (mut rest, mut value) = cut(self.values.value(&i[n + 1..]))?;
+        // Values that XLA prints with a space inside: `literal=f32[2]{0} {1, 2}` (shape, then the literal) and V3
+        // replica groups `mesh['a'=2,'b'=2] {'b'}`. A `{` can never start the next instruction, so it continues.
+        loop {
+            let r = sp(rest)?;
+            let continues = r.starts_with('{')
+                || (key == "literal" && !r.starts_with(',') && !r.is_empty() && !starts_instruction(r));
+            if !continues {
+                break;
+            }
+            let (r, more) = cut(self.values.value(r))?;
+            let span = value.span.to(more.span);
+            value = match value.kind {
+                ValueKind::Seq(mut items) if key != "literal" || items.len() > 1 => {
+                    items.push(more);
+                    Value { kind: ValueKind::Seq(items), span }
+                }
+                kind => Value { kind: ValueKind::Seq(vec![Value { kind, span: value.span }, more]), span },
+            };
+            rest = r;
+        }
+        Ok((rest, Attr { key, value, span: self.span(i, rest) }))
+    }
+
+    fn stack_frames(&self, mut i: &'a str, t: &mut StackFrames<'a>) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        for section in ["FileNames", "FunctionNames", "FileLocations", "StackFrames"] {
+            let Some(r) = keyword(i, section) else {
+                if section == "FileNames" {
+                    return Ok(i);
+                }
+                return Err(PErr::failure(i, "the next stack-frame table (`FunctionNames`, `FileLocations`, `StackFrames`)"));
+            };
+            let mut rest = sp(r)?;
+            while rest.starts_with(|c: char| c.is_ascii_digit()) {
+                let (r, _row) = lex::int(rest, "a row number")?;
+                let r = sp(r)?;
+                match section {
+                    "FileNames" | "FunctionNames" => {
+                        let (r, s) = cut(lex::string(r))?;
+                        if section == "FileNames" { &mut t.file_names } else { &mut t.function_names }.push(s);
+                        rest = r;
+                    }
+                    _ => {
+                        let (r, v) = cut(self.values.value(r))?;
+                        let get = |k: &str| v.get(k).and_then(Value::as_int).unwrap_or(0).max(0) as u32;
+                        if section == "FileLocations" {
+                            t.file_locations.push(FileLocation {
+                                file_name_id: get("file_name_id"),
+                                function_name_id: get("function_name_id"),
+                                line: get("line"),
+                                end_line: get("end_line"),
+                                column: get("column"),
+                                end_column: get("end_column"),
+                            });
+                        } else {
+                            // Printed as the proto value plus one.
+                            t.frames.push((get("file_location_id"), get("parent_frame_id").saturating_sub(1)));
+                        }
+                        rest = r;
+                    }
+                }
+                rest = sp(rest)?;
+            }
+            i = rest;
+        }
+        Ok(i)
+    }
+
+    fn computation(
+        &mut self,
+        i: &'a str,
+        m: &mut Module<'a>,
+        unresolved: &mut Vec<Unresolved>,
+    ) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        let start = i;
+        let (is_entry, r) = match keyword(i, "ENTRY") {
+            Some(r) => (true, sp(r)?),
+            None => (false, i),
+        };
+        let (r, name) = lex::name(r, "a computation name (or end of file)").map_err(to_failure)?;
+        let name_span = Span::of(self.base, name);
+        let mut params = Vec::new();
+        let mut results = Vec::new();
+        let mut r = sp(r)?;
+        if let Some(p) = r.strip_prefix('(') {
+            let (p, ps) = self.param_list(p)?;
+            params = ps;
+            let (p, _) = expect(p, "->")?;
+            let (p, result) = cut(shape(sp(p)?))?;
+            results.push(Type::Shape(result));
+            r = sp(p)?;
+        }
+        let Some(mut r) = r.strip_prefix('{') else {
+            return Err(PErr::failure(r, "`{` opening the computation body"));
+        };
+        let func = Func {
+            name,
+            span: Span::default(),
+            name_span,
+            is_entry,
+            params,
+            results,
+            attrs: Vec::new(),
+            body: RegionId(0),
+            callers: Vec::new(),
+        };
+        let (fid, block) = m.add_func(func);
+        if is_entry {
+            if m.entry.is_some() {
+                return Err(PErr::failure(start, "a single ENTRY computation (this module has two)"));
+            }
+            m.entry = Some(fid);
+        }
+        let first_op = m.ops.len();
+        let mut names: HashMap<&'a str, OpId> = HashMap::new();
+        let mut has_root = false;
+        loop {
+            r = sp(r)?;
+            if let Some(rest) = r.strip_prefix('}') {
+                r = rest;
+                break;
+            }
+            if r.is_empty() {
+                return Err(PErr::failure(r, "`}` closing the computation"));
+            }
+            let (rest, op) = self.instruction(r)?;
+            has_root |= op.is_root;
+            let op_name = op.name;
+            let id = m.push_op(block, op);
+            names.insert(op_name, id);
+            self.collect_calls(m, id);
+            r = rest;
+        }
+        if m.ops.len() == first_op {
+            return Err(PErr::failure(r, "at least one instruction in the computation"));
+        }
+        if !has_root {
+            if let Some(last) = m.ops.last_mut() {
+                last.is_root = true;
+            }
+        }
+        // Second pass: operand names → definitions, within this computation.
+        for op in &mut m.ops[first_op..] {
+            for operand in &mut op.operands {
+                match names.get(operand.name) {
+                    Some(&def) => operand.def = Def::Op { op: def, index: 0 },
+                    None => unresolved.push(Unresolved { what: "operand", name: operand.name.into(), span: operand.span }),
+                }
+            }
+        }
+        // `, execution_thread="main"` after the body.
+        let after = sp(r)?;
+        if let Some(t) = after.strip_prefix(',') {
+            let (t, attr) = self.attribute(sp(t)?)?;
+            m.funcs[fid.idx()].attrs.push(attr);
+            r = t;
+        }
+        m.funcs[fid.idx()].span = self.span(start, r);
+        Ok(r)
+    }
+
+    fn param_list(&self, mut i: &'a str) -> PResult<'a, Vec<Param<'a>>> {
+        let mut out = Vec::new();
+        i = sp(i)?;
+        if let Some(r) = i.strip_prefix(')') {
+            return Ok((r, out));
+        }
+        loop {
+            let start = sp(i)?;
+            let (r, name) = cut(lex::name(start, "a parameter name"))?;
+            let (r, _) = expect(r, ":")?;
+            let (r, ty) = cut(shape(sp(r)?))?;
+            out.push(Param { name, ty: Type::Shape(ty), attrs: Vec::new(), span: self.span(start, r) });
+            let r = sp(r)?;
+            if let Some(r) = r.strip_prefix(',') {
+                i = r;
+            } else {
+                let (r, _) = expect(r, ")")?;
+                return Ok((r, out));
+            }
+        }
+    }
+
+    fn instruction(&self, i: &'a str) -> PResult<'a, Op<'a>> {
+        let start = i;
+        let (is_root, r) = match keyword(i, "ROOT") {
+            Some(r) => (true, sp(r)?),
+            None => (false, i),
+        };
+        let (r, name) = lex::name(r, "an instruction (`name = shape opcode(...)`) or `}`").map_err(to_failure)?;
+        let name_span = Span::of(self.base, name);
+        let (r, _) = expect(r, "=")?;
+        let r = sp(r)?;
+        let (r, ty) = cut(shape(r))?;
+        let r = sp(r)?;
+        let (r, opcode) = cut(lex::ident(r, "an opcode"))?;
+        let opcode_span = Span::of(self.base, opcode);
+        let r = sp(r)?;
+        if !r.starts_with('(') {
+            return PErr::cut(r, "`(` after the opcode");
+        }
+        let (mut r, operands, payload) = if opcode == "parameter" || opcode == "constant" {
+            let (r, v) = cut(self.values.value(r))?;
+            (r, Vec::new(), Some(v))
+        } else {
+            let (r, ops) = self.operands(&r[1..])?;
+            (r, ops, None)
+        };
+        let mut attrs = Vec::new();
+        loop {
+            let t = sp(r)?;
+            let Some(t) = t.strip_prefix(',') else { break };
+            let (t, a) = self.attribute(sp(t)?)?;
+            attrs.push(a);
+            r = t;
+        }
+        let op = Op {
+            name,
+            opcode,
+            ty: Type::Shape(ty),
+            result_count: 1,
+            operands,
+            payload,
+            attrs,
+            regions: Vec::new(),
+            calls: Vec::new(),
+            block: BlockId(0),
+            users: Vec::new(),
+            is_root,
+            span: self.span(start, r),
+            name_span,
+            opcode_span,
+        };
+        Ok((r, op))
+    }
+
+    /// Operand list after `(`: `[shape] name` items. Returns after the closing `)`.
+    fn operands(&self, mut i: &'a str) -> PResult<'a, Vec<Operand<'a>>> {
+        let mut out = Vec::new();
+        i = sp(i)?;
+        if let Some(r) = i.strip_prefix(')') {
+            return Ok((r, out));
+        }
+        loop {
+            let start = sp(i)?;
+            let (r, ty) = if starts_shape(start) {
+                let (r, s) = cut(shape(start))?;
+                (sp(r)?, Some(Type::Shape(s)))
+            } else {
+                (start, None)
+            };
+            let (r, name) = cut(lex::name(r, "an operand name"))?;
+            let span = self.span(start, r);
+            if sp(r)?.starts_with('(') {
+                return PErr::cut(r, "`,` or `)` (nested instructions as operands are not supported)");
+            }
+            out.push(Operand { name, ty, def: Def::Unresolved, span });
+            let r = sp(r)?;
+            if let Some(r) = r.strip_prefix(',') {
+                i = r;
+            } else if let Some(r) = r.strip_prefix(')') {
+                return Ok((r, out));
+            } else {
+                return PErr::cut(r, "`,` or `)` after the operand");
+            }
+        }
+    }
+
+    fn collect_calls(&mut self, m: &Module<'a>, id: OpId) {
+        for attr in &m.ops[id.idx()].attrs {
+            if CALL_ATTRS.contains(&attr.key) {
+                let names: Vec<(&'a str, Span)> = match &attr.value.kind {
+                    ValueKind::Group { items, .. } => {
+                        items.iter().filter_map(|v| v.name_ref().map(|n| (n, v.span))).collect()
+                    }
+                    _ => attr.value.name_ref().map(|n| (n, attr.value.span)).into_iter().collect(),
+                };
+                for (n, span) in names {
+                    self.pending_calls.push((id, attr.key, n, span));
+                }
+            }
+        }
+    }
+
+    fn resolve_calls(&mut self, m: &mut Module<'a>, unresolved: &mut Vec<Unresolved>) {
+        let by_name: HashMap<&str, FuncId> =
+            m.funcs.iter().enumerate().map(|(k, f)| (f.name, FuncId(k as u32))).collect();
+        for (op, role, name, span) in self.pending_calls.drain(..) {
+            match by_name.get(name) {
+                Some(&func) => m.ops[op.idx()].calls.push(Call { role, func }),
+                None => unresolved.push(Unresolved { what: "computation", name: name.into(), span }),
+            }
+        }
+    }
+}
+
+/// `kw` as a whole word at the start of `i` (so `ENTRY` does not match `ENTRY_x`).
+fn keyword<'a>(i: &'a str, kw: &str) -> Option<&'a str> {
+    let r = i.strip_prefix(kw)?;
+    (!r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')).then_some(r)
+}
+
+/// Does the next instruction (or the end of the computation) start here?
+fn starts_instruction(i: &str) -> bool {
+    i.starts_with('%') || i.starts_with('}') || keyword(i, "ROOT").is_some()
+}
+
+fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
+    match e {
+        nom::Err::Error(e) => nom::Err::Failure(e),
+        e => e,
+    }
+}

@@ -1,0 +1,194 @@
+//! Attribute values → `ir::Value` token trees (see `ir::value` for why values are not typed at parse time).
+//!
+//! A value is a run of glued items (`b01f_01io->b01f`, `[2,2]<=[4]T(1,0)`); inside brackets, items are separated
+//! by commas or spaces, and `word=` starts a key/value pair. JSON (backend_config), shardings, windows, metadata,
+//! literals and sdy attributes all fit this shape.
+
+use super::lex::{self, sp};
+use crate::ir::{Span, Value, ValueKind};
+use crate::parse::error::{PErr, PResult};
+
+/// Nesting limit: deeper input is rejected rather than risking the stack (the parsers get fuzzed).
+const MAX_DEPTH: usize = 256;
+
+pub struct ValueParser<'a> {
+    pub base: &'a str,
+}
+
+impl<'a> ValueParser<'a> {
+    fn span(&self, from: &'a str, rest: &'a str) -> Span {
+        Span::between(self.base, from, rest)
+    }
+
+    /// One value: glued items until whitespace, a separator or a closing bracket.
+    pub fn value(&self, i: &'a str) -> PResult<'a, Value<'a>> {
+        self.value_at(i, 0)
+    }
+
+    fn value_at(&self, i: &'a str, depth: usize) -> PResult<'a, Value<'a>> {
+        let start = i;
+        let (mut rest, first) = self.item(i, depth)?;
+        if !glued(rest) {
+            return Ok((rest, first));
+        }
+        let mut seq = vec![first];
+        while glued(rest) {
+            let (r, v) = self.item(rest, depth)?;
+            seq.push(v);
+            rest = r;
+        }
+        Ok((rest, Value { kind: ValueKind::Seq(seq), span: self.span(start, rest) }))
+    }
+
+    fn item(&self, i: &'a str, depth: usize) -> PResult<'a, Value<'a>> {
+        if depth > MAX_DEPTH {
+            return PErr::cut(i, "less deeply nested brackets");
+        }
+        let b = i.as_bytes();
+        let Some(&c) = b.first() else { return PErr::fail(i, "a value") };
+        match c {
+            b'"' | b'\'' => {
+                let (rest, s) = lex::string(i)?;
+                Ok((rest, Value { kind: ValueKind::Str(s), span: self.span(i, rest) }))
+            }
+            b'%' => {
+                let (rest, n) = lex::name(i, "a name after `%`")?;
+                Ok((rest, Value { kind: ValueKind::Name(n), span: self.span(i, rest) }))
+            }
+            b'{' | b'[' | b'(' => self.group(i, c as char, depth),
+            _ if lex::is_ident_start(c) => {
+                let n = lex::ident_len(i);
+                let (word, rest) = i.split_at(n);
+                // `key=value`, but not `==` and not `=` followed by a separator (`k=,`).
+                if let Some(after) = rest.strip_prefix('=') {
+                    if !after.starts_with('=') && after.starts_with(|c: char| !c.is_whitespace() && !",)}]".contains(c)) {
+                        let (rest, v) = self.value_at(after, depth + 1)?;
+                        let span = self.span(i, rest);
+                        return Ok((rest, Value { kind: ValueKind::KeyVal { key: word, value: Box::new(v) }, span }));
+                    }
+                }
+                Ok((rest, Value { kind: ValueKind::Word(word), span: self.span(i, rest) }))
+            }
+            _ if c.is_ascii_digit() || ((c == b'-' || c == b'.') && !i.starts_with("...") && lex::number_len(i) > 1) => {
+                let n = lex::number_len(i).max(1);
+                let rest = &i[n..];
+                Ok((rest, Value { kind: ValueKind::Word(&i[..n]), span: self.span(i, rest) }))
+            }
+            b'}' | b']' | b')' | b',' => PErr::fail(i, "a value"),
+            _ => {
+                let n = punct_len(i);
+                if n == 0 {
+                    return PErr::cut(i, "a value");
+                }
+                let rest = &i[n..];
+                Ok((rest, Value { kind: ValueKind::Punct(&i[..n]), span: self.span(i, rest) }))
+            }
+        }
+    }
+
+    fn group(&self, i: &'a str, open: char, depth: usize) -> PResult<'a, Value<'a>> {
+        let close = match open {
+            '{' => '}',
+            '[' => ']',
+            _ => ')',
+        };
+        let mut rest = &i[1..];
+        let mut items = Vec::new();
+        loop {
+            rest = sp(rest)?;
+            match rest.chars().next() {
+                None => return PErr::cut(rest, closing(close)),
+                Some(c) if c == close => {
+                    rest = &rest[1..];
+                    break;
+                }
+                Some(',') => rest = &rest[1..],
+                Some('}' | ']' | ')') => return PErr::cut(rest, closing(close)),
+                Some(_) => {
+                    let (r, v) = self.value_at(rest, depth + 1)?;
+                    items.push(v);
+                    rest = r;
+                }
+            }
+        }
+        Ok((rest, Value { kind: ValueKind::Group { open, items }, span: self.span(i, rest) }))
+    }
+}
+
+fn closing(c: char) -> &'static str {
+    match c {
+        '}' => "`}`",
+        ']' => "`]`",
+        _ => "`)`",
+    }
+}
+
+/// Does another item follow with no space or separator in between?
+fn glued(rest: &str) -> bool {
+    match rest.as_bytes().first() {
+        None => false,
+        Some(c) => !c.is_ascii_whitespace() && !b",)}]".contains(c) && !rest.starts_with("/*"),
+    }
+}
+
+/// Punctuation tokens: multi-character ones first.
+fn punct_len(i: &str) -> usize {
+    for p in ["...", "->", "<=", "=="] {
+        if i.starts_with(p) {
+            return p.len();
+        }
+    }
+    match i.chars().next() {
+        Some(c) if !c.is_whitespace() && !c.is_control() => c.len_utf8(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Value<'_> {
+        let p = ValueParser { base: s };
+        let (rest, v) = p.value(s).unwrap();
+        assert_eq!(rest, "", "unparsed rest");
+        v
+    }
+
+    #[test]
+    fn lists_dicts_and_sequences() {
+        assert_eq!(parse("{1,0,2}").as_int_list(), Some(vec![1, 0, 2]));
+        let md = parse(r#"{op_type="dot" op_name="jit(f)/dot" source_line=12}"#);
+        assert_eq!(md.get("source_line").and_then(|v| v.as_int()), Some(12));
+        assert_eq!(md.get("op_name").and_then(|v| v.string()).as_deref(), Some("jit(f)/dot"));
+        assert!(matches!(parse("b01f_01io->b01f").kind, ValueKind::Seq(ref s) if s.len() == 3));
+        assert!(matches!(parse("[2,2]<=[4]T(1,0)").kind, ValueKind::Seq(ref s) if s.len() == 4));
+        let w = parse("{size=3x3 stride=2x2 pad=0_1x-1_1}");
+        assert_eq!(w.get("pad").and_then(|v| v.word()), Some("0_1x-1_1"));
+    }
+
+    #[test]
+    fn json_and_sdy_blobs_parse() {
+        parse(r#"{"flag_configs":[],"x":{"a":-1.5e-3,"b":null,"c":"q\"uote"}}"#);
+        let fa = parse(r#"{xla.sdy.meshes={mesh = #sdy.mesh<["x"=1]>}, k="v"}"#);
+        assert!(fa.get("xla.sdy.meshes").is_some());
+        assert_eq!(fa.get("k").and_then(|v| v.string()).as_deref(), Some("v"));
+    }
+
+    #[test]
+    fn literals() {
+        parse("{ { 1, 2 }, { 3, 4 } }");
+        parse("{(1, 0), (2, 3)}");
+        parse("-nan(0x7fc00000)");
+        parse("{...}");
+        parse("( 1, {2, 3} )");
+    }
+
+    #[test]
+    fn unbalanced_is_an_error() {
+        let s = "{1, 2";
+        assert!(ValueParser { base: s }.value(s).is_err());
+        let s = "{1, 2)";
+        assert!(ValueParser { base: s }.value(s).is_err());
+    }
+}

@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(md.get("source_line").and_then(|v| v.as_int()), Some(12));
         assert_eq!(md.get("op_name").and_then(|v| v.string()).as_deref(), Some("jit(f)/dot"));
         assert!(matches!(parse("b01f_01io->b01f").kind, ValueKind::Seq(ref s) if s.len() == 3));
-        assert!(matches!(parse("[2,2]<=[4]T(1,0)").kind, ValueKind::Seq(ref s) if s.len() == 4));
+        assert!(matches!(parse("[2,2]<=[4]T(1,0)").kind, ValueKind::Seq(ref s) if s.len() == 5));
         let w = parse("{size=3x3 stride=2x2 pad=0_1x-1_1}");
         assert_eq!(w.get("pad").and_then(|v| v.word()), Some("0_1x-1_1"));
     }

@@ -1,7 +1,11 @@
 //! hlolint: a linter for XLA compiler output.
 //!
 //! Data flow: `source` reads files and sniffs their format → `parse::*` turns text into the shared graph
-//! (`ir`) → `summary` / rules look at the graph → `report` prints diagnostics.
+//! (`ir`) → `analysis` and `summary` look at the graph → `cli` prints results. See ARCHITECTURE.md.
 
+pub mod analysis;
+pub mod cli;
 pub mod ir;
 pub mod parse;
+pub mod source;
+pub mod summary;

@@ -1,3 +1,3 @@
 fn main() {
-    println!("hlolint: under construction");
+    std::process::exit(hlolint::cli::run());
 }

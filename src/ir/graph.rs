@@ -77,6 +77,9 @@ pub struct Attr<'a> {
 #[derive(Clone, Debug, Serialize)]
 pub struct Module<'a> {
     pub layer: Layer,
+    /// The whole source text the module was parsed from (every span indexes into it).
+    #[serde(skip)]
+    pub text: &'a str,
     pub name: &'a str,
     #[serde(skip)]
     pub span: Span,

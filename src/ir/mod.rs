@@ -2,6 +2,7 @@
 
 pub mod dtype;
 pub mod graph;
+pub mod hlo_view;
 pub mod query;
 pub mod shape;
 pub mod span;

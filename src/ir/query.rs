@@ -8,6 +8,7 @@ impl<'a> Module<'a> {
     pub fn new(layer: Layer, name: &'a str, span: Span) -> Self {
         Module {
             layer,
+            text: "",
             name,
             span,
             attrs: Vec::new(),
@@ -185,7 +186,9 @@ impl<'a> Module<'a> {
         if o.opcode != "parameter" {
             return None;
         }
-        o.payload.as_ref().and_then(|v| v.as_int()).map(|n| n as usize)
+        // `parameter(4)`: the payload is the parenthesised group.
+        let v = o.payload.as_ref()?;
+        v.items().first().unwrap_or(v).as_int().map(|n| n as usize)
     }
 
     /// Source location of an op from its metadata (`source_file`/`source_line`, or `stack_frame_id` through the

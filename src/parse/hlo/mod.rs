@@ -35,8 +35,16 @@ pub fn looks_like_hlo(text: &str) -> bool {
     if t.starts_with("HloModule ") || t.starts_with("HloModule\t") || t.starts_with("ENTRY ") {
         return true;
     }
-    // Header-less module: `name {` or `%name (params) -> shape {` on the first line, then `name = shape op(`.
-    let first = t.lines().next().unwrap_or("");
-    let n = lex::ident_len(first.trim_start_matches('%'));
-    n > 0 && first.trim_end().ends_with('{') && t.lines().nth(1).is_some_and(|l| l.contains(" = ") && l.contains('('))
+    // Header-less module: `name {` or `%name (params) -> shape {` on the first line, then an instruction
+    // `[ROOT] name = shape opcode(` on the second.
+    let mut lines = t.lines();
+    let first = lines.next().unwrap_or("");
+    if lex::ident_len(first.trim_start_matches('%')) == 0 || !first.trim_end().ends_with('{') {
+        return false;
+    }
+    let second = lines.next().unwrap_or("").trim_start();
+    let second = second.strip_prefix("ROOT ").unwrap_or(second);
+    let n = lex::ident_len(second.trim_start_matches('%'));
+    let after = second.trim_start_matches('%').get(n..).unwrap_or("");
+    after.strip_prefix(" = ").is_some_and(shape::starts_shape)
 }

@@ -51,6 +51,7 @@ impl<'a> Parser<'a> {
     pub fn module(&mut self) -> Result<(Module<'a>, Vec<Unresolved>), nom::Err<PErr<'a>>> {
         let i = sp(self.base)?;
         let mut m = Module::new(Layer::Hlo, "", Span::new(0, self.base.len()));
+        m.text = self.base;
         let mut rest = i;
         if let Some(r) = keyword(i, "HloModule") {
             let (r, name) = cut(lex::name(sp(r)?, "the module name"))?;

@@ -1,0 +1,3 @@
+//! Semantic analyses over the graph that a rule selector cannot express on its own.
+
+pub mod async_pairs;

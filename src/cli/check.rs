@@ -1,0 +1,135 @@
+//! `hlolint check`: expand inputs → read and sniff → parse (in parallel) → summary per file, errors per file.
+
+use super::{CheckArgs, GraphArgs, OutputFormat};
+use crate::parse::hlo::parse_hlo;
+use crate::source::{self, Format, SourceFile};
+use crate::summary::{graph_dump, render, summarize, Summary};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// What happened to one input.
+enum Outcome {
+    Parsed { path: String, format: Format, summary: Summary },
+    Failed(miette::Report),
+    Skipped,
+}
+
+#[derive(Serialize)]
+struct JsonFile<'a> {
+    path: &'a str,
+    format: Format,
+    #[serde(flatten)]
+    summary: &'a Summary,
+}
+
+#[derive(Serialize)]
+struct JsonError {
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected: Option<String>,
+}
+
+pub fn check(args: &CheckArgs) -> i32 {
+    let (candidates, input_errors) = source::expand(&args.paths);
+    let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
+    let outcomes: Vec<Outcome> = candidates.par_iter().map(process).collect();
+    let mut files = Vec::new();
+    for o in outcomes {
+        match o {
+            Outcome::Parsed { path, format, summary } => files.push((path, format, summary)),
+            Outcome::Failed(r) => reports.push(r),
+            Outcome::Skipped => {}
+        }
+    }
+    match args.format {
+        OutputFormat::Human => {
+            if !args.quiet {
+                for (path, _, s) in &files {
+                    print!("{}", render(path, s));
+                }
+            }
+            for r in &reports {
+                eprintln!("{r:?}");
+            }
+            if !args.quiet {
+                eprintln!("{} file(s) parsed, {} error(s)", files.len(), reports.len());
+            }
+        }
+        OutputFormat::Json => {
+            let json_files: Vec<JsonFile> =
+                files.iter().map(|(path, format, summary)| JsonFile { path, format: *format, summary }).collect();
+            let errors: Vec<JsonError> = reports.iter().map(json_error).collect();
+            let doc = serde_json::json!({ "files": json_files, "errors": errors });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+    }
+    if !reports.is_empty() || (files.is_empty() && args.paths.iter().all(|p| p.is_dir())) {
+        if files.is_empty() && reports.is_empty() {
+            eprintln!("error: no XLA dump found in the given directories");
+        }
+        2
+    } else {
+        0
+    }
+}
+
+fn process(c: &source::Candidate) -> Outcome {
+    let file = match source::load(c) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Outcome::Skipped,
+        Err(e) => return Outcome::Failed(miette::Report::new(e)),
+    };
+    match parse(&file) {
+        Ok(summary) => Outcome::Parsed { path: file.path.clone(), format: file.format, summary },
+        Err(r) => Outcome::Failed(r),
+    }
+}
+
+fn parse(file: &SourceFile) -> Result<Summary, miette::Report> {
+    match file.format {
+        Format::Hlo => parse_hlo(&file.path, &file.text).map(|m| summarize(&m)).map_err(miette::Report::new),
+        other => Err(miette::miette!("{}: {} files are recognized but not parsed by this build yet", file.path, other.name())),
+    }
+}
+
+fn json_error(r: &miette::Report) -> JsonError {
+    let se = r.downcast_ref::<crate::parse::error::SyntaxError>();
+    JsonError {
+        message: r.to_string(),
+        path: se.map(|e| e.src.name().to_string()),
+        offset: se.map(|e| e.span.offset()),
+        expected: se.map(|e| e.expected.clone()),
+    }
+}
+
+pub fn graph(args: &GraphArgs) -> i32 {
+    let (candidates, input_errors) = source::expand(&args.paths);
+    let mut code = 0;
+    for e in input_errors {
+        eprintln!("{:?}", miette::Report::new(e));
+        code = 2;
+    }
+    for c in &candidates {
+        let file = match source::load(c) {
+            Ok(Some(f)) => f,
+            Ok(None) => continue,
+            Err(e) => {
+                eprintln!("{:?}", miette::Report::new(e));
+                code = 2;
+                continue;
+            }
+        };
+        match parse_hlo(&file.path, &file.text) {
+            Ok(m) => println!("{}", serde_json::to_string(&graph_dump(&m)).unwrap_or_default()),
+            Err(e) => {
+                eprintln!("{:?}", miette::Report::new(e));
+                code = 2;
+            }
+        }
+    }
+    code
+}

@@ -1,0 +1,155 @@
+//! Inputs: expand the paths a user typed (files, directories, globs) into files, read them, and decide each file's
+//! format from its content (never from its name: libtpu and XLA name dumps inconsistently).
+
+use miette::Diagnostic;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Hlo,
+    /// MLIR text: StableHLO or a Mosaic dump (the parser decides which).
+    Mlir,
+    Llo,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Hlo => "HLO",
+            Format::Mlir => "MLIR",
+            Format::Llo => "LLO",
+        }
+    }
+}
+
+/// A file read into memory.
+pub struct SourceFile {
+    pub path: String,
+    pub text: String,
+    pub format: Format,
+}
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum InputError {
+    #[error("{path}: no such file or directory")]
+    #[diagnostic(code(hlolint::input::missing))]
+    Missing { path: String },
+    #[error("{path}: cannot read: {reason}")]
+    #[diagnostic(code(hlolint::input::unreadable))]
+    Unreadable { path: String, reason: String },
+    #[error("{path}: empty file")]
+    #[diagnostic(code(hlolint::input::empty), help("an XLA dump is never empty; was the compile interrupted?"))]
+    Empty { path: String },
+    #[error("{path}: binary file (a NUL byte at offset {offset})")]
+    #[diagnostic(code(hlolint::input::binary), help("hlolint reads text dumps: HLO, StableHLO/Mosaic MLIR, LLO"))]
+    Binary { path: String, offset: usize },
+    #[error("{path}: not UTF-8 text (invalid byte at offset {offset})")]
+    #[diagnostic(code(hlolint::input::encoding))]
+    NotUtf8 { path: String, offset: usize },
+    #[error("{pattern}: bad glob pattern: {reason}")]
+    #[diagnostic(code(hlolint::input::glob))]
+    BadGlob { pattern: String, reason: String },
+    #[error("{pattern}: the pattern matches no file")]
+    #[diagnostic(code(hlolint::input::no_match))]
+    NoMatch { pattern: String },
+}
+
+/// One file to read, and whether the user named it (an explicitly named file of an unknown format is an error;
+/// inside a directory it is skipped).
+pub struct Candidate {
+    pub path: PathBuf,
+    pub explicit: bool,
+}
+
+/// Expands paths: files as they are, directories walked (sorted, so output is stable), and glob patterns (`*`,
+/// `?`, `[`, `{`) when the shell did not expand them (quoted, or on Windows).
+pub fn expand(paths: &[PathBuf]) -> (Vec<Candidate>, Vec<InputError>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        let s = p.to_string_lossy();
+        if p.is_dir() {
+            let walker = walkdir::WalkDir::new(p).follow_links(true).sort_by_file_name();
+            for entry in walker {
+                match entry {
+                    Ok(e) if e.file_type().is_file() => out.push(Candidate { path: e.into_path(), explicit: false }),
+                    Ok(_) => {}
+                    Err(e) => errors.push(InputError::Unreadable {
+                        path: e.path().map(|p| p.display().to_string()).unwrap_or_else(|| s.to_string()),
+                        reason: e.to_string(),
+                    }),
+                }
+            }
+        } else if p.exists() {
+            out.push(Candidate { path: p.clone(), explicit: true });
+        } else if s.contains(['*', '?', '[', '{']) {
+            match glob_files(&s) {
+                Ok(files) if files.is_empty() => errors.push(InputError::NoMatch { pattern: s.to_string() }),
+                Ok(files) => out.extend(files.into_iter().map(|path| Candidate { path, explicit: true })),
+                Err(reason) => errors.push(InputError::BadGlob { pattern: s.to_string(), reason }),
+            }
+        } else {
+            errors.push(InputError::Missing { path: s.to_string() });
+        }
+    }
+    (out, errors)
+}
+
+fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let glob = globset::GlobBuilder::new(pattern).literal_separator(true).build().map_err(|e| e.to_string())?;
+    let matcher = glob.compile_matcher();
+    // Walk from the longest directory prefix without glob characters.
+    let prefix: PathBuf = Path::new(pattern)
+        .components()
+        .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[', '{']))
+        .collect();
+    let root = if prefix.as_os_str().is_empty() { PathBuf::from(".") } else { prefix };
+    let strip_dot = !pattern.starts_with("./") && root == Path::new(".");
+    let mut files = Vec::new();
+    for e in walkdir::WalkDir::new(&root).sort_by_file_name().into_iter().flatten() {
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let p = e.path();
+        let rel = if strip_dot { p.strip_prefix(".").unwrap_or(p) } else { p };
+        if matcher.is_match(rel) {
+            files.push(rel.to_path_buf());
+        }
+    }
+    Ok(files)
+}
+
+/// Reads a candidate and sniffs its format. `Ok(None)`: a file inside a walked directory that is not a dump.
+pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
+    let path = c.path.display().to_string();
+    let bytes = std::fs::read(&c.path).map_err(|e| InputError::Unreadable { path: path.clone(), reason: e.to_string() })?;
+    let skip_or = |e: InputError| if c.explicit { Err(e) } else { Ok(None) };
+    if bytes.is_empty() {
+        return skip_or(InputError::Empty { path });
+    }
+    if let Some(offset) = bytes.iter().take(8192).position(|&b| b == 0) {
+        return skip_or(InputError::Binary { path, offset });
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            return skip_or(InputError::NotUtf8 { path, offset });
+        }
+    };
+    match sniff(&text) {
+        Some(format) => Ok(Some(SourceFile { path, text, format })),
+        // A file the user named is parsed as HLO, the default format, so that the error shows where it stopped.
+        None if c.explicit => Ok(Some(SourceFile { path, text, format: Format::Hlo })),
+        None => Ok(None),
+    }
+}
+
+/// Decides the format from the first meaningful text.
+pub fn sniff(text: &str) -> Option<Format> {
+    if crate::parse::hlo::looks_like_hlo(text) {
+        return Some(Format::Hlo);
+    }
+    None
+}

@@ -1,0 +1,152 @@
+//! The per-file summary `hlolint` prints: what the module holds (computations, instructions, opcodes, async
+//! pairs, memory spaces, custom calls), and the full graph for `hlolint graph` (used by the conformance check
+//! against XLA's own parser).
+
+use crate::analysis::async_pairs::async_pairs;
+use crate::ir::{Def, Layer, Module};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub layer: Layer,
+    pub module: String,
+    pub scheduled: bool,
+    pub entry: Option<String>,
+    pub computations: usize,
+    pub instructions: usize,
+    pub opcodes: BTreeMap<String, usize>,
+    /// Per async family (`copy`, `all-gather`, `async`, `send`...): matched pairs.
+    pub async_pairs: BTreeMap<String, usize>,
+    pub unmatched_starts: Vec<String>,
+    pub orphan_dones: Vec<String>,
+    /// Number of array values (instruction results, tuple leaves included) per HLO memory space `S(n)`.
+    pub memory_spaces: BTreeMap<i64, usize>,
+    /// custom_call_target → instruction names.
+    pub custom_calls: BTreeMap<String, Vec<String>>,
+}
+
+pub fn summarize(m: &Module<'_>) -> Summary {
+    let mut opcodes = BTreeMap::new();
+    let mut memory_spaces = BTreeMap::new();
+    let mut custom_calls: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for op in &m.ops {
+        *opcodes.entry(op.opcode.to_string()).or_insert(0) += 1;
+        if let Some(shape) = op.shape() {
+            for leaf in shape.leaves() {
+                let space = leaf.layout.as_ref().and_then(|l| l.memory_space).unwrap_or(0);
+                *memory_spaces.entry(space).or_insert(0) += 1;
+            }
+        }
+        if op.opcode == "custom-call" {
+            let target = op.attr("custom_call_target").and_then(|v| v.string()).unwrap_or_default();
+            custom_calls.entry(target.into_owned()).or_default().push(op.name.to_string());
+        }
+    }
+    let pairs = async_pairs(m);
+    let mut async_counts = BTreeMap::new();
+    for (family, _, _) in &pairs.pairs {
+        *async_counts.entry(family.clone()).or_insert(0) += 1;
+    }
+    let names = |ids: &[crate::ir::OpId]| ids.iter().map(|&i| m.op(i).name.to_string()).collect();
+    Summary {
+        layer: m.layer,
+        module: m.name.to_string(),
+        scheduled: m.scheduled,
+        entry: m.entry.map(|f| m.func(f).name.to_string()),
+        computations: m.funcs.len(),
+        instructions: m.ops.len(),
+        opcodes,
+        async_pairs: async_counts,
+        unmatched_starts: names(&pairs.unmatched_starts),
+        orphan_dones: names(&pairs.orphan_dones),
+        memory_spaces,
+        custom_calls,
+    }
+}
+
+/// Human-readable form of a summary, a few lines per file.
+pub fn render(path: &str, s: &Summary) -> String {
+    let mut out = String::new();
+    let sched = if s.scheduled { ", scheduled" } else { "" };
+    let _ = writeln!(out, "{path}: {} module `{}`{sched}", s.layer.name().to_uppercase(), s.module);
+    let entry = s.entry.as_deref().unwrap_or("-");
+    let _ = writeln!(out, "  computations: {} (entry `{entry}`), instructions: {}", s.computations, s.instructions);
+    let mut ops: Vec<_> = s.opcodes.iter().collect();
+    ops.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let shown: Vec<String> = ops.iter().take(12).map(|(k, v)| format!("{k} {v}")).collect();
+    let more = if ops.len() > 12 { format!(", … {} more", ops.len() - 12) } else { String::new() };
+    let _ = writeln!(out, "  opcodes: {}{more}", shown.join(", "));
+    if !s.async_pairs.is_empty() || !s.unmatched_starts.is_empty() || !s.orphan_dones.is_empty() {
+        let pairs: Vec<String> = s.async_pairs.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = write!(out, "  async pairs: {}", if pairs.is_empty() { "none".into() } else { pairs.join(", ") });
+        if !s.unmatched_starts.is_empty() {
+            let _ = write!(out, "; starts without done: {}", s.unmatched_starts.join(", "));
+        }
+        if !s.orphan_dones.is_empty() {
+            let _ = write!(out, "; dones without start: {}", s.orphan_dones.join(", "));
+        }
+        out.push('\n');
+    }
+    let spaces: Vec<String> = s.memory_spaces.iter().map(|(k, v)| format!("S({k}) {v}")).collect();
+    let _ = writeln!(out, "  memory spaces (values): {}", spaces.join(", "));
+    for (target, names) in &s.custom_calls {
+        let list = if names.len() > 4 { format!("{}, …", names[..4].join(", ")) } else { names.join(", ") };
+        let _ = writeln!(out, "  custom-call {target:?} ×{}: {list}", names.len());
+    }
+    out
+}
+
+/// The whole graph as plain data: computations, their instructions, opcodes, operand names and callees.
+#[derive(Debug, Serialize)]
+pub struct GraphDump {
+    pub module: String,
+    pub entry: Option<String>,
+    pub computations: Vec<ComputationDump>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ComputationDump {
+    pub name: String,
+    pub instructions: Vec<InstructionDump>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct InstructionDump {
+    pub name: String,
+    pub opcode: String,
+    /// Operand instruction names (the definitions they resolved to).
+    pub operands: Vec<String>,
+    pub calls: Vec<String>,
+}
+
+pub fn graph_dump(m: &Module<'_>) -> GraphDump {
+    let computations = (0..m.funcs.len() as u32)
+        .map(crate::ir::FuncId)
+        .map(|f| ComputationDump {
+            name: m.func(f).name.to_string(),
+            instructions: m
+                .func_ops(f)
+                .into_iter()
+                .map(|id| {
+                    let op = m.op(id);
+                    InstructionDump {
+                        name: op.name.to_string(),
+                        opcode: op.opcode.to_string(),
+                        operands: op
+                            .operands
+                            .iter()
+                            .map(|o| match o.def {
+                                Def::Op { op, .. } => m.op(op).name.to_string(),
+                                _ => o.name.to_string(),
+                            })
+                            .collect(),
+                        calls: op.calls.iter().map(|c| m.func(c.func).name.to_string()).collect(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    GraphDump { module: m.name.to_string(), entry: m.entry.map(|f| m.func(f).name.to_string()), computations }
+}

@@ -1,0 +1,217 @@
+//! The HLO grammar, feature by feature, on small HLO written for these tests (tests/data/hlo).
+
+use hlolint::ir::{Def, DType, Dim, Module, OpId, Shape, ValueKind};
+use hlolint::parse::hlo::parse_hlo;
+use std::fmt::Write;
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/hlo/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn op<'m>(m: &'m Module<'_>, name: &str) -> OpId {
+    m.op_ids().find(|&i| m.op(i).name == name).unwrap_or_else(|| panic!("no op {name}"))
+}
+
+/// A readable rendering of the whole graph: one line per instruction with its edges.
+fn describe(m: &Module<'_>) -> String {
+    let mut out = String::new();
+    writeln!(out, "module {} scheduled={} entry={:?}", m.name, m.scheduled, m.entry.map(|f| m.func(f).name)).unwrap();
+    for a in &m.attrs {
+        writeln!(out, "  @{} = {}", a.key, a.span.text(m.text).split_once('=').map(|x| x.1).unwrap_or("")).unwrap();
+    }
+    for (k, f) in m.funcs.iter().enumerate() {
+        let params: Vec<String> = f.params.iter().map(|p| format!("{}: {:?}", p.name, p.ty.shape().map(|s| s.to_string()))).collect();
+        let thread = f.attrs.iter().map(|a| a.span.text(m.text)).collect::<Vec<_>>().join(" ");
+        writeln!(out, "func {}{} ({}) callers={} {thread}", if f.is_entry { "ENTRY " } else { "" }, f.name, params.join(", "), f.callers.len()).unwrap();
+        for id in m.func_ops(hlolint::ir::FuncId(k as u32)) {
+            let o = m.op(id);
+            let operands: Vec<String> = o
+                .operands
+                .iter()
+                .map(|x| match x.def {
+                    Def::Op { op, .. } => m.op(op).name.to_string(),
+                    _ => format!("?{}", x.name),
+                })
+                .collect();
+            let calls: Vec<String> = o.calls.iter().map(|c| format!("{}={}", c.role, m.func(c.func).name)).collect();
+            let users: Vec<&str> = o.users.iter().map(|&u| m.op(u).name).collect();
+            let keys: Vec<&str> = o.attrs.iter().map(|a| a.key).collect();
+            writeln!(
+                out,
+                "  {}{} = {} {}({}) calls[{}] users[{}] attrs[{}]",
+                if o.is_root { "ROOT " } else { "" },
+                o.name,
+                o.shape().map(|s| s.to_string()).unwrap_or_default(),
+                o.opcode,
+                operands.join(", "),
+                calls.join(" "),
+                users.join(" "),
+                keys.join(" ")
+            )
+            .unwrap();
+        }
+    }
+    out
+}
+
+#[test]
+fn features_graph_snapshot() {
+    let text = read("features.hlo");
+    let m = parse_hlo("features.hlo", &text).unwrap();
+    insta::assert_snapshot!(describe(&m));
+}
+
+#[test]
+fn future_syntax_parses_generically() {
+    let text = read("future.hlo");
+    let m = parse_hlo("future.hlo", &text).unwrap();
+    insta::assert_snapshot!(describe(&m));
+    let y = m.op(op(&m, "y"));
+    assert_eq!(y.opcode, "shiny-new-op");
+    let nested = y.attr("new_attr").unwrap();
+    assert!(nested.get("nested").unwrap().get("deep").is_some());
+}
+
+#[test]
+fn shapes_layouts_and_memory_spaces() {
+    let text = read("features.hlo");
+    let m = parse_hlo("f", &text).unwrap();
+    let cs = m.op(op(&m, "copy-start"));
+    let elems = cs.shape().unwrap().tuple_elements();
+    assert_eq!(elems.len(), 3);
+    assert_eq!(elems[0].memory_space(), Some(1));
+    assert_eq!(elems[1].memory_space(), Some(0));
+    assert_eq!(elems[2].memory_space(), Some(2));
+    let tiles = &elems[0].array().unwrap().layout.as_ref().unwrap().tiles;
+    assert_eq!(tiles, &vec![vec![Some(8), Some(128)]]);
+    // Operand shapes in the long form are kept.
+    let operand_ty = cs.operands[0].ty.as_ref().and_then(|t| t.shape()).unwrap();
+    assert_eq!(operand_ty.to_string(), "f32[8,128]");
+    let dynamic = m.op(op(&m, "dyn")).shape().unwrap().array().unwrap().dims.clone();
+    assert_eq!(dynamic, vec![Dim::Bounded(8), Dim::Unbounded]);
+    let types = m.op(op(&m, "types")).shape().unwrap().leaves().iter().map(|a| a.dtype).collect::<Vec<_>>();
+    for d in [DType::S1, DType::U2, DType::F4E2M1FN, DType::F8E8M0FNU, DType::F8E4M3B11FNUZ, DType::C128, DType::Token] {
+        assert!(types.contains(&d), "{d} missing");
+    }
+    let s4 = m.op(op(&m, "types")).shape().unwrap().leaves()[2].layout.clone().unwrap();
+    assert_eq!(s4.element_bits, Some(4));
+    assert!(matches!(m.op(op(&m, "w8")).shape(), Some(Shape::Array(a)) if a.dtype == DType::F8E4M3FN));
+}
+
+#[test]
+fn attributes_have_typed_views() {
+    let text = read("features.hlo");
+    let m = parse_hlo("f", &text).unwrap();
+    let bcast = m.op(op(&m, "bcast"));
+    assert_eq!(bcast.attr("dimensions").unwrap().as_int_list(), Some(vec![0, 1]));
+    let conv = m.op(op(&m, "conv"));
+    assert_eq!(conv.attr("dim_labels").unwrap().span.text(&text), "b0f_0io->b0f");
+    assert_eq!(conv.attr("window").unwrap().get("size").unwrap().word(), Some("1x1"));
+    assert_eq!(m.op(op(&m, "pad")).attr("padding").unwrap().word(), Some("1_1x0_2_0"));
+    assert_eq!(m.op(op(&m, "slice")).attr("slice").unwrap().items().len(), 2);
+    // backend_config both as raw JSON and as an escaped string.
+    let custom = op(&m, "custom");
+    let bc = m.backend_config(custom).unwrap();
+    assert_eq!(bc["custom_call_config"]["body"], "TUzvUgE=");
+    assert_eq!(m.backend_config(op(&m, "dyn")).unwrap()["key"], "value with \"quotes\"");
+    assert_eq!(m.custom_call_target(custom).as_deref(), Some("tpu_custom_call"));
+    // frontend attributes with a JSON value, metadata fields, control predecessors.
+    let dot = m.op(op(&m, "dot"));
+    let fa = dot.attr("frontend_attributes").unwrap();
+    assert_eq!(fa.get("_xla_compute_type").unwrap().string().as_deref(), Some("fp8"));
+    assert_eq!(m.op_name(op(&m, "fusion")).as_deref(), Some("jit(f)/convert"));
+    let preds: Vec<&str> = m.control_predecessors(op(&m, "copy-done")).iter().map(|&o| m.op(o).name).collect();
+    assert_eq!(preds, vec!["dot", "reduce"]);
+    // Literals.
+    let payload = |n: &str| m.op(op(&m, n)).payload.as_ref().unwrap().span.text(&text).to_string();
+    assert_eq!(payload("c.negnan"), "(-nan(0x7fc00001))");
+    assert_eq!(payload("c.elided"), "({...})");
+    assert_eq!(m.parameter_number(op(&m, "w8")), Some(4));
+    let lit = m.op(op(&m, "lit")).attr("literal").unwrap();
+    assert_eq!(lit.span.text(&text), "f32[2]{0} {1, 2}");
+    // Shardings in their forms are kept whole.
+    let sh = m.op(op(&m, "w8")).attr("sharding").unwrap();
+    assert_eq!(sh.span.text(&text), "{devices=[4,2]<=[2,4]T(1,0) last_tile_dims={manual}}");
+    assert!(matches!(m.op(op(&m, "ar.v3")).attr("replica_groups").unwrap().kind, ValueKind::Seq(_)));
+}
+
+#[test]
+fn call_graph_schedule_and_stack_frames() {
+    let text = read("features.hlo");
+    let m = parse_hlo("f", &text).unwrap();
+    let w = m.op(op(&m, "while"));
+    let roles: Vec<(&str, &str)> = w.calls.iter().map(|c| (c.role, m.func(c.func).name)).collect();
+    assert_eq!(roles, vec![("condition", "cond"), ("body", "body")]);
+    let cond = m.op(op(&m, "conditional"));
+    assert_eq!(cond.calls.len(), 2);
+    let add = m.func_by_name("add.clone").unwrap();
+    assert_eq!(m.func(add).callers.len(), 4, "reduce, reduce-window, two all-reduces");
+    // The fusion's parameter and root are reachable from the caller.
+    let fusion = op(&m, "fusion");
+    let callee = m.op(fusion).calls[0].func;
+    let root = m.root(callee).unwrap();
+    assert_eq!(m.op(root).opcode, "convert");
+    // Schedule order = textual order.
+    assert!(m.position(op(&m, "copy-start")) < m.position(op(&m, "copy-done")));
+    assert!(m.scheduled);
+    // async wrapped computation keeps its thread.
+    let wrapped = m.func_by_name("async_wrapped").unwrap();
+    assert_eq!(m.func(wrapped).attrs[0].value.string().as_deref(), Some("async_thread"));
+    // Stack frames: frame 2 = model.py:10 called from café.py:3 (printed parent ids are +1).
+    let stack = m.source_stack(op(&m, "a.1"));
+    let rendered: Vec<String> = stack.iter().map(|l| format!("{}:{} {}", l.file, l.line, l.function)).collect();
+    assert_eq!(rendered, vec!["/home/user/model.py:10 layer", "/home/user/café.py:3 <module>"]);
+    let fusion_src = m.source_stack(fusion);
+    assert_eq!(fusion_src[0].line, 11);
+}
+
+#[test]
+fn short_form_and_headerless_modules() {
+    let text = "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nENTRY e {\n  a = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=add\n}\n";
+    let m = parse_hlo("short", text).unwrap();
+    assert_eq!(m.funcs.len(), 2);
+    assert_eq!(m.func(m.entry.unwrap()).name, "e");
+    let r = op(&m, "r");
+    assert_eq!(m.op(r).calls[0].role, "to_apply");
+    assert_eq!(m.operand_ops(r).map(|o| m.op(o).name).collect::<Vec<_>>(), vec!["a", "z"]);
+    // No ROOT: the last instruction is the root.
+    let m = parse_hlo("noroot", "c {\n  a = f32[] parameter(0)\n  b = f32[] negate(a)\n}\n").unwrap();
+    assert!(m.op(op(&m, "b")).is_root);
+}
+
+#[test]
+fn errors_point_where_parsing_stopped() {
+    let cases = [
+        ("truncated", "HloModule m\n\nENTRY %e (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} negate(%a"),
+        ("bad shape", "HloModule m\nENTRY e {\n  a = f32[4,x] parameter(0)\n}\n"),
+        ("undefined operand", "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] add(a, c)\n}\n"),
+        ("undefined computation", "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[] reduce(a, a), to_apply=nope\n}\n"),
+        ("unterminated comment", "HloModule m /* oops\nENTRY e {\n}\n"),
+        ("unbalanced attribute", "HloModule m\nENTRY e {\n  ROOT a = f32[4] parameter(0), metadata={op_name=\"x\"\n}\n"),
+        ("two entries", "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\nENTRY f {\n  ROOT a = f32[] parameter(0)\n}\n"),
+        ("empty computation", "HloModule m\nENTRY e {\n}\n"),
+        ("header only", "HloModule m, is_scheduled=true\n"),
+        ("bad layout", "HloModule m\nENTRY e {\n  ROOT a = f32[4]{0:T(8,} parameter(0)\n}\n"),
+        ("not hlo", "module attributes {x = 1} {\n}\n"),
+    ];
+    let mut out = String::new();
+    for (name, text) in cases {
+        let err = parse_hlo(name, text).err().unwrap_or_else(|| panic!("{name} should fail"));
+        let at = err.span.offset();
+        let line = text[..at].matches('\n').count() + 1;
+        writeln!(out, "{name}: line {line} col {}: {}", at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1, err).unwrap();
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn error_rendering() {
+    let text = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] add(a, c)\n}\n";
+    let err = parse_hlo("bad.hlo", text).unwrap_err();
+    let mut rendered = String::new();
+    miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+        .with_width(100)
+        .render_report(&mut rendered, &err)
+        .unwrap();
+    insta::assert_snapshot!(rendered);
+}

@@ -99,9 +99,19 @@ impl SyntaxError {
     }
 
     pub fn at(format: &'static str, path: &str, text: &str, at: usize, expected: String) -> Self {
+        let at = at.min(text.len());
         let rest = &text[at..];
         let found = describe_found(rest);
-        let len = rest.chars().next().map(|c| if c.is_whitespace() { 0 } else { token_len(rest) }).unwrap_or(0);
+        let body_end = text.trim_end().len();
+        // At the end of the input there is nothing to underline: point at the last character instead, so the
+        // report shows the line where the text stopped.
+        let (at, len) = if at >= body_end && body_end > 0 {
+            let last = text[..body_end].chars().next_back().map(char::len_utf8).unwrap_or(1);
+            (body_end - last, last)
+        } else {
+            let len = rest.chars().next().map(|c| if c.is_whitespace() { 0 } else { token_len(rest) }).unwrap_or(0);
+            (at, len)
+        };
         SyntaxError {
             format,
             expected,

@@ -1,0 +1,123 @@
+//! The command line as a user meets it: exit codes, per-file errors that do not stop other files, directories,
+//! globs, JSON.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn hlolint() -> Command {
+    let mut c = Command::cargo_bin("hlolint").unwrap();
+    c.env("NO_COLOR", "1").env("COLUMNS", "100");
+    c
+}
+
+fn data(rel: &str) -> String {
+    format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Replaces the temp dir and the crate dir in output, so snapshots are stable.
+fn scrub(s: &[u8], tmp: &Path) -> String {
+    String::from_utf8_lossy(s)
+        .replace(&tmp.display().to_string(), "[TMP]")
+        .replace(env!("CARGO_MANIFEST_DIR"), "[CRATE]")
+}
+
+#[test]
+fn clean_file_exits_zero_with_a_summary() {
+    let out = hlolint().arg(data("hlo/features.hlo")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(scrub(&out.stdout, Path::new("/nonexistent")));
+}
+
+#[test]
+fn bad_inputs_exit_two_and_the_rest_is_still_processed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n);
+    std::fs::write(p("empty.hlo"), "").unwrap();
+    std::fs::write(p("binary.hlo"), b"HloModule m\0\x01\x02").unwrap();
+    std::fs::write(p("latin1.hlo"), b"HloModule caf\xe9\n").unwrap();
+    std::fs::write(p("notes.txt"), "these are my notes about the model\n").unwrap();
+    std::fs::write(p("truncated.hlo"), "HloModule m\n\nENTRY %e (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} negate(%a").unwrap();
+    let out = hlolint()
+        .args(["empty.hlo", "binary.hlo", "latin1.hlo", "notes.txt", "truncated.hlo", "missing.hlo"])
+        .arg(data("hlo/features.hlo"))
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = scrub(&out.stdout, tmp.path());
+    assert!(stdout.contains("features.hlo: HLO module `features_test`"), "the good file is still summarized");
+    insta::assert_snapshot!(scrub(&out.stderr, tmp.path()));
+}
+
+#[test]
+fn directories_are_walked_and_non_dumps_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("dump/sub")).unwrap();
+    std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.txt")).unwrap();
+    std::fs::write(tmp.path().join("dump/vmem_report.html"), "<html></html>").unwrap();
+    std::fs::write(tmp.path().join("dump/empty.txt"), "").unwrap();
+    let out = hlolint().arg("dump").current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("module_0001.txt: HLO module"));
+    // A directory with no dump at all is an input error.
+    std::fs::create_dir_all(tmp.path().join("nothing")).unwrap();
+    let out = hlolint().arg("nothing").current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn quoted_globs_are_expanded() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("out")).unwrap();
+    for n in ["v1_hlo.txt", "v2_hlo.txt", "other.txt"] {
+        std::fs::copy(data("hlo/features.hlo"), tmp.path().join("out").join(n)).unwrap();
+    }
+    let out = hlolint().arg("out/*_hlo.txt").current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("v1_hlo.txt") && stdout.contains("v2_hlo.txt") && !stdout.contains("other.txt"));
+    let out = hlolint().arg("out/*.nothing").current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn json_output_is_machine_readable() {
+    let out = hlolint().args(["--format", "json", &data("hlo/features.hlo"), "/no/such/file"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["files"][0];
+    assert_eq!(f["module"], "features_test");
+    assert_eq!(f["instructions"], 67);
+    assert_eq!(f["async_pairs"]["copy"], 1);
+    assert_eq!(f["memory_spaces"]["1"], 2);
+    assert_eq!(f["custom_calls"]["tpu_custom_call"][0], "custom");
+    assert!(v["errors"][0]["message"].as_str().unwrap().contains("no such file"));
+}
+
+#[test]
+fn syntax_errors_in_json_carry_offset_and_expectation() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("bad.hlo"), "HloModule m\nENTRY e {\n  a = f32[4,x] parameter(0)\n}\n").unwrap();
+    let out = hlolint().args(["--format", "json", "bad.hlo"]).current_dir(tmp.path()).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"][0]["offset"], 34);
+    assert_eq!(v["errors"][0]["expected"], "a dimension size, `<=N` or `?`");
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    assert_eq!(hlolint().output().unwrap().status.code(), Some(2));
+    assert_eq!(hlolint().arg("--no-such-flag").output().unwrap().status.code(), Some(2));
+    assert_eq!(hlolint().arg("--help").output().unwrap().status.code(), Some(0));
+}
+
+#[test]
+fn graph_dump_lists_edges() {
+    let out = hlolint().args(["graph", &data("hlo/features.hlo")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let main = v["computations"].as_array().unwrap().iter().find(|c| c["name"] == "main.7").unwrap();
+    let w = main["instructions"].as_array().unwrap().iter().find(|i| i["name"] == "while").unwrap();
+    assert_eq!(w["calls"], serde_json::json!(["cond", "body"]));
+    assert_eq!(w["operands"], serde_json::json!(["init"]));
+}

@@ -1,0 +1,31 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// `../shared/corpus`, or `None` (with a printed notice) on a fresh clone that does not have it.
+pub fn corpus() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!("notice: {} is absent; skipping the corpus test", dir.display());
+        None
+    }
+}
+
+/// Every file under `dir` whose first bytes satisfy `pred`, sorted.
+pub fn files_where(dir: &std::path::Path, pred: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .filter(|p| {
+            let head = std::fs::read(p).map(|b| String::from_utf8_lossy(&b[..b.len().min(256)]).into_owned());
+            head.map(|h| pred(&h)).unwrap_or(false)
+        })
+        .collect();
+    out.sort();
+    out
+}

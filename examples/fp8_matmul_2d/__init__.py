@@ -16,9 +16,10 @@ from . import kernels
 from ._compat import set_interpret
 from .kernels import quantize_2d, reference
 
-# Default problem: M = N = K = 1024, 2D quantization block 256 (scales are 4 x 4).
-M = N = K = 1024
-BLOCK = 256
+# Default problem: M = N = K = 512, 2D quantization block 128 (scales are 4 x 4; grid 4 x 4 x 4).
+# 128 x 128 is the usual fp8 block quantization (DeepSeek-V3 style); 128-row tiles also keep the dumps small.
+M = N = K = 512
+BLOCK = 128
 
 VERSIONS = {
     "v1": kernels.fp8_matmul_v1,

@@ -726,17 +726,18 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(unit_dir, ignore_errors=True)
         if os.path.exists(os.path.join(out, hlo_txt)):
             os.remove(os.path.join(out, hlo_txt))
-        os.makedirs(unit_dir)
         emit({"event": "start", "version": version, "target": target, "index": index, "total": len(units)})
         t0 = time.perf_counter()
         rec = {"version": version, "target": target, "topology": t["topology"], "platform": t["platform"],
-               "status": "error", "dir": name, "hlo_txt": None, "device_kind": None, "module_name": None,
+               "status": "error", "dir": None, "hlo_txt": None, "device_kind": None, "module_name": None,
                "elapsed_s": None, "lower_s": None, "compile_s": None, "files": {}, "error": None}
         if listing["status"] != "ok":
             rec["error"] = listing["error"]
         elif target in target_errors:
             rec["error"] = target_errors[target]
         else:
+            os.makedirs(unit_dir)
+            rec["dir"] = name
             stage = os.path.join(stage_root, name)
             shutil.rmtree(stage, ignore_errors=True)
             os.makedirs(stage)
@@ -778,7 +779,7 @@ def run(args: argparse.Namespace) -> int:
             mt["device_kind"] = device_kinds.get(mt["target"], mt["device_kind"])
         _write_json(manifest_path, manifest)
         event = {"event": "done", "version": version, "target": target, "status": rec["status"],
-                 "elapsed_s": rec["elapsed_s"], "dir": name}
+                 "elapsed_s": rec["elapsed_s"], "dir": rec["dir"]}
         if rec["error"] is not None:
             event["error"] = {k: rec["error"].get(k) for k in ("kind", "type", "stage", "message", "file", "line",
                                                                  "function", "source")}

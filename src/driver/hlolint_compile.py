@@ -27,6 +27,7 @@ Output:
     OUT/<version>@<target>/stablehlo.mlir      lowered.as_text()
     OUT/<version>@<target>/hlo/                *.before_optimizations.txt, *.after_optimizations.txt,
                                                *.after_optimizations-memory-usage-report.txt
+                                               (XLA:CPU: *.cpu_after_optimizations*.txt)
     OUT/<version>@<target>/mosaic/             stages original, post-deserialization, post-apply-vector-layout,
                                                post-finalize-llo (identical repeats dropped)
     OUT/<version>@<target>/llo/                *final_bundles*, *final_hlo-static-per-bundle-utilization*,
@@ -68,10 +69,10 @@ TARGETS = {
 }
 
 LLO_PASS_REGEX = "final|memory-space-assignment"
-KEEP_HLO_SUFFIXES = (
+KEEP_HLO_SUFFIXES = (  # XLA:CPU spells the last two `.cpu_after_optimizations...`
     ".before_optimizations.txt",
-    ".after_optimizations.txt",
-    ".after_optimizations-memory-usage-report.txt",
+    "after_optimizations.txt",
+    "after_optimizations-memory-usage-report.txt",
 )
 KEEP_MOSAIC_STAGES = ("original", "post-deserialization", "post-apply-vector-layout", "post-finalize-llo")
 KEEP_LLO_MARKERS = (
@@ -159,7 +160,7 @@ def keep_file(kind: str, name: str) -> bool:
 
 def main_hlo_file(names: list[str], module_name: str | None) -> str | None:
     """The after_optimizations dump of the main module among HLO dump file names."""
-    after = sorted(n for n in names if n.endswith(".after_optimizations.txt"))
+    after = sorted(n for n in names if re.search(r"\.(cpu_)?after_optimizations\.txt$", n))
     if module_name:
         pat = re.compile(r"^module_\d+\." + re.escape(module_name) + r"(\.|$)")
         hits = [n for n in after if pat.match(n)]
@@ -219,13 +220,24 @@ def _exception_chain(exc: BaseException) -> list[BaseException]:
 
 def user_frames(exc: BaseException, roots: list[str]) -> list[dict]:
     """Frames of the user's module in the traceback (outermost first), through chained exceptions."""
-    frames = []
+    frames, seen = [], set()
     for e in reversed(_exception_chain(exc)):
         for fs in traceback.extract_tb(e.__traceback__):
-            if _under(fs.filename, roots):
-                frames.append({"file": fs.filename, "line": fs.lineno, "function": fs.name,
-                               "source": (fs.line or "").strip()})
+            # jax appends the MLIR locations of a Mosaic error as synthetic frames: the same lines again, with
+            # names like 'dot_general/dot_general"(callsite(callsite("_dot_nt'; keep one frame per file:line
+            if not _under(fs.filename, roots) or (fs.filename, fs.lineno) in seen:
+                continue
+            seen.add((fs.filename, fs.lineno))
+            frames.append({"file": fs.filename, "line": fs.lineno, "function": _clean_function(fs.name),
+                           "source": (fs.line or "").strip()})
     return frames
+
+
+def _clean_function(name: str) -> str:
+    if re.fullmatch(r"[\w.<>$-]+", name or ""):
+        return name
+    found = re.findall(r'"([A-Za-z_]\w*)', name or "")
+    return found[-1] if found else name
 
 
 def message_locations(message: str, roots: list[str]) -> list[dict]:
@@ -277,7 +289,7 @@ def classify_error(exc: BaseException, stage: str) -> str:
         return "missing_dependency"
     if stage == "import":
         return "import"
-    if "MosaicError" in names or any("MosaicError" in str(e)[:200] for e in chain):
+    if "MosaicError" in names or any(re.search(r"MosaicError|Mosaic failed", str(e)[:300]) for e in chain):
         return "mosaic"
     if stage == "lower":
         return "lowering"

@@ -721,7 +721,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         manifest["module_error"] = listing["error"]
         versions = list(args.version_list)
-        emit({"event": "done", "version": None, "target": None, "status": "error", "error": listing["error"]})
+        emit({"event": "done", "version": None, "target": None, "status": "error",
+              "error": _event_error(listing["error"])})
     manifest["versions"] = versions
 
     units = [(v, t) for t in targets for v in versions]
@@ -793,8 +794,7 @@ def run(args: argparse.Namespace) -> int:
         event = {"event": "done", "version": version, "target": target, "status": rec["status"],
                  "elapsed_s": rec["elapsed_s"], "dir": rec["dir"]}
         if rec["error"] is not None:
-            event["error"] = {k: rec["error"].get(k) for k in ("kind", "type", "stage", "message", "file", "line",
-                                                                 "function", "source")}
+            event["error"] = _event_error(rec["error"])
         emit(event)
 
     shutil.rmtree(stage_root, ignore_errors=True)
@@ -807,6 +807,11 @@ def run(args: argparse.Namespace) -> int:
     emit({"event": "finished", "ok": n_ok, "error": n_err + (1 if manifest["module_error"] and not units else 0),
           "manifest": manifest_path, "elapsed_s": manifest["elapsed_s"]})
     return 1 if failed else 0
+
+
+def _event_error(err: dict) -> dict:
+    """The error as a progress event carries it: the record without the frame lists (those are in the manifest)."""
+    return {k: err.get(k) for k in ("kind", "type", "stage", "message", "file", "line", "function", "source")}
 
 
 def _read_json(path: str):

@@ -1,0 +1,336 @@
+"""Tests of src/driver/hlolint_compile.py: argument handling and layout (no jax needed), plus real
+compile-only runs (skipped with a reason when jax / libtpu are not importable)."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import hlolint_compile as hc
+
+DRIVER = hc.__file__
+HAVE_JAX = importlib.util.find_spec("jax") is not None
+HAVE_LIBTPU = importlib.util.find_spec("libtpu") is not None
+
+
+def run_driver(*args, cwd=None, timeout=600):
+    proc = subprocess.run([sys.executable, DRIVER, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return proc.returncode, events, proc.stderr
+
+
+def write_module(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# targets, versions, layout
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,topology,platform", [
+    ("tpu7x", "tpu7x:2x2x1", "tpu"), ("v6e", "v6e:2x2", "tpu"), ("v5e", "v5e:2x2", "tpu"),
+    ("v5p", "v5p:2x2x1", "tpu"), ("v4", "v4:2x2x1", "tpu"), ("cpu", None, "cpu"),
+])
+def test_target_mapping(name, topology, platform):
+    assert hc.resolve_target(name) == {"target": name, "platform": platform, "topology": topology}
+
+
+def test_target_topology_forms():
+    assert hc.resolve_target("tpu7x:2x2x1")["target"] == "tpu7x"  # the default topology keeps the short name
+    assert hc.resolve_target("v5p:2x4x1") == {"target": "v5p-2x4x1", "platform": "tpu", "topology": "v5p:2x4x1"}
+    for bad in ("tpu9", "v6e:big", "cpu:1x1", "", "TPU7X"):
+        with pytest.raises(hc.UnknownTarget, match="known targets"):
+            hc.resolve_target(bad)
+
+
+def test_version_filtering():
+    available = ["v1", "v2", "v3", "bug_x"]
+    assert hc.select_versions([], available) == available
+    assert hc.select_versions(["v3", "v1"], available) == ["v3", "v1"]
+    with pytest.raises(hc.UsageError, match="unknown version.*nope.*defines: v1, v2, v3, bug_x"):
+        hc.select_versions(["v1", "nope"], available)
+    assert hc.split_list(" v1, v2,,v1 ") == ["v1", "v2"]
+    assert hc.split_list(None) == []
+
+
+def test_layout_names():
+    assert hc.unit_name("v1", "tpu7x") == "v1@tpu7x"
+    assert hc.hlo_txt_name("v1", "tpu7x", several_targets=False) == "v1_hlo.txt"
+    assert hc.hlo_txt_name("v1", "v6e", several_targets=True) == "v1@v6e_hlo.txt"
+
+
+def test_kept_files():
+    keep = [
+        ("hlo", "module_0000.jit_f.cl_1.before_optimizations.txt"),
+        ("hlo", "module_0000.jit_f.cl_1.after_optimizations.txt"),
+        ("hlo", "module_0000.jit_f.cl_1.after_optimizations-memory-usage-report.txt"),
+        ("hlo", "module_0000.jit_f.cpu_after_optimizations.txt"),
+        ("hlo", "module_0000.jit_f.cpu_after_optimizations-memory-usage-report.txt"),
+        ("mosaic", "17-0000-mosaic-dump-anonymous-post-deserialization.txt"),
+        ("mosaic", "17-0001-mosaic-dump-anonymous-original.txt"),
+        ("mosaic", "17-0012-mosaic-dump-anonymous-post-apply-vector-layout.txt"),
+        ("mosaic", "17-0018-mosaic-dump-my_kernel-post-finalize-llo.txt"),
+        ("llo", "17-fp8_mm_v1.1-03-final_bundles.txt"),
+        ("llo", "17-<late-finalization>-66-schedule-analysis_final_bundles.txt"),
+        ("llo", "17-TLP-01-final_hlo-static-per-bundle-utilization.txt"),
+        ("llo", "17-TLP-00-memory-space-assignment-bufferinfo.txt"),
+        ("llo", "17-TLP-hlo.txt"),
+    ]
+    drop = [
+        ("hlo", "module_0000.jit_f.cl_1.after_optimizations-buffer-assignment.txt"),
+        ("hlo", "module_0000.jit_f.cl_1.after_codegen.txt"),
+        ("hlo", "module_0000.jit_f.cl_1.after_optimizations_after_buffer_assignment.txt"),
+        ("hlo", "module_0000.jit_f.cpu_after_optimizations-buffer-assignment.txt"),
+        ("hlo", "module_0000.jit_f.obj-file.fusion_kernel_module.o"),
+        ("hlo", "module_0000.jit_f.cl_1.debug_options"),
+        ("mosaic", "17-0013-mosaic-dump-anonymous-post-apply-vector-layout-simplify.txt"),
+        ("mosaic", "17-0002-mosaic-dump-anonymous-post-infer-memref-layout.txt"),
+        ("llo", "17-TLP-05-vmem_report.html"),
+        ("llo", "17-TLP-04-final-top-level-llo.txt"),
+        ("llo", "17-copy-00-pre-finalize-registers-and-allocations.txt"),
+    ]
+    for kind, name in keep:
+        assert hc.keep_file(kind, name), (kind, name)
+    for kind, name in drop:
+        assert not hc.keep_file(kind, name), (kind, name)
+
+
+def test_main_hlo_file():
+    names = ["module_0000.jit_other.cl_1.after_optimizations.txt",
+             "module_0003.jit_fp8_matmul_v1.cl_1.after_optimizations.txt",
+             "module_0003.jit_fp8_matmul_v1.cl_1.before_optimizations.txt"]
+    assert hc.main_hlo_file(names, "jit_fp8_matmul_v1") == names[1]
+    assert hc.main_hlo_file(names[1:], None) == names[1]
+    assert hc.main_hlo_file([], "jit_x") is None
+    cpu = ["module_0000.jit_plain.before_optimizations.txt", "module_0000.jit_plain.cpu_after_optimizations.txt"]
+    assert hc.main_hlo_file(cpu, "jit_plain") == cpu[1]
+
+
+def test_dump_env():
+    env = hc.dump_env("tpu", "/s", all_stages=False,
+                      base={"XLA_FLAGS": "--xla_dump_to=/old --foo", "LIBTPU_INIT_ARGS": "--bar=1"})
+    assert env["TPU_SKIP_MDS_QUERY"] == "1" and env["JAX_PLATFORMS"] == "cpu"
+    assert env["XLA_FLAGS"] == "--foo --xla_dump_to=/s/xla"
+    assert env["LIBTPU_INIT_ARGS"].split() == [
+        "--bar=1", "--xla_mosaic_dump_to=/s/mosaic", "--xla_jf_dump_to=/s/llo", "--xla_jf_dump_llo_text=true",
+        "--xla_jf_dump_llo_pass_label_regex=final|memory-space-assignment"]
+    env = hc.dump_env("tpu", "/s", all_stages=True, base={})
+    assert "pass_label_regex" not in env["LIBTPU_INIT_ARGS"]
+    assert "LIBTPU_INIT_ARGS" not in hc.dump_env("cpu", "/s", all_stages=False, base={})
+
+
+# ------------------------------------------------------------------------------------------------
+# traceback -> the user's file:line
+# ------------------------------------------------------------------------------------------------
+def test_user_frame_from_traceback(tmp_path):
+    path = write_module(tmp_path, "userkern.py", """\
+        def inner(n):
+            return [1][n]          # line 2: IndexError
+
+        def outer():
+            return inner(5)        # line 5
+        """)
+    spec = importlib.util.spec_from_file_location("userkern", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    try:
+        mod.outer()
+    except IndexError as exc:
+        rec = hc.error_record(exc, [path], "lower")
+    assert rec["kind"] == "lowering" and rec["type"] == "IndexError" and rec["stage"] == "lower"
+    assert (rec["file"], rec["line"], rec["function"]) == (path, 2, "inner")
+    assert rec["source"].startswith("return [1][n]")
+    assert [f["line"] for f in rec["frames"]] == [5, 2]  # outermost first, only the user's frames
+
+
+def test_user_frame_from_message_when_traceback_has_none(tmp_path):
+    path = write_module(tmp_path, "k.py", "a = 1\nb = jnp.dot(x, w)\n")
+    exc = RuntimeError(f'INTERNAL: Mosaic failed ... loc("{path}":2:8) and again at {path}:2, '
+                       f"not /elsewhere/other.py:7")
+    rec = hc.error_record(exc, [str(tmp_path)], "compile")
+    assert rec["kind"] == "mosaic"
+    assert (rec["file"], rec["line"], rec["source"]) == (path, 2, "b = jnp.dot(x, w)")
+    assert rec["message_locations"] == [{"file": path, "line": 2}]
+
+
+def test_missing_dependency_classification():
+    exc = ModuleNotFoundError("No module named 'jax'", name="jax")
+    assert hc.classify_error(exc, "import") == "missing_dependency"
+    assert hc.classify_error(ImportError("x"), "import") == "import"
+
+
+# ------------------------------------------------------------------------------------------------
+# the command line (no compile: these modules never import jax)
+# ------------------------------------------------------------------------------------------------
+NOJAX_MODULE = """\
+VERSIONS = {"a": lambda x: x, "b": lambda x: x}
+
+def example_args():
+    return ()
+"""
+
+
+def test_usage_errors(tmp_path):
+    rc, events, err = run_driver()
+    assert rc == 2 and events[-1]["event"] == "usage_error" and "--module" in events[-1]["message"]
+    rc, events, _ = run_driver("--module", "x", "--bogus")
+    assert rc == 2 and events[-1]["event"] == "usage_error"
+    mod = write_module(tmp_path, "nojax.py", NOJAX_MODULE)
+    rc, events, _ = run_driver("--module", mod, "--target", "cpu", "--versions", "a,zzz",
+                               "--out", str(tmp_path / "out"))
+    assert rc == 2 and "zzz" in events[-1]["message"], events
+
+
+def test_unknown_target_is_recorded_per_version(tmp_path):
+    mod = write_module(tmp_path, "nojax.py", NOJAX_MODULE)
+    out = tmp_path / "out"
+    rc, events, _ = run_driver("--module", mod, "--target", "tpu9", "--out", str(out))
+    assert rc == 1
+    done = [e for e in events if e["event"] == "done"]
+    assert [(e["version"], e["target"], e["status"], e["error"]["kind"]) for e in done] == [
+        ("a", "tpu9", "error", "unknown_target"), ("b", "tpu9", "error", "unknown_target")]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "error" and len(manifest["results"]) == 2
+    assert not (out / "a@tpu9").exists()
+
+
+def test_module_import_error_points_at_user_line(tmp_path):
+    mod = write_module(tmp_path, "broken.py", "import os\nraise ValueError('boom')\n")
+    out = tmp_path / "out"
+    rc, events, _ = run_driver("--module", mod, "--target", "cpu", "--out", str(out))
+    assert rc == 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    err = manifest["module_error"]
+    assert err["kind"] == "import" and err["message"] == "boom" and err["line"] == 2
+    assert os.path.realpath(err["file"]) == os.path.realpath(mod)
+    assert events[0]["event"] == "done" and events[0]["status"] == "error"
+
+
+# ------------------------------------------------------------------------------------------------
+# real compiles
+# ------------------------------------------------------------------------------------------------
+TINY_MODULE = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+
+def _add_one(x_ref, o_ref):
+    o_ref[...] = x_ref[...] + 1.0
+
+
+def _call(x, rows):
+    return pl.pallas_call(
+        _add_one,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        grid=(x.shape[0] // rows,),
+        in_specs=[pl.BlockSpec((rows, 128), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((rows, 128), lambda i: (i, 0)),
+        name="tiny_add",
+    )(x)
+
+
+def ok(x):
+    return _call(x, 8)
+
+
+def plain(x):
+    return jnp.tanh(x) * 2
+
+
+def bad_block(x):
+    return _call(x, 4)   # 4 rows: not divisible by 8 -> Pallas TPU lowering error
+
+
+def slow(x):
+    import time
+    time.sleep(60)
+    return x
+
+
+VERSIONS = {"ok": ok, "plain": plain, "bad_block": bad_block}
+
+
+def example_args():
+    return (jax.ShapeDtypeStruct((64, 128), jnp.float32),)
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    return write_module(tmp_path, "tiny_kernels.py", TINY_MODULE)
+
+
+def test_compile_tpu7x_layout_manifest_and_failure(tmp_path, tiny):
+    if not HAVE_JAX or not HAVE_LIBTPU:
+        reason = "jax" if not HAVE_JAX else "libtpu"
+        print(f"SKIP: {reason} is not importable; run scripts/setup-python.sh")
+        pytest.skip(f"{reason} is not importable (run scripts/setup-python.sh)")
+    out = tmp_path / "out"
+    rc, events, stderr = run_driver("--module", tiny, "--target", "tpu7x", "--out", str(out))
+    assert rc == 1, stderr
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "plan" and kinds[-1] == "finished"
+    assert kinds.count("start") == 3 and kinds.count("done") == 3
+    done = {e["version"]: e for e in events if e["event"] == "done"}
+    assert done["ok"]["status"] == "ok" and done["plain"]["status"] == "ok"
+    bad = done["bad_block"]
+    assert bad["status"] == "error" and bad["error"]["kind"] == "lowering"
+    assert "divisible by 8 and 128" in bad["error"]["message"]
+    assert os.path.realpath(bad["error"]["file"]) == os.path.realpath(tiny)
+    assert bad["error"]["function"] == "_call" or bad["error"]["line"] in (11, 27)
+
+    # layout
+    unit = out / "ok@tpu7x"
+    assert (unit / "stablehlo.mlir").read_text().startswith("module @jit_ok")
+    assert "tpu_custom_call" in (unit / "stablehlo.mlir").read_text()
+    hlo = sorted(os.listdir(unit / "hlo"))
+    assert any(n.endswith(".after_optimizations.txt") for n in hlo)
+    assert any(n.endswith(".before_optimizations.txt") for n in hlo)
+    assert all(hc.keep_file("hlo", n) for n in hlo)
+    mosaic = os.listdir(unit / "mosaic")
+    for stage in hc.KEEP_MOSAIC_STAGES:
+        assert any(n.endswith(f"-{stage}.txt") for n in mosaic), (stage, mosaic)
+    llo = os.listdir(unit / "llo")
+    assert any("tiny_add" in n and n.endswith("-final_bundles.txt") for n in llo)
+    assert any("memory-space-assignment" in n for n in llo)
+    assert not any(n.endswith(".html") for n in llo)
+    assert (out / "ok_hlo.txt").read_text().startswith("HloModule jit_ok")
+    assert (out / "plain_hlo.txt").exists() and not (out / "plain@tpu7x" / "mosaic").exists()
+    assert not (out / "bad_block_hlo.txt").exists()
+    assert not (out / hc.STAGE_DIR).exists()
+
+    # manifest
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["packages"]["jax"] and m["packages"]["libtpu"]
+    assert m["targets"] == [{"target": "tpu7x", "platform": "tpu", "topology": "tpu7x:2x2x1",
+                             "device_kind": "TPU7x"}]
+    assert m["versions"] == ["ok", "plain", "bad_block"] and m["status"] == "error"
+    res = {r["version"]: r for r in m["results"]}
+    assert res["ok"]["status"] == "ok" and res["ok"]["hlo_txt"] == "ok_hlo.txt" and res["ok"]["error"] is None
+    assert res["ok"]["dir"] == "ok@tpu7x" and res["ok"]["compile_s"] > 0
+    assert res["bad_block"]["error"]["stage"] == "lower"
+    assert res["bad_block"]["error"]["frames"][-1]["source"].startswith("return pl.pallas_call(")
+
+
+def test_timeout_kills_only_that_version(tmp_path, tiny):
+    if not HAVE_JAX:
+        print("SKIP: jax is not importable; run scripts/setup-python.sh")
+        pytest.skip("jax is not importable (run scripts/setup-python.sh)")
+    src = open(tiny).read().replace('VERSIONS = {"ok": ok, ', 'VERSIONS = {"slow": slow, ')
+    mod = write_module(tmp_path, "slow_kernels.py", src)
+    out = tmp_path / "out"
+    rc, events, _ = run_driver("--module", mod, "--target", "cpu", "--versions", "slow,plain",
+                               "--timeout", "8", "--out", str(out))
+    assert rc == 1
+    done = {e["version"]: e for e in events if e["event"] == "done"}
+    assert done["slow"]["error"]["kind"] == "timeout"
+    assert done["plain"]["status"] == "ok"
+    assert (out / "plain_hlo.txt").read_text().startswith("HloModule jit_plain")
+    assert not (out / "slow@cpu" / "hlo").exists()

@@ -39,6 +39,7 @@ pub fn json_of(src: &str, v: &Value<'_>) -> Option<serde_json::Value> {
     match &v.kind {
         ValueKind::Str(_) => serde_json::from_str(&v.string()?).ok(),
         ValueKind::Group { open: '{', .. } => serde_json::from_str(v.span.text(src)).ok(),
+        ValueKind::Raw(text) => serde_json::from_str(text).ok(),
         _ => None,
     }
 }

@@ -13,3 +13,4 @@ pub use graph::*;
 pub use shape::{ArrayShape, Dim, Layout, Shape};
 pub use span::Span;
 pub use value::{Value, ValueKind};
+

@@ -20,7 +20,7 @@ pub struct ArrayShape {
     pub dtype: DType,
     pub dims: Vec<Dim>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub layout: Option<Layout>,
+    pub layout: Option<Box<Layout>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

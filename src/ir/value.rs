@@ -34,6 +34,9 @@ pub enum ValueKind<'a> {
     KeyVal { key: &'a str, value: Box<Value<'a>> },
     /// Several values glued together without separators: `b01f_01io->b01f`, `[2,2]<=[4]`, `[2,1]0`.
     Seq(Vec<Value<'a>>),
+    /// A balanced `{...}` kept as text, for values that are JSON for another program (`backend_config`): building
+    /// a tree for every instruction's JSON would cost most of the parse; `ir::hlo_view::json_of` reads it.
+    Raw(&'a str),
 }
 
 impl<'a> Value<'a> {

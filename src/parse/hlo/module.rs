@@ -52,6 +52,8 @@ impl<'a> Parser<'a> {
         let i = sp(self.base)?;
         let mut m = Module::new(Layer::Hlo, "", Span::new(0, self.base.len()));
         m.text = self.base;
+        // One instruction per line, roughly: reserving up front avoids regrowing (and copying) the op arena.
+        m.ops.reserve(self.base.len() / 160);
         let mut rest = i;
         if let Some(r) = keyword(i, "HloModule") {
             let (r, name) = cut(lex::name(sp(r)?, "the module name"))?;
@@ -96,7 +98,12 @@ impl<'a> Parser<'a> {
             return PErr::cut(i, "an attribute (`name=value`)");
         }
         let key = &i[..n];
-        let (mut rest, mut value) = cut(self.values.value(&i[n + 1..]))?;
+        let after = &i[n + 1..];
+        if key == "backend_config" && after.starts_with('{') {
+            let (rest, value) = self.values.raw_braces(after)?;
+            return Ok((rest, Attr { key, value, span: self.span(i, rest) }));
+        }
+        let (mut rest, mut value) = cut(self.values.value(after))?;
         // Values that XLA prints with a space inside: `literal=f32[2]{0} {1, 2}` (shape, then the literal) and V3
         // replica groups `mesh['a'=2,'b'=2] {'b'}`. A `{` can never start the next instruction, so it continues.
         loop {

@@ -57,7 +57,7 @@ fn shape_at(i: &str, depth: usize) -> PResult<'_, Shape> {
     let (rest, layout) = match layout_start(rest) {
         Some(r) => {
             let (r, l) = layout(r)?;
-            (r, Some(l))
+            (r, Some(Box::new(l)))
         }
         None => (rest, None),
     };

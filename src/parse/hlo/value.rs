@@ -16,6 +16,37 @@ pub struct ValueParser<'a> {
 }
 
 impl<'a> ValueParser<'a> {
+    /// A `{...}` JSON object kept as raw text (XLA's `LexJsonDict`): braces balanced, strings skipped.
+    pub fn raw_braces(&self, i: &'a str) -> PResult<'a, Value<'a>> {
+        let b = i.as_bytes();
+        if b.first() != Some(&b'{') {
+            return PErr::fail(i, "`{`");
+        }
+        let mut depth = 0usize;
+        let mut k = 0;
+        while k < b.len() {
+            match b[k] {
+                b'"' => {
+                    k += 1;
+                    while k < b.len() && b[k] != b'"' {
+                        k += if b[k] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let (text, rest) = i.split_at(k + 1);
+                        return Ok((rest, Value { kind: ValueKind::Raw(text), span: self.span(i, rest) }));
+                    }
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        PErr::cut(i, "`}` closing this JSON object")
+    }
+
     fn span(&self, from: &'a str, rest: &'a str) -> Span {
         Span::between(self.base, from, rest)
     }

@@ -9,6 +9,7 @@ use super::shape::Shape;
 use super::span::Span;
 use super::value::Value;
 use serde::Serialize;
+use std::sync::Arc;
 
 macro_rules! id {
     ($name:ident) => {
@@ -51,7 +52,9 @@ impl Layer {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Type<'a> {
-    Shape(Shape),
+    /// Shared: a large module repeats the same few hundred shapes tens of thousands of times, so the HLO parser
+    /// interns them (one allocation per distinct shape text).
+    Shape(Arc<Shape>),
     Text(&'a str),
     None,
 }

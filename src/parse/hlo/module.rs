@@ -7,7 +7,8 @@ use super::shape::{shape, starts_shape};
 use super::value::ValueParser;
 use crate::ir::graph::*;
 use crate::ir::span::Span;
-use crate::ir::{Value, ValueKind};
+use crate::ir::{Shape, Value, ValueKind};
+use std::sync::Arc;
 use crate::parse::error::{PErr, PResult};
 use std::collections::HashMap;
 
@@ -27,6 +28,8 @@ const CALL_ATTRS: &[&str] = &[
 
 pub struct Parser<'a> {
     base: &'a str,
+    /// Shapes by their source text: one `Arc<Shape>` per distinct spelling.
+    shapes: std::cell::RefCell<HashMap<&'a str, Arc<Shape>>>,
     values: ValueParser<'a>,
     /// `(op, attribute key, callee name, span)` waiting for all computations to be known.
     pending_calls: Vec<(OpId, &'a str, &'a str, Span)>,
@@ -41,7 +44,16 @@ pub struct Unresolved {
 
 impl<'a> Parser<'a> {
     pub fn new(base: &'a str) -> Self {
-        Parser { base, values: ValueParser { base }, pending_calls: Vec::new() }
+        Parser { base, shapes: Default::default(), values: ValueParser { base }, pending_calls: Vec::new() }
+    }
+
+    /// Parses a shape and interns it by its text.
+    fn shape(&self, i: &'a str) -> PResult<'a, Arc<Shape>> {
+        let (rest, s) = cut(shape(i))?;
+        let text = &i[..i.len() - rest.len()];
+        let mut shapes = self.shapes.borrow_mut();
+        let shared = shapes.entry(text).or_insert_with(|| Arc::new(s)).clone();
+        Ok((rest, shared))
     }
 
     fn span(&self, from: &'a str, rest: &'a str) -> Span {
@@ -191,7 +203,7 @@ impl<'a> Parser<'a> {
             let (p, ps) = self.param_list(p)?;
             params = ps;
             let (p, _) = expect(p, "->")?;
-            let (p, result) = cut(shape(sp(p)?))?;
+            let (p, result) = self.shape(sp(p)?)?;
             results.push(Type::Shape(result));
             r = sp(p)?;
         }
@@ -274,7 +286,7 @@ impl<'a> Parser<'a> {
             let start = sp(i)?;
             let (r, name) = cut(lex::name(start, "a parameter name"))?;
             let (r, _) = expect(r, ":")?;
-            let (r, ty) = cut(shape(sp(r)?))?;
+            let (r, ty) = self.shape(sp(r)?)?;
             out.push(Param { name, ty: Type::Shape(ty), attrs: Vec::new(), span: self.span(start, r) });
             let r = sp(r)?;
             if let Some(r) = r.strip_prefix(',') {
@@ -296,7 +308,7 @@ impl<'a> Parser<'a> {
         let name_span = Span::of(self.base, name);
         let (r, _) = expect(r, "=")?;
         let r = sp(r)?;
-        let (r, ty) = cut(shape(r))?;
+        let (r, ty) = self.shape(r)?;
         let r = sp(r)?;
         let (r, opcode) = cut(lex::ident(r, "an opcode"))?;
         let opcode_span = Span::of(self.base, opcode);
@@ -349,7 +361,7 @@ impl<'a> Parser<'a> {
         loop {
             let start = sp(i)?;
             let (r, ty) = if starts_shape(start) {
-                let (r, s) = cut(shape(start))?;
+                let (r, s) = self.shape(start)?;
                 (sp(r)?, Some(Type::Shape(s)))
             } else {
                 (start, None)

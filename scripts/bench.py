@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Parse speed of hlolint against XLA's own HLO parser and ripgrep, on the same files.
+
+  .venv/bin/python scripts/bench.py [FILE ...]      (default: the largest HLO files of ../shared/corpus)
+
+- hlolint: `cargo bench --bench parse` (parse into the graph, median of repeated runs, in-process).
+- XLA: `hlo_module_from_text` from jaxlib (median of 3, in-process).
+- ripgrep: `rg -c ' = '` over the file (median of 5 runs of the process): the floor for "reading the text at all",
+  i.e. what today's grep-based checks cost.
+Prints MB/s for each and the ratios. Timings are measurements, not assertions.
+"""
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_files():
+    corpus = ROOT.parent / "shared" / "corpus"
+    if not corpus.is_dir():
+        sys.exit(f"bench: {corpus} is absent; give HLO files as arguments")
+    files = sorted(corpus.rglob("*after_optimizations.txt"), key=lambda p: p.stat().st_size, reverse=True)
+    return files[:3]
+
+
+def hlolint_times(files):
+    out = subprocess.run(
+        ["cargo", "bench", "--quiet", "--bench", "parse", "--", *map(str, files)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    return {Path(d["file"]).resolve(): d for d in map(json.loads, (l for l in out.stdout.splitlines() if l.startswith("{")))}
+
+
+def xla_time(text):
+    from jax._src.lib import xla_client as xc
+
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        xc.hlo.hlo_module_from_text(text)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def rg_time(path):
+    rg = shutil.which("rg")
+    if not rg:
+        return None
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        subprocess.run([rg, "-c", " = ", str(path)], capture_output=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main():
+    files = [Path(f).resolve() for f in sys.argv[1:]] or [f.resolve() for f in default_files()]
+    ours = hlolint_times(files)
+    if not shutil.which("rg"):
+        print("bench: ripgrep (rg) not found; install it (`apt-get install ripgrep` or `cargo install ripgrep`) for that column")
+    print(f"{'file':60} {'MB':>6} {'hlolint MB/s':>13} {'XLA MB/s':>9} {'rg MB/s':>8} {'vs XLA':>7} {'vs rg':>6}")
+    for f in files:
+        mb = f.stat().st_size / 1e6
+        h = ours[f]["median_s"]
+        x = xla_time(f.read_text())
+        r = rg_time(f)
+        rg_col = f"{mb / r:8.0f}" if r else f"{'-':>8}"
+        vs_rg = f"{r / h:6.2f}" if r else f"{'-':>6}"
+        name = f"{f.parent.parent.name}/{f.name}"[-60:]
+        print(f"{name:60} {mb:6.1f} {mb / h:13.1f} {mb / x:9.1f} {rg_col} {x / h:6.1f}x {vs_rg}")
+    print("vs XLA: how many times faster hlolint parses than XLA; vs rg: hlolint's speed as a fraction of ripgrep's scan")
+
+
+if __name__ == "__main__":
+    main()

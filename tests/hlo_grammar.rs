@@ -174,6 +174,19 @@ fn short_form_and_headerless_modules() {
     let r = op(&m, "r");
     assert_eq!(m.op(r).calls[0].role, "to_apply");
     assert_eq!(m.operand_ops(r).map(|o| m.op(o).name).collect::<Vec<_>>(), vec!["a", "z"]);
+    // Instructions written inline as operands, and result shapes left to inference (hand-written HLO).
+    let text = "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT r = add(f32[] multiply(a, negate(a)), a)\n}\n";
+    let m = parse_hlo("nested", text).unwrap();
+    let names: Vec<(&str, &str)> = m.ops.iter().map(|o| (o.opcode, o.name)).collect();
+    assert_eq!(
+        names,
+        vec![("parameter", "a"), ("negate", "negate(a)"), ("multiply", "f32[] multiply(a, negate(a))"), ("add", "r")]
+    );
+    let r = op(&m, "r");
+    assert!(m.op(r).ty.shape().is_none());
+    let mul = m.operand_def(r, 0).unwrap();
+    assert_eq!(m.op(mul).opcode, "multiply");
+    assert_eq!(m.op(m.operand_def(mul, 1).unwrap()).opcode, "negate");
     // No ROOT: the last instruction is the root.
     let m = parse_hlo("noroot", "c {\n  a = f32[] parameter(0)\n  b = f32[] negate(a)\n}\n").unwrap();
     assert!(m.op(op(&m, "b")).is_root);

@@ -240,7 +240,14 @@ impl<'a> Parser<'a> {
             if r.is_empty() {
                 return Err(PErr::failure(r, "`}` closing the computation"));
             }
-            let (rest, op) = self.instruction(r)?;
+            let mut nested = Vec::new();
+            let (rest, op) = self.instruction(r, &mut nested)?;
+            // Instructions written inline as operands come first: they are defined before their user.
+            for inner in nested {
+                let inner_name = inner.name;
+                let id = m.push_op(block, inner);
+                names.insert(inner_name, id);
+            }
             has_root |= op.is_root;
             let op_name = op.name;
             let id = m.push_op(block, op);
@@ -298,7 +305,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn instruction(&self, i: &'a str) -> PResult<'a, Op<'a>> {
+    fn instruction(&self, i: &'a str, nested: &mut Vec<Op<'a>>) -> PResult<'a, Op<'a>> {
         let start = i;
         let (is_root, r) = match keyword(i, "ROOT") {
             Some(r) => (true, sp(r)?),
@@ -307,52 +314,72 @@ impl<'a> Parser<'a> {
         let (r, name) = lex::name(r, "an instruction (`name = shape opcode(...)`) or `}`").map_err(to_failure)?;
         let name_span = Span::of(self.base, name);
         let (r, _) = expect(r, "=")?;
-        let r = sp(r)?;
-        let (r, ty) = self.shape(r)?;
-        let r = sp(r)?;
-        let (r, opcode) = cut(lex::ident(r, "an opcode"))?;
+        let (r, mut op) = self.instruction_rhs(sp(r)?, nested, 0)?;
+        let mut r = r;
+        loop {
+            let t = sp(r)?;
+            let Some(t) = t.strip_prefix(',') else { break };
+            let (t, a) = self.attribute(sp(t)?)?;
+            op.attrs.push(a);
+            r = t;
+        }
+        op.name = name;
+        op.name_span = name_span;
+        op.is_root = is_root;
+        op.span = self.span(start, r);
+        Ok((r, op))
+    }
+
+    /// `[shape] opcode(operands)`: the part after `name =`, also the form of an instruction written inline as an
+    /// operand (hand-written HLO; XLA's `ParseInstructionRhs`). The result shape may be left out where XLA can
+    /// infer it.
+    fn instruction_rhs(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Op<'a>> {
+        if depth > 64 {
+            return PErr::cut(i, "less deeply nested operands");
+        }
+        let start = i;
+        let (r, ty) = if starts_shape(i) {
+            let (r, s) = self.shape(i)?;
+            (sp(r)?, Type::Shape(s))
+        } else {
+            (i, Type::None)
+        };
+        let (r, opcode) = cut(lex::ident(r, "a shape or an opcode"))?;
         let opcode_span = Span::of(self.base, opcode);
         let r = sp(r)?;
         if !r.starts_with('(') {
             return PErr::cut(r, "`(` after the opcode");
         }
-        let (mut r, operands, payload) = if opcode == "parameter" || opcode == "constant" {
+        let (r, operands, payload) = if opcode == "parameter" || opcode == "constant" {
             let (r, v) = cut(self.values.value(r))?;
             (r, Vec::new(), Some(v))
         } else {
-            let (r, ops) = self.operands(&r[1..])?;
+            let (r, ops) = self.operands(&r[1..], nested, depth)?;
             (r, ops, None)
         };
-        let mut attrs = Vec::new();
-        loop {
-            let t = sp(r)?;
-            let Some(t) = t.strip_prefix(',') else { break };
-            let (t, a) = self.attribute(sp(t)?)?;
-            attrs.push(a);
-            r = t;
-        }
         let op = Op {
-            name,
+            name: "",
             opcode,
-            ty: Type::Shape(ty),
+            ty,
             result_count: 1,
             operands,
             payload,
-            attrs,
+            attrs: Vec::new(),
             regions: Vec::new(),
             calls: Vec::new(),
             block: BlockId(0),
             users: Vec::new(),
-            is_root,
+            is_root: false,
             span: self.span(start, r),
-            name_span,
+            name_span: Span::default(),
             opcode_span,
         };
         Ok((r, op))
     }
 
-    /// Operand list after `(`: `[shape] name` items. Returns after the closing `)`.
-    fn operands(&self, mut i: &'a str) -> PResult<'a, Vec<Operand<'a>>> {
+    /// Operand list after `(`: `[shape] name` items, or inline instructions `[shape] opcode(...)`, which are
+    /// appended to `nested` and named by their own text. Returns after the closing `)`.
+    fn operands(&self, mut i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Vec<Operand<'a>>> {
         let mut out = Vec::new();
         i = sp(i)?;
         if let Some(r) = i.strip_prefix(')') {
@@ -366,12 +393,19 @@ impl<'a> Parser<'a> {
             } else {
                 (start, None)
             };
-            let (r, name) = cut(lex::name(r, "an operand name"))?;
-            let span = self.span(start, r);
-            if sp(r)?.starts_with('(') {
-                return PErr::cut(r, "`,` or `)` (nested instructions as operands are not supported)");
-            }
-            out.push(Operand { name, ty, def: Def::Unresolved, span });
+            let (after_name, name) = cut(lex::name(r, "an operand name"))?;
+            let r = if sp(after_name)?.starts_with('(') && !r.starts_with('%') {
+                let (r, mut inner) = self.instruction_rhs(start, nested, depth + 1)?;
+                let text = &start[..start.len() - r.len()];
+                inner.name = text;
+                inner.name_span = Span::of(self.base, text);
+                nested.push(inner);
+                out.push(Operand { name: text, ty, def: Def::Unresolved, span: Span::of(self.base, text) });
+                r
+            } else {
+                out.push(Operand { name, ty, def: Def::Unresolved, span: self.span(start, after_name) });
+                after_name
+            };
             let r = sp(r)?;
             if let Some(r) = r.strip_prefix(',') {
                 i = r;

@@ -1,0 +1,15 @@
+//! `cargo fuzz run hlo -- -dict=fuzz/hlo.dict` (seed corpus: tests/data/hlo): the HLO parser must return Ok or a
+//! SyntaxError on any input, never panic, overflow the stack or run away.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(m) = hlolint::parse::hlo::parse_hlo("fuzz", text) {
+            // Walk what was built: every edge must point inside the arenas.
+            let _ = hlolint::summary::summarize(&m);
+            let _ = hlolint::summary::graph_dump(&m);
+        }
+    }
+});

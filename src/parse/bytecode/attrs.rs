@@ -19,10 +19,24 @@ const MAX_DEPTH: u32 = 200;
 #[derive(Clone, Debug)]
 pub(crate) enum Loc {
     Unknown,
-    File { file: Rc<str>, line: u64, col: u64, end: Option<(u64, u64)> },
-    Name { name: Rc<str>, child: Option<u32> },
-    CallSite { callee: u32, caller: u32 },
-    Fused { locs: Vec<u32>, metadata: Option<u32> },
+    File {
+        file: Rc<str>,
+        line: u64,
+        col: u64,
+        end: Option<(u64, u64)>,
+    },
+    Name {
+        name: Rc<str>,
+        child: Option<u32>,
+    },
+    CallSite {
+        callee: u32,
+        caller: u32,
+    },
+    Fused {
+        locs: Vec<u32>,
+        metadata: Option<u32>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -31,12 +45,22 @@ pub(crate) enum Attr {
     Text(Rc<str>),
     Array(Vec<u32>),
     Dict(Vec<(Rc<str>, u32)>),
-    Str { value: Rc<str>, ty: Option<u32> },
-    SymbolRef { root: Rc<str>, nested: Vec<Rc<str>> },
+    Str {
+        value: Rc<str>,
+        ty: Option<u32>,
+    },
+    SymbolRef {
+        root: Rc<str>,
+        nested: Vec<Rc<str>>,
+    },
     Type(u32),
     Unit,
     /// Integer/float attributes: the printed value and the type.
-    Scalar { value: String, ty: u32, is_bool: bool },
+    Scalar {
+        value: String,
+        ty: u32,
+        is_bool: bool,
+    },
     Loc(Loc),
     /// Everything whose text is all we need (dense elements/arrays, affine maps, resources, ...).
     Printed(Rc<str>),
@@ -45,18 +69,40 @@ pub(crate) enum Attr {
 
 #[derive(Clone, Debug)]
 pub(crate) enum Ty {
-    Int { width: u64, signedness: u8 },
+    Int {
+        width: u64,
+        signedness: u8,
+    },
     Index,
     Float(&'static str),
-    Func { inputs: Vec<u32>, results: Vec<u32> },
+    Func {
+        inputs: Vec<u32>,
+        results: Vec<u32>,
+    },
     Complex(u32),
-    MemRef { shape: Vec<i64>, elem: u32, layout: Option<u32>, space: Option<u32> },
+    MemRef {
+        shape: Vec<i64>,
+        elem: u32,
+        layout: Option<u32>,
+        space: Option<u32>,
+    },
     None,
-    Tensor { shape: Vec<i64>, elem: u32, encoding: Option<u32> },
+    Tensor {
+        shape: Vec<i64>,
+        elem: u32,
+        encoding: Option<u32>,
+    },
     Tuple(Vec<u32>),
-    UnrankedMemRef { elem: u32, space: Option<u32> },
+    UnrankedMemRef {
+        elem: u32,
+        space: Option<u32>,
+    },
     UnrankedTensor(u32),
-    Vector { shape: Vec<i64>, elem: u32, scalable: Vec<bool> },
+    Vector {
+        shape: Vec<i64>,
+        elem: u32,
+        scalable: Vec<bool>,
+    },
     Text(Rc<str>),
 }
 
@@ -156,28 +202,38 @@ impl<'b> AttrTypes<'b> {
         let section_base = data.offset();
         let (all, base) = data.bytes(data.remaining() as u64)?;
         let mut cursor = 0usize;
-        let mut read_group = |offsets: &mut Reader<'b>, out: &mut Vec<Entry<'b>>, total: usize| -> R<()> {
-            while out.len() < total {
-                let dialect = offsets.varint()? as usize;
-                if dialect >= dialects.len() {
-                    return Err(offsets.err(format!("dialect index {dialect} out of range ({} dialects)", dialects.len())));
-                }
-                let n = offsets.count("entry")?;
-                if out.len() + n > total {
-                    return Err(offsets.err("more attribute/type entries than declared"));
-                }
-                for _ in 0..n {
-                    let (size, custom) = offsets.varint_flag()?;
-                    if size > (all.len() - cursor) as u64 {
-                        return Err(offsets.err("attribute/type entry points past the end of its section"));
+        let mut read_group =
+            |offsets: &mut Reader<'b>, out: &mut Vec<Entry<'b>>, total: usize| -> R<()> {
+                while out.len() < total {
+                    let dialect = offsets.varint()? as usize;
+                    if dialect >= dialects.len() {
+                        return Err(offsets.err(format!(
+                            "dialect index {dialect} out of range ({} dialects)",
+                            dialects.len()
+                        )));
                     }
-                    let size = size as usize;
-                    out.push(Entry { dialect, custom, data: &all[cursor..cursor + size], at: base + cursor });
-                    cursor += size;
+                    let n = offsets.count("entry")?;
+                    if out.len() + n > total {
+                        return Err(offsets.err("more attribute/type entries than declared"));
+                    }
+                    for _ in 0..n {
+                        let (size, custom) = offsets.varint_flag()?;
+                        if size > (all.len() - cursor) as u64 {
+                            return Err(offsets
+                                .err("attribute/type entry points past the end of its section"));
+                        }
+                        let size = size as usize;
+                        out.push(Entry {
+                            dialect,
+                            custom,
+                            data: &all[cursor..cursor + size],
+                            at: base + cursor,
+                        });
+                        cursor += size;
+                    }
                 }
-            }
-            Ok(())
-        };
+                Ok(())
+            };
         let mut attr_entries = Vec::with_capacity(num_attrs);
         let mut type_entries = Vec::with_capacity(num_types);
         read_group(offsets, &mut attr_entries, num_attrs)?;
@@ -203,14 +259,20 @@ impl<'b> AttrTypes<'b> {
     }
 
     fn err_at(&self, at: usize, message: impl Into<String>) -> BytecodeError {
-        BytecodeError::Malformed { offset: at, section: "attribute/type section", message: message.into() }
+        BytecodeError::Malformed {
+            offset: at,
+            section: "attribute/type section",
+            message: message.into(),
+        }
     }
 
     pub fn string(&self, r: &Reader<'_>, idx: u64) -> R<Rc<str>> {
-        self.strings
-            .get(idx as usize)
-            .cloned()
-            .ok_or_else(|| r.err(format!("string index {idx} out of range ({} strings)", self.strings.len())))
+        self.strings.get(idx as usize).cloned().ok_or_else(|| {
+            r.err(format!(
+                "string index {idx} out of range ({} strings)",
+                self.strings.len()
+            ))
+        })
     }
 
     // ---- resolution -----------------------------------------------------------------------------------------
@@ -234,9 +296,22 @@ impl<'b> AttrTypes<'b> {
     fn load_attr(&mut self, idx: u64) -> R<usize> {
         let i = idx as usize;
         match self.attrs.get(i) {
-            None => return Err(self.err_at(self.section_base, format!("attribute index {idx} out of range ({} attributes)", self.attrs.len()))),
+            None => {
+                return Err(self.err_at(
+                    self.section_base,
+                    format!(
+                        "attribute index {idx} out of range ({} attributes)",
+                        self.attrs.len()
+                    ),
+                ))
+            }
             Some(Slot::Done(_)) => return Ok(i),
-            Some(Slot::Busy) => return Err(self.err_at(self.attr_entries[i].at, format!("attribute {idx} refers to itself"))),
+            Some(Slot::Busy) => {
+                return Err(self.err_at(
+                    self.attr_entries[i].at,
+                    format!("attribute {idx} refers to itself"),
+                ))
+            }
             Some(Slot::Unread) => {}
         }
         self.enter(self.attr_entries[i].at)?;
@@ -258,9 +333,19 @@ impl<'b> AttrTypes<'b> {
     fn load_type(&mut self, idx: u64) -> R<usize> {
         let i = idx as usize;
         match self.types.get(i) {
-            None => return Err(self.err_at(self.section_base, format!("type index {idx} out of range ({} types)", self.types.len()))),
+            None => {
+                return Err(self.err_at(
+                    self.section_base,
+                    format!("type index {idx} out of range ({} types)", self.types.len()),
+                ))
+            }
             Some(Slot::Done(_)) => return Ok(i),
-            Some(Slot::Busy) => return Err(self.err_at(self.type_entries[i].at, format!("type {idx} refers to itself"))),
+            Some(Slot::Busy) => {
+                return Err(self.err_at(
+                    self.type_entries[i].at,
+                    format!("type {idx} refers to itself"),
+                ))
+            }
             Some(Slot::Unread) => {}
         }
         self.enter(self.type_entries[i].at)?;
@@ -281,14 +366,20 @@ impl<'b> AttrTypes<'b> {
 
     fn enter(&mut self, at: usize) -> R<()> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.err_at(at, format!("attributes/types nested deeper than {MAX_DEPTH}")));
+            return Err(self.err_at(
+                at,
+                format!("attributes/types nested deeper than {MAX_DEPTH}"),
+            ));
         }
         self.depth += 1;
         Ok(())
     }
 
     fn is_builtin(&self, dialect: usize) -> bool {
-        self.dialects.get(dialect).map(|d| &**d == "builtin").unwrap_or(false)
+        self.dialects
+            .get(dialect)
+            .map(|d| &**d == "builtin")
+            .unwrap_or(false)
     }
 
     fn asm_text(&self, e: &Entry<'b>, what: &str) -> R<Rc<str>> {
@@ -304,13 +395,20 @@ impl<'b> AttrTypes<'b> {
         let e = &self.attr_entries[i];
         let (dialect, custom, data, at) = (e.dialect, e.custom, e.data, e.at);
         if !custom {
-            let e = Entry { dialect, custom, data, at };
+            let e = Entry {
+                dialect,
+                custom,
+                data,
+                at,
+            };
             return Ok(Attr::Text(self.asm_text(&e, "attribute")?));
         }
         if !self.is_builtin(dialect) {
             let d = self.dialects[dialect].clone();
             self.notes.push(format!("attribute {i} uses a binary encoding of dialect `{d}`, which hlolint cannot decode"));
-            return Ok(Attr::Text(Rc::from(format!("#{d}<\"undecoded bytecode attribute\">"))));
+            return Ok(Attr::Text(Rc::from(format!(
+                "#{d}<\"undecoded bytecode attribute\">"
+            ))));
         }
         let mut r = Reader::new(data, at, "attribute/type section");
         let a = self.builtin_attr(&mut r)?;
@@ -324,13 +422,22 @@ impl<'b> AttrTypes<'b> {
         let e = &self.type_entries[i];
         let (dialect, custom, data, at) = (e.dialect, e.custom, e.data, e.at);
         if !custom {
-            let e = Entry { dialect, custom, data, at };
+            let e = Entry {
+                dialect,
+                custom,
+                data,
+                at,
+            };
             return Ok(Ty::Text(self.asm_text(&e, "type")?));
         }
         if !self.is_builtin(dialect) {
             let d = self.dialects[dialect].clone();
-            self.notes.push(format!("type {i} uses a binary encoding of dialect `{d}`, which hlolint cannot decode"));
-            return Ok(Ty::Text(Rc::from(format!("!{d}<\"undecoded bytecode type\">"))));
+            self.notes.push(format!(
+                "type {i} uses a binary encoding of dialect `{d}`, which hlolint cannot decode"
+            ));
+            return Ok(Ty::Text(Rc::from(format!(
+                "!{d}<\"undecoded bytecode type\">"
+            ))));
         }
         let mut r = Reader::new(data, at, "attribute/type section");
         let t = self.builtin_type(&mut r)?;
@@ -381,7 +488,12 @@ impl<'b> AttrTypes<'b> {
         }
     }
 
-    fn list<T>(&mut self, r: &mut Reader<'_>, what: &str, mut f: impl FnMut(&mut Self, &mut Reader<'_>) -> R<T>) -> R<Vec<T>> {
+    fn list<T>(
+        &mut self,
+        r: &mut Reader<'_>,
+        what: &str,
+        mut f: impl FnMut(&mut Self, &mut Reader<'_>) -> R<T>,
+    ) -> R<Vec<T>> {
         let n = r.count(what)?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
@@ -397,10 +509,16 @@ impl<'b> AttrTypes<'b> {
     /// `readAPIntWithKnownWidth`: a byte up to 8 bits, a signed varint up to 64, else active words.
     fn apint(&mut self, r: &mut Reader<'_>, width: u32) -> R<Bits> {
         if width <= 8 {
-            return Ok(Bits { words: vec![r.byte()? as u64], width });
+            return Ok(Bits {
+                words: vec![r.byte()? as u64],
+                width,
+            });
         }
         if width <= 64 {
-            return Ok(Bits { words: vec![r.svarint()? as u64], width });
+            return Ok(Bits {
+                words: vec![r.svarint()? as u64],
+                width,
+            });
         }
         let n = r.count("APInt word")?;
         let mut words = Vec::with_capacity(n);
@@ -433,14 +551,23 @@ impl<'b> AttrTypes<'b> {
             })?),
             2 => {
                 let i = r.varint()?;
-                Attr::Str { value: self.string(r, i)?, ty: None }
+                Attr::Str {
+                    value: self.string(r, i)?,
+                    ty: None,
+                }
             }
             3 => {
                 let i = r.varint()?;
                 let value = self.string(r, i)?;
-                Attr::Str { value, ty: Some(self.type_ref(r)?) }
+                Attr::Str {
+                    value,
+                    ty: Some(self.type_ref(r)?),
+                }
             }
-            4 => Attr::SymbolRef { root: self.string_attr_ref(r)?, nested: Vec::new() },
+            4 => Attr::SymbolRef {
+                root: self.string_attr_ref(r)?,
+                nested: Vec::new(),
+            },
             5 => {
                 let root = self.string_attr_ref(r)?;
                 let nested = self.list(r, "nested symbol", |s, r| {
@@ -478,7 +605,11 @@ impl<'b> AttrTypes<'b> {
                     _ => return Err(self.err_at(code_at, "float attribute with a non-float type")),
                 };
                 let bits = self.apint(r, float_bits(name))?;
-                Attr::Scalar { value: float_text(name, &bits), ty, is_bool: false }
+                Attr::Scalar {
+                    value: float_text(name, &bits),
+                    ty,
+                    is_bool: false,
+                }
             }
             10 => {
                 let callee = self.loc_ref(r)?;
@@ -489,11 +620,20 @@ impl<'b> AttrTypes<'b> {
                 let file = self.string_attr_ref(r)?;
                 let line = r.varint()?;
                 let col = r.varint()?;
-                Attr::Loc(Loc::File { file, line, col, end: None })
+                Attr::Loc(Loc::File {
+                    file,
+                    line,
+                    col,
+                    end: None,
+                })
             }
             12 | 13 => {
                 let locs = self.list(r, "fused location", |s, r| s.loc_ref(r))?;
-                let metadata = if code == 13 { Some(self.attr_ref(r)?) } else { None };
+                let metadata = if code == 13 {
+                    Some(self.attr_ref(r)?)
+                } else {
+                    None
+                };
                 Attr::Loc(Loc::Fused { locs, metadata })
             }
             14 => {
@@ -509,11 +649,12 @@ impl<'b> AttrTypes<'b> {
             16 => {
                 let ty = self.type_ref(r)?;
                 let h = r.varint()?;
-                let key = self
-                    .resources
-                    .get(h as usize)
-                    .cloned()
-                    .ok_or_else(|| r.err(format!("resource handle {h} out of range ({} resources)", self.resources.len())))?;
+                let key = self.resources.get(h as usize).cloned().ok_or_else(|| {
+                    r.err(format!(
+                        "resource handle {h} out of range ({} resources)",
+                        self.resources.len()
+                    ))
+                })?;
                 let t = self.type_text(ty)?;
                 Attr::Printed(Rc::from(format!("dense_resource<{key}> : {t}")))
             }
@@ -542,7 +683,11 @@ impl<'b> AttrTypes<'b> {
                     items.push(escape_string(&self.string(r, i)?));
                 }
                 let t = self.type_text(ty)?;
-                let body = if splat { items.join("") } else { format!("[{}]", items.join(", ")) };
+                let body = if splat {
+                    items.join("")
+                } else {
+                    format!("[{}]", items.join(", "))
+                };
                 Attr::Printed(Rc::from(format!("dense<{body}> : {t}")))
             }
             20 => {
@@ -565,7 +710,12 @@ impl<'b> AttrTypes<'b> {
                     [l, c, el, ec] => (*l, *c, Some((*el, *ec))),
                     _ => return Err(r.err("file range location with more than 4 numbers")),
                 };
-                Attr::Loc(Loc::File { file, line, col, end })
+                Attr::Loc(Loc::File {
+                    file,
+                    line,
+                    col,
+                    end,
+                })
             }
             23 => {
                 let dims = r.varint()?;
@@ -573,11 +723,13 @@ impl<'b> AttrTypes<'b> {
                 let exprs = self.list(r, "affine expression", |_, r| affine_expr(r, 0))?;
                 Attr::Printed(Rc::from(affine_map_text(dims, syms, &exprs)))
             }
-            _ => return Err(BytecodeError::Malformed {
-                offset: code_at,
-                section: "attribute/type section",
-                message: format!("unknown builtin attribute code {code}"),
-            }),
+            _ => {
+                return Err(BytecodeError::Malformed {
+                    offset: code_at,
+                    section: "attribute/type section",
+                    message: format!("unknown builtin attribute code {code}"),
+                })
+            }
         })
     }
 
@@ -590,7 +742,10 @@ impl<'b> AttrTypes<'b> {
         Ok(match code {
             0 => {
                 let v = r.varint()?;
-                Ty::Int { width: v >> 2, signedness: (v & 3) as u8 }
+                Ty::Int {
+                    width: v >> 2,
+                    signedness: (v & 3) as u8,
+                }
             }
             1 => Ty::Index,
             2 => {
@@ -603,46 +758,80 @@ impl<'b> AttrTypes<'b> {
                 let shape = self.shape(r)?;
                 let elem = self.type_ref(r)?;
                 let layout = Some(self.attr_ref(r)?);
-                Ty::MemRef { shape, elem, layout, space: None }
+                Ty::MemRef {
+                    shape,
+                    elem,
+                    layout,
+                    space: None,
+                }
             }
             11 => {
                 let space = Some(self.attr_ref(r)?);
                 let shape = self.shape(r)?;
                 let elem = self.type_ref(r)?;
                 let layout = Some(self.attr_ref(r)?);
-                Ty::MemRef { shape, elem, layout, space }
+                Ty::MemRef {
+                    shape,
+                    elem,
+                    layout,
+                    space,
+                }
             }
             12 => Ty::None,
             13 => {
                 let shape = self.shape(r)?;
-                Ty::Tensor { shape, elem: self.type_ref(r)?, encoding: None }
+                Ty::Tensor {
+                    shape,
+                    elem: self.type_ref(r)?,
+                    encoding: None,
+                }
             }
             14 => {
                 let encoding = Some(self.attr_ref(r)?);
                 let shape = self.shape(r)?;
-                Ty::Tensor { shape, elem: self.type_ref(r)?, encoding }
+                Ty::Tensor {
+                    shape,
+                    elem: self.type_ref(r)?,
+                    encoding,
+                }
             }
             15 => Ty::Tuple(self.list(r, "tuple element", |s, r| s.type_ref(r))?),
-            16 => Ty::UnrankedMemRef { elem: self.type_ref(r)?, space: None },
+            16 => Ty::UnrankedMemRef {
+                elem: self.type_ref(r)?,
+                space: None,
+            },
             17 => {
                 let space = Some(self.attr_ref(r)?);
-                Ty::UnrankedMemRef { elem: self.type_ref(r)?, space }
+                Ty::UnrankedMemRef {
+                    elem: self.type_ref(r)?,
+                    space,
+                }
             }
             18 => Ty::UnrankedTensor(self.type_ref(r)?),
             19 => {
                 let shape = self.shape(r)?;
-                Ty::Vector { shape, elem: self.type_ref(r)?, scalable: Vec::new() }
+                Ty::Vector {
+                    shape,
+                    elem: self.type_ref(r)?,
+                    scalable: Vec::new(),
+                }
             }
             20 => {
                 let scalable = self.list(r, "scalable flag", |_, r| Ok(r.byte()? != 0))?;
                 let shape = self.shape(r)?;
-                Ty::Vector { shape, elem: self.type_ref(r)?, scalable }
+                Ty::Vector {
+                    shape,
+                    elem: self.type_ref(r)?,
+                    scalable,
+                }
             }
-            _ => return Err(BytecodeError::Malformed {
-                offset: code_at,
-                section: "attribute/type section",
-                message: format!("unknown builtin type code {code}"),
-            }),
+            _ => {
+                return Err(BytecodeError::Malformed {
+                    offset: code_at,
+                    section: "attribute/type section",
+                    message: format!("unknown builtin type code {code}"),
+                })
+            }
         })
     }
 
@@ -650,18 +839,29 @@ impl<'b> AttrTypes<'b> {
 
     fn num_elements(&mut self, ty: u32) -> R<u64> {
         let shape = match self.ty(ty as u64)? {
-            Ty::Tensor { shape, .. } | Ty::Vector { shape, .. } | Ty::MemRef { shape, .. } => shape.clone(),
+            Ty::Tensor { shape, .. } | Ty::Vector { shape, .. } | Ty::MemRef { shape, .. } => {
+                shape.clone()
+            }
             _ => Vec::new(),
         };
-        Ok(shape.iter().fold(1u64, |acc, &d| acc.saturating_mul(d.max(0) as u64)))
+        Ok(shape
+            .iter()
+            .fold(1u64, |acc, &d| acc.saturating_mul(d.max(0) as u64)))
     }
 
     /// Element kind of a shaped type: (bits, kind) with kind 'i' signed/signless int, 'u' unsigned, 'b' bool,
     /// 'f' float (name), 'c' complex, '?' unknown.
     fn elem_kind(&mut self, elem: u32) -> R<(u32, char, &'static str)> {
         Ok(match self.ty(elem as u64)? {
-            Ty::Int { width: 1, signedness: 0 } => (1, 'b', ""),
-            Ty::Int { width, signedness } => ((*width).min(1 << 16) as u32, if *signedness == 2 { 'u' } else { 'i' }, ""),
+            Ty::Int {
+                width: 1,
+                signedness: 0,
+            } => (1, 'b', ""),
+            Ty::Int { width, signedness } => (
+                (*width).min(1 << 16) as u32,
+                if *signedness == 2 { 'u' } else { 'i' },
+                "",
+            ),
             Ty::Index => (64, 'i', ""),
             Ty::Float(n) => (float_bits(n), 'f', n),
             Ty::Complex(inner) => {
@@ -690,18 +890,34 @@ impl<'b> AttrTypes<'b> {
     fn dense_array_text(&mut self, elem: u32, size: u64, blob: &[u8], at: usize) -> R<String> {
         let (bits, kind, fname) = self.elem_kind(elem)?;
         let t = self.type_text(elem)?;
-        let esize = if kind == 'b' { 1 } else { bits.div_ceil(8) as usize };
+        let esize = if kind == 'b' {
+            1
+        } else {
+            bits.div_ceil(8) as usize
+        };
         if esize == 0 || (blob.len() as u64) != size.saturating_mul(esize as u64) {
-            return Err(self.err_at(at, format!("dense array of {size} {t} has {} bytes", blob.len())));
+            return Err(self.err_at(
+                at,
+                format!("dense array of {size} {t} has {} bytes", blob.len()),
+            ));
         }
-        let items: Vec<String> = blob.chunks(esize).map(|c| Self::element_text(c, bits, kind, fname)).collect();
+        let items: Vec<String> = blob
+            .chunks(esize)
+            .map(|c| Self::element_text(c, bits, kind, fname))
+            .collect();
         self.spend(items.iter().map(|s| s.len() + 2).sum())?;
-        Ok(if items.is_empty() { format!("array<{t}>") } else { format!("array<{t}: {}>", items.join(", ")) })
+        Ok(if items.is_empty() {
+            format!("array<{t}>")
+        } else {
+            format!("array<{t}: {}>", items.join(", "))
+        })
     }
 
     fn dense_elements_text(&mut self, ty: u32, blob: &[u8], at: usize) -> R<String> {
         let (shape, elem) = match self.ty(ty as u64)? {
-            Ty::Tensor { shape, elem, .. } | Ty::Vector { shape, elem, .. } => (shape.clone(), *elem),
+            Ty::Tensor { shape, elem, .. } | Ty::Vector { shape, elem, .. } => {
+                (shape.clone(), *elem)
+            }
             _ => return Err(self.err_at(at, "dense elements attribute of a non-shaped type")),
         };
         let t = self.type_text(ty)?;
@@ -713,7 +929,11 @@ impl<'b> AttrTypes<'b> {
             'C' => 'i',
             k => k,
         };
-        let esize = if kind == 'b' { 1 } else { bits.div_ceil(8) as usize * if complex { 2 } else { 1 } };
+        let esize = if kind == 'b' {
+            1
+        } else {
+            bits.div_ceil(8) as usize * if complex { 2 } else { 1 }
+        };
         let elem_text = |c: &[u8]| -> String {
             if complex {
                 let h = c.len() / 2;
@@ -728,8 +948,14 @@ impl<'b> AttrTypes<'b> {
         };
         // Booleans may be bit-packed (one bit per element), or a single 0x00/0xFF splat byte.
         let unpacked: Vec<u8>;
-        let data: &[u8] = if kind == 'b' && blob.len() as u64 != n && blob.len() as u64 == n.div_ceil(8) && blob.len() != 1 {
-            unpacked = (0..n as usize).map(|i| (blob[i / 8] >> (i % 8)) & 1).collect();
+        let data: &[u8] = if kind == 'b'
+            && blob.len() as u64 != n
+            && blob.len() as u64 == n.div_ceil(8)
+            && blob.len() != 1
+        {
+            unpacked = (0..n as usize)
+                .map(|i| (blob[i / 8] >> (i % 8)) & 1)
+                .collect();
             &unpacked
         } else {
             blob
@@ -738,7 +964,10 @@ impl<'b> AttrTypes<'b> {
             return Ok(format!("dense<{}> : {t}", elem_text(data)));
         }
         if data.len() as u64 != n.saturating_mul(esize as u64) {
-            return Err(self.err_at(at, format!("dense elements of {t} have {} bytes of data", blob.len())));
+            return Err(self.err_at(
+                at,
+                format!("dense elements of {t} have {} bytes of data", blob.len()),
+            ));
         }
         if n > 100 {
             self.spend(2 * blob.len() + 16)?;
@@ -764,7 +993,10 @@ impl<'b> AttrTypes<'b> {
 
     fn spend(&mut self, n: usize) -> R<()> {
         if n > self.budget {
-            return Err(self.err_at(self.section_base, "attribute/type text grows beyond the size budget (corrupt or hostile input)"));
+            return Err(self.err_at(
+                self.section_base,
+                "attribute/type text grows beyond the size budget (corrupt or hostile input)",
+            ));
         }
         self.budget -= n;
         Ok(())
@@ -787,7 +1019,11 @@ impl<'b> AttrTypes<'b> {
     fn dims(shape: &[i64], scalable: &[bool]) -> String {
         let mut s = String::new();
         for (k, &d) in shape.iter().enumerate() {
-            let d = if d == i64::MIN || d < 0 { "?".to_string() } else { d.to_string() };
+            let d = if d == i64::MIN || d < 0 {
+                "?".to_string()
+            } else {
+                d.to_string()
+            };
             if scalable.get(k).copied().unwrap_or(false) {
                 s.push_str(&format!("[{d}]x"));
             } else {
@@ -804,7 +1040,9 @@ impl<'b> AttrTypes<'b> {
             _ => return Err(self.err_at(self.section_base, "internal: type not loaded")),
         };
         Ok(match t {
-            Ty::Int { width, signedness } => format!("{}{width}", ["i", "si", "ui", "i"][signedness as usize & 3]),
+            Ty::Int { width, signedness } => {
+                format!("{}{width}", ["i", "si", "ui", "i"][signedness as usize & 3])
+            }
             Ty::Index => "index".into(),
             Ty::Float(n) => n.into(),
             Ty::None => "none".into(),
@@ -812,7 +1050,8 @@ impl<'b> AttrTypes<'b> {
             Ty::Func { inputs, results } => {
                 let ins = self.type_list(&inputs)?;
                 let outs = self.type_list(&results)?;
-                let single_plain = results.len() == 1 && !matches!(self.ty(results[0] as u64)?, Ty::Func { .. });
+                let single_plain =
+                    results.len() == 1 && !matches!(self.ty(results[0] as u64)?, Ty::Func { .. });
                 if single_plain {
                     format!("({ins}) -> {outs}")
                 } else {
@@ -821,9 +1060,25 @@ impl<'b> AttrTypes<'b> {
             }
             Ty::Complex(e) => format!("complex<{}>", self.type_text(e)?),
             Ty::Tuple(ts) => format!("tuple<{}>", self.type_list(&ts)?),
-            Ty::Vector { shape, elem, scalable } => format!("vector<{}{}>", Self::dims(&shape, &scalable), self.type_text(elem)?),
-            Ty::Tensor { shape, elem, encoding } => {
-                let mut s = format!("tensor<{}{}", Self::dims(&shape, &[]), self.type_text(elem)?);
+            Ty::Vector {
+                shape,
+                elem,
+                scalable,
+            } => format!(
+                "vector<{}{}>",
+                Self::dims(&shape, &scalable),
+                self.type_text(elem)?
+            ),
+            Ty::Tensor {
+                shape,
+                elem,
+                encoding,
+            } => {
+                let mut s = format!(
+                    "tensor<{}{}",
+                    Self::dims(&shape, &[]),
+                    self.type_text(elem)?
+                );
                 if let Some(e) = encoding {
                     s.push_str(", ");
                     s.push_str(&self.attr_text(e)?);
@@ -832,8 +1087,17 @@ impl<'b> AttrTypes<'b> {
                 s
             }
             Ty::UnrankedTensor(e) => format!("tensor<*x{}>", self.type_text(e)?),
-            Ty::MemRef { shape, elem, layout, space } => {
-                let mut s = format!("memref<{}{}", Self::dims(&shape, &[]), self.type_text(elem)?);
+            Ty::MemRef {
+                shape,
+                elem,
+                layout,
+                space,
+            } => {
+                let mut s = format!(
+                    "memref<{}{}",
+                    Self::dims(&shape, &[]),
+                    self.type_text(elem)?
+                );
                 if let Some(l) = layout {
                     let lt = self.attr_text(l)?;
                     if !is_identity_layout(&lt) {
@@ -902,7 +1166,9 @@ impl<'b> AttrTypes<'b> {
             Attr::Unit => "unit".into(),
             Attr::Type(t) => self.type_text(t)?.to_string(),
             Attr::Str { value, ty: None } => escape_string(&value),
-            Attr::Str { value, ty: Some(t) } => format!("{} : {}", escape_string(&value), self.type_text(t)?),
+            Attr::Str { value, ty: Some(t) } => {
+                format!("{} : {}", escape_string(&value), self.type_text(t)?)
+            }
             Attr::SymbolRef { root, nested } => {
                 let mut s = symbol_text(&root);
                 for n in nested.iter() {
@@ -911,7 +1177,11 @@ impl<'b> AttrTypes<'b> {
                 }
                 s
             }
-            Attr::Scalar { value, is_bool: true, .. } => value,
+            Attr::Scalar {
+                value,
+                is_bool: true,
+                ..
+            } => value,
             Attr::Scalar { value, ty, .. } => format!("{value} : {}", self.type_text(ty)?),
             Attr::Array(items) => {
                 let mut parts = Vec::with_capacity(items.len());
@@ -947,7 +1217,12 @@ impl<'b> AttrTypes<'b> {
         let res = (|| -> R<String> {
             Ok(match l {
                 Loc::Unknown => "unknown".into(),
-                Loc::File { file, line, col, end } => {
+                Loc::File {
+                    file,
+                    line,
+                    col,
+                    end,
+                } => {
                     let mut s = format!("{}:{line}:{col}", escape_string(&file));
                     if let Some((el, ec)) = end {
                         if el == line {
@@ -959,9 +1234,16 @@ impl<'b> AttrTypes<'b> {
                     s
                 }
                 Loc::Name { name, child: None } => escape_string(&name),
-                Loc::Name { name, child: Some(c) } => format!("{}({})", escape_string(&name), self.loc_text(c)?),
+                Loc::Name {
+                    name,
+                    child: Some(c),
+                } => format!("{}({})", escape_string(&name), self.loc_text(c)?),
                 Loc::CallSite { callee, caller } => {
-                    format!("callsite({} at {})", self.loc_text(callee)?, self.loc_text(caller)?)
+                    format!(
+                        "callsite({} at {})",
+                        self.loc_text(callee)?,
+                        self.loc_text(caller)?
+                    )
                 }
                 Loc::Fused { locs, metadata } => {
                     let mut parts = Vec::new();
@@ -984,7 +1266,13 @@ impl<'b> AttrTypes<'b> {
 
     /// Innermost-first source positions of a location: `(file, line, col)`, and the name locations met on the
     /// way (jax puts the primitive name there, e.g. `get:` / `swap:`).
-    pub fn loc_info(&mut self, i: u32, files: &mut Vec<(Rc<str>, u64, u64)>, names: &mut Vec<Rc<str>>, depth: u32) -> R<()> {
+    pub fn loc_info(
+        &mut self,
+        i: u32,
+        files: &mut Vec<(Rc<str>, u64, u64)>,
+        names: &mut Vec<Rc<str>>,
+        depth: u32,
+    ) -> R<()> {
         if depth > MAX_DEPTH {
             return Ok(());
         }
@@ -994,7 +1282,9 @@ impl<'b> AttrTypes<'b> {
         };
         match l {
             Loc::Unknown => {}
-            Loc::File { file, line, col, .. } => files.push((file, line, col)),
+            Loc::File {
+                file, line, col, ..
+            } => files.push((file, line, col)),
             Loc::Name { name, child } => {
                 names.push(name);
                 if let Some(c) = child {
@@ -1037,16 +1327,36 @@ fn affine_expr(r: &mut Reader<'_>, depth: u32) -> R<String> {
 fn affine_map_text(dims: u64, syms: u64, exprs: &[String]) -> String {
     let d: Vec<String> = (0..dims.min(1 << 16)).map(|i| format!("d{i}")).collect();
     let s: Vec<String> = (0..syms.min(1 << 16)).map(|i| format!("s{i}")).collect();
-    let strip = |e: &String| e.strip_prefix('(').and_then(|e| e.strip_suffix(')')).map(str::to_string).unwrap_or(e.clone());
+    let strip = |e: &String| {
+        e.strip_prefix('(')
+            .and_then(|e| e.strip_suffix(')'))
+            .map(str::to_string)
+            .unwrap_or(e.clone())
+    };
     let res: Vec<String> = exprs.iter().map(strip).collect();
-    let syms = if s.is_empty() { String::new() } else { format!("[{}]", s.join(", ")) };
-    format!("affine_map<({}){syms} -> ({})>", d.join(", "), res.join(", "))
+    let syms = if s.is_empty() {
+        String::new()
+    } else {
+        format!("[{}]", s.join(", "))
+    };
+    format!(
+        "affine_map<({}){syms} -> ({})>",
+        d.join(", "),
+        res.join(", ")
+    )
 }
 
 /// `affine_map<(d0, d1) -> (d0, d1)>` (the default memref layout MLIR does not print).
 pub(crate) fn is_identity_layout(text: &str) -> bool {
-    let Some(inner) = text.strip_prefix("affine_map<").and_then(|t| t.strip_suffix('>')) else { return false };
-    let Some((lhs, rhs)) = inner.split_once("->") else { return false };
+    let Some(inner) = text
+        .strip_prefix("affine_map<")
+        .and_then(|t| t.strip_suffix('>'))
+    else {
+        return false;
+    };
+    let Some((lhs, rhs)) = inner.split_once("->") else {
+        return false;
+    };
     let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
     norm(lhs) == norm(rhs)
 }
@@ -1064,13 +1374,25 @@ fn int_text(v: &Bits, unsigned: bool) -> String {
             return x.to_string();
         }
         let sign = 1u64 << (w - 1);
-        return if x & sign != 0 { ((x as i128) - (1i128 << w)).to_string() } else { x.to_string() };
+        return if x & sign != 0 {
+            ((x as i128) - (1i128 << w)).to_string()
+        } else {
+            x.to_string()
+        };
     }
     if w <= 128 && v.words.len() <= 2 {
         let lo = v.words.first().copied().unwrap_or(0) as u128;
-        let hi_word = v.words.get(1).copied().unwrap_or(if (lo as u64 as i64) < 0 { u64::MAX } else { 0 });
+        let hi_word = v
+            .words
+            .get(1)
+            .copied()
+            .unwrap_or(if (lo as u64 as i64) < 0 { u64::MAX } else { 0 });
         let x = lo | ((hi_word as u128) << 64);
-        return if unsigned { x.to_string() } else { (x as i128).to_string() };
+        return if unsigned {
+            x.to_string()
+        } else {
+            (x as i128).to_string()
+        };
     }
     let hex: String = v.words.iter().rev().map(|w| format!("{w:016X}")).collect();
     format!("0x{hex}")
@@ -1103,7 +1425,9 @@ fn float_value(name: &str, bits: u64) -> Option<f64> {
 }
 
 fn round_trips(name: &str, text: &str, bits: u64) -> bool {
-    let Ok(x) = text.parse::<f64>() else { return false };
+    let Ok(x) = text.parse::<f64>() else {
+        return false;
+    };
     match name {
         "f64" => x.to_bits() == bits,
         "f32" => (x as f32).to_bits() == bits as u32,
@@ -1125,7 +1449,11 @@ fn float_text(name: &str, v: &Bits) -> String {
             if round_trips(name, &text, bits) {
                 return text;
             }
-            let short = if name == "f32" { format!("{:?}", x as f32) } else { format!("{x:?}") };
+            let short = if name == "f32" {
+                format!("{:?}", x as f32)
+            } else {
+                format!("{x:?}")
+            };
             if short.contains('.') {
                 return short;
             }
@@ -1136,7 +1464,14 @@ fn float_text(name: &str, v: &Bits) -> String {
         let hex: String = v.words.iter().rev().map(|w| format!("{w:016X}")).collect();
         return format!("0x{}", &hex[hex.len().saturating_sub(digits)..]);
     }
-    format!("0x{:0digits$X}", bits & if v.width >= 64 { u64::MAX } else { (1u64 << v.width) - 1 })
+    format!(
+        "0x{:0digits$X}",
+        bits & if v.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << v.width) - 1
+        }
+    )
 }
 
 /// A quoted MLIR string: printable ASCII except `"` and `\` as is, everything else as `\XX`.
@@ -1170,7 +1505,11 @@ fn key_text(k: &str) -> String {
 }
 
 pub(crate) fn symbol_text(s: &str) -> String {
-    if is_bare_identifier(s) || (!s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_$.-".contains(c))) {
+    if is_bare_identifier(s)
+        || (!s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_$.-".contains(c)))
+    {
         format!("@{s}")
     } else {
         format!("@{}", escape_string(s))
@@ -1183,28 +1522,55 @@ mod tests {
 
     #[test]
     fn floats_print_like_mlir() {
-        let b = |x: f32| Bits { words: vec![x.to_bits() as u64], width: 32 };
+        let b = |x: f32| Bits {
+            words: vec![x.to_bits() as u64],
+            width: 32,
+        };
         assert_eq!(float_text("f32", &b(0.0)), "0.000000e+00");
         assert_eq!(float_text("f32", &b(1.0)), "1.000000e+00");
         assert_eq!(float_text("f32", &b(-0.25)), "-2.500000e-01");
         assert_eq!(float_text("f32", &b(f32::INFINITY)), "0x7F800000");
         assert_eq!(float_text("f32", &b(f32::NEG_INFINITY)), "0xFF800000");
-        let d = Bits { words: vec![(1.0f64 / 3.0).to_bits()], width: 64 };
+        let d = Bits {
+            words: vec![(1.0f64 / 3.0).to_bits()],
+            width: 64,
+        };
         assert_eq!(float_text("f64", &d), "0.3333333333333333");
-        let bf = Bits { words: vec![0x3f80], width: 16 };
+        let bf = Bits {
+            words: vec![0x3f80],
+            width: 16,
+        };
         assert_eq!(float_text("bf16", &bf), "1.000000e+00");
-        let h = Bits { words: vec![0x3c00], width: 16 };
+        let h = Bits {
+            words: vec![0x3c00],
+            width: 16,
+        };
         assert_eq!(float_text("f16", &h), "1.000000e+00");
     }
 
     #[test]
     fn ints_print_signed_unless_unsigned() {
-        let v = Bits { words: vec![0xff], width: 8 };
+        let v = Bits {
+            words: vec![0xff],
+            width: 8,
+        };
         assert_eq!(int_text(&v, false), "-1");
         assert_eq!(int_text(&v, true), "255");
-        let v = Bits { words: vec![u64::MAX], width: 64 };
+        let v = Bits {
+            words: vec![u64::MAX],
+            width: 64,
+        };
         assert_eq!(int_text(&v, false), "-1");
-        assert_eq!(int_text(&Bits { words: vec![5], width: 32 }, false), "5");
+        assert_eq!(
+            int_text(
+                &Bits {
+                    words: vec![5],
+                    width: 32
+                },
+                false
+            ),
+            "5"
+        );
     }
 
     #[test]

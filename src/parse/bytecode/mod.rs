@@ -51,12 +51,54 @@ pub use error::BytecodeError;
 pub use summary::{render_module, value_text};
 pub use text::parse_textual_attr;
 
-use crate::ir::{self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, Type, Value, ValueKind};
+use crate::ir::{
+    self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, Type, Value,
+    ValueKind,
+};
 use decode::{DBlock, DDef, DOp, DRegion, Str};
 
 /// Decodes MLIR bytecode (the raw bytes, starting with `ML\xefR`).
+///
+/// Attributes and regions nest, and the reader follows them recursively (with depth limits that turn hostile
+/// nesting into an error). So that those limits hold on any caller's stack (test threads have 2 MiB, and debug
+/// builds have big frames), decoding runs through [`with_decoder_stack`].
 pub fn decode(bytes: &[u8]) -> Result<DecodedModule, BytecodeError> {
-    decode::decode(bytes)
+    with_decoder_stack(|| decode::decode(bytes))
+}
+
+thread_local! {
+    static ON_DECODER_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` on a thread with a 64 MiB stack (reserved, not committed), or directly when already on one. A
+/// caller decoding many kernels (a whole HLO file) can wrap the batch to pay for one thread instead of one per
+/// kernel. If no thread can be spawned, `f` runs on the caller's thread.
+pub fn with_decoder_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if ON_DECODER_STACK.with(|c| c.get()) {
+        return f();
+    }
+    let slot = std::sync::Mutex::new(Some(f));
+    let take = || slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let spawned = std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .name("bytecode".into())
+            .stack_size(64 << 20)
+            .spawn_scoped(s, || {
+                ON_DECODER_STACK.with(|c| c.set(true));
+                take().map(|f| f())
+            });
+        match h {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => None,
+        }
+    });
+    match spawned {
+        Some(v) => v,
+        None => match take() {
+            Some(f) => f(),
+            None => unreachable!("the decoder closure ran on the spawned thread"),
+        },
+    }
 }
 
 /// A decoded bytecode module: owns its text and graph; [`DecodedModule::module`] gives the shared IR.
@@ -96,7 +138,7 @@ impl DecodedModule {
 
     /// The ops of the module body: the top-level `builtin.module`'s block, or the top-level block itself when
     /// the bytecode holds something else.
-    fn body_ops(&self) -> (Option<&DOp>, &[u32]) {
+    pub(crate) fn body_ops(&self) -> (Option<&DOp>, &[u32]) {
         let top = &self.blocks[self.top_block as usize];
         if let [only] = top.ops.as_slice() {
             let op = &self.ops[*only as usize];
@@ -116,8 +158,15 @@ impl DecodedModule {
     /// The kernel's name: the entry function's `sym_name`.
     pub fn kernel_name(&self) -> Option<&str> {
         let (_, body) = self.body_ops();
-        let funcs: Vec<&DOp> = body.iter().map(|&o| &self.ops[o as usize]).filter(|o| o.func.is_some()).collect();
-        let entry = funcs.iter().find(|o| self.is_kernel_func(o)).or(funcs.first())?;
+        let funcs: Vec<&DOp> = body
+            .iter()
+            .map(|&o| &self.ops[o as usize])
+            .filter(|o| o.func.is_some())
+            .collect();
+        let entry = funcs
+            .iter()
+            .find(|o| self.is_kernel_func(o))
+            .or(funcs.first())?;
         entry.func.as_ref().map(|f| self.s(f.name))
     }
 
@@ -125,7 +174,10 @@ impl DecodedModule {
     /// index maps (`transform_N`).
     fn is_kernel_func(&self, op: &DOp) -> bool {
         op.attrs.iter().any(|(k, _)| {
-            matches!(self.s(*k), "iteration_bounds" | "window_params" | "dimension_semantics" | "scalar_prefetch")
+            matches!(
+                self.s(*k),
+                "iteration_bounds" | "window_params" | "dimension_semantics" | "scalar_prefetch"
+            )
         })
     }
 
@@ -134,7 +186,13 @@ impl DecodedModule {
     }
 
     fn attrs(&self, list: &[(Str, Str)]) -> Vec<Attr<'_>> {
-        list.iter().map(|&(k, v)| Attr { key: self.s(k), value: self.value(v), span: Span::default() }).collect()
+        list.iter()
+            .map(|&(k, v)| Attr {
+                key: self.s(k),
+                value: self.value(v),
+                span: Span::default(),
+            })
+            .collect()
     }
 
     fn params(&self, b: &DBlock, attrs: &[Vec<(Str, Str)>]) -> Vec<Param<'_>> {
@@ -153,8 +211,16 @@ impl DecodedModule {
     /// `metadata={op_name="..." source_file="..." source_line=N source_column=M}` as HLO writes it.
     fn metadata(&self, op: &DOp) -> Option<Attr<'_>> {
         let loc = op.loc.as_ref()?;
-        let v = |kind| Value { kind, span: Span::default() };
-        let kv = |key, value| v(ValueKind::KeyVal { key, value: Box::new(value) });
+        let v = |kind| Value {
+            kind,
+            span: Span::default(),
+        };
+        let kv = |key, value| {
+            v(ValueKind::KeyVal {
+                key,
+                value: Box::new(value),
+            })
+        };
         let mut items = Vec::new();
         if let Some(n) = loc.op_name {
             items.push(kv("op_name", v(ValueKind::Str(self.s(n)))));
@@ -164,7 +230,11 @@ impl DecodedModule {
             items.push(kv("source_line", v(ValueKind::Word(self.s(loc.line)))));
             items.push(kv("source_column", v(ValueKind::Word(self.s(loc.col)))));
         }
-        Some(Attr { key: "metadata", value: v(ValueKind::Group { open: '{', items }), span: Span::default() })
+        Some(Attr {
+            key: "metadata",
+            value: v(ValueKind::Group { open: '{', items }),
+            span: Span::default(),
+        })
     }
 
     /// The shared graph: `func.func` ops become functions (params from the entry block's arguments with their
@@ -229,7 +299,11 @@ impl DecodedModule {
                     self.build_op(&mut m, bid, inner, &mut op_map, &mut block_map);
                 }
             }
-            if let Some(&last) = region.blocks.first().and_then(|&b| self.blocks[b as usize].ops.last()) {
+            if let Some(&last) = region
+                .blocks
+                .first()
+                .and_then(|&b| self.blocks[b as usize].ops.last())
+            {
                 if let Some(id) = op_map[last as usize] {
                     m.ops[id.idx()].is_root = true;
                 }
@@ -267,7 +341,10 @@ impl DecodedModule {
             m.ops[id.idx()].operands = operands;
             if let Some(callee) = dop.callee {
                 if let Some(f) = m.func_by_name(self.s(callee)) {
-                    m.ops[id.idx()].calls.push(ir::Call { role: "callee", func: f });
+                    m.ops[id.idx()].calls.push(ir::Call {
+                        role: "callee",
+                        func: f,
+                    });
                 }
             }
         }

@@ -19,7 +19,9 @@ use crate::ir::{Span, Value, ValueKind};
 pub fn parse_textual_attr(text: &str) -> Value<'_> {
     let mut t = Tok { s: text, i: 0 };
     match t.items(None) {
-        Some(mut items) if t.i >= text.len() && items.len() == 1 => items.pop().unwrap_or_else(|| word(text)),
+        Some(mut items) if t.i >= text.len() && items.len() == 1 => {
+            items.pop().unwrap_or_else(|| word(text))
+        }
         _ => word(text),
     }
 }
@@ -29,7 +31,10 @@ fn word(s: &str) -> Value<'_> {
 }
 
 fn v(kind: ValueKind<'_>) -> Value<'_> {
-    Value { kind, span: Span::default() }
+    Value {
+        kind,
+        span: Span::default(),
+    }
 }
 
 struct Tok<'a> {
@@ -91,7 +96,10 @@ impl<'a> Tok<'a> {
                 if let ValueKind::Word(key) | ValueKind::Str(key) = toks[0].kind {
                     self.i += 1;
                     let value = self.item(close)?;
-                    return Some(v(ValueKind::KeyVal { key, value: Box::new(value) }));
+                    return Some(v(ValueKind::KeyVal {
+                        key,
+                        value: Box::new(value),
+                    }));
                 }
             }
             toks.push(self.token()?);
@@ -128,7 +136,10 @@ impl<'a> Tok<'a> {
                 };
                 self.i += 1;
                 let items = self.items(Some(close))?;
-                Some(v(ValueKind::Group { open: c as char, items }))
+                Some(v(ValueKind::Group {
+                    open: c as char,
+                    items,
+                }))
             }
             b'@' => {
                 self.i += 1;
@@ -146,6 +157,10 @@ impl<'a> Tok<'a> {
                 }
                 Some(v(ValueKind::Name(&self.s[from..self.i])))
             }
+            b':' if b.get(self.i + 1) == Some(&b':') => {
+                self.i += 2;
+                Some(v(ValueKind::Punct(&self.s[start..self.i])))
+            }
             b'-' if b.get(self.i + 1) == Some(&b'>') => {
                 self.i += 2;
                 Some(v(ValueKind::Punct(&self.s[start..self.i])))
@@ -156,7 +171,9 @@ impl<'a> Tok<'a> {
                     if c == b'-' && b.get(self.i + 1) == Some(&b'>') {
                         break;
                     }
-                    if is_word_char(c) || (c == b'+' && matches!(b.get(self.i.wrapping_sub(1)), Some(b'e' | b'E'))) {
+                    if is_word_char(c)
+                        || (c == b'+' && matches!(b.get(self.i.wrapping_sub(1)), Some(b'e' | b'E')))
+                    {
                         self.i += 1;
                     } else {
                         break;
@@ -167,7 +184,11 @@ impl<'a> Tok<'a> {
             b']' | b'}' | b')' | b'>' => None,
             _ => {
                 // One punctuation character (`:`, `?`, `*`, `=`, `+`, ...), whole UTF-8 character.
-                let len = self.s[start..].chars().next().map(char::len_utf8).unwrap_or(1);
+                let len = self.s[start..]
+                    .chars()
+                    .next()
+                    .map(char::len_utf8)
+                    .unwrap_or(1);
                 self.i += len;
                 Some(v(ValueKind::Punct(&self.s[start..self.i])))
             }
@@ -186,26 +207,54 @@ mod tests {
             ValueKind::Name(n) => format!("@{n}"),
             ValueKind::Punct(p) => format!("'{p}'"),
             ValueKind::Group { open, items } => {
-                format!("{open}{}", items.iter().map(show).collect::<Vec<_>>().join(" | "))
+                format!(
+                    "{open}{}",
+                    items.iter().map(show).collect::<Vec<_>>().join(" | ")
+                )
             }
             ValueKind::KeyVal { key, value } => format!("{key}={}", show(value)),
-            ValueKind::Seq(items) => format!("seq({})", items.iter().map(show).collect::<Vec<_>>().join(" ")),
+            ValueKind::Seq(items) => format!(
+                "seq({})",
+                items.iter().map(show).collect::<Vec<_>>().join(" ")
+            ),
         }
     }
 
     #[test]
     fn tokenizes_mlir_attributes() {
         assert_eq!(show(&parse_textual_attr("0 : i32")), "seq(0 ':' i32)");
-        assert_eq!(show(&parse_textual_attr("#tpu.memory_space<vmem>")), "seq(#tpu.memory_space <vmem)");
-        assert_eq!(show(&parse_textual_attr("array<i64: 4, 4, 8>")), "seq(array <seq(i64 ':' 4) | 4 | 8)");
         assert_eq!(
-            show(&parse_textual_attr("[{transform_indices = @transform_0, window_bounds = array<i64: 512, 256>}]")),
+            show(&parse_textual_attr("#tpu.memory_space<vmem>")),
+            "seq(#tpu.memory_space <vmem)"
+        );
+        assert_eq!(
+            show(&parse_textual_attr("array<i64: 4, 4, 8>")),
+            "seq(array <seq(i64 ':' 4) | 4 | 8)"
+        );
+        assert_eq!(
+            show(&parse_textual_attr(
+                "[{transform_indices = @transform_0, window_bounds = array<i64: 512, 256>}]"
+            )),
             "[{transform_indices=@transform_0 | window_bounds=seq(array <seq(i64 ':' 512) | 256)"
         );
-        assert_eq!(show(&parse_textual_attr("affine_map<(d0, d1) -> (d0, d1)>")), "seq(affine_map <seq((d0 | d1 '->' (d0 | d1)))");
-        assert_eq!(show(&parse_textual_attr("-1.500000e+00 : f32")), "seq(-1.500000e+00 ':' f32)");
-        assert_eq!(show(&parse_textual_attr("\"matmul_kernel\"")), "\"matmul_kernel\"");
-        assert_eq!(show(&parse_textual_attr("dense<0.000000e+00> : vector<512x512xf32>")), "seq(dense <0.000000e+00 ':' vector <512x512xf32)");
+        assert_eq!(
+            show(&parse_textual_attr("affine_map<(d0, d1) -> (d0, d1)>")),
+            "seq(affine_map <seq((d0 | d1 '->' (d0 | d1)))"
+        );
+        assert_eq!(
+            show(&parse_textual_attr("-1.500000e+00 : f32")),
+            "seq(-1.500000e+00 ':' f32)"
+        );
+        assert_eq!(
+            show(&parse_textual_attr("\"matmul_kernel\"")),
+            "\"matmul_kernel\""
+        );
+        assert_eq!(
+            show(&parse_textual_attr(
+                "dense<0.000000e+00> : vector<512x512xf32>"
+            )),
+            "seq(dense <0.000000e+00 ':' vector <512x512xf32)"
+        );
     }
 
     #[test]

@@ -141,9 +141,10 @@ fn generic_oracle(text: &str) -> Vec<OracleFunc> {
                 stack.pop();
                 // Unregistered functions (`stable_mosaic.func.func`) print their attributes after the region.
                 if func_open.pop() == Some(true) {
-                    if let (Some(f), Some((a, _))) =
-                        (funcs.last_mut(), group(line[2..].trim_start()))
-                    {
+                    if let (Some(f), Some((a, _))) = (
+                        funcs.last_mut(),
+                        group(line.trim_start_matches("})").trim_start()),
+                    ) {
                         if let Some((_, v)) = dict(a).into_iter().find(|(k, _)| k == "sym_name") {
                             f.name = v.trim_matches('"').to_string();
                         }
@@ -245,7 +246,10 @@ fn generic_oracle(text: &str) -> Vec<OracleFunc> {
 }
 
 /// Our module's ops per function, pre-order, with the oracle's shape.
-fn ours(m: &Module<'_>) -> Vec<(String, Vec<(OpId, Vec<String>)>)> {
+/// Per function: its name and its ops (pre-order) with their attribute keys.
+type OurFuncs = Vec<(String, Vec<(OpId, Vec<String>)>)>;
+
+fn ours(m: &Module<'_>) -> OurFuncs {
     m.funcs
         .iter()
         .enumerate()
@@ -433,6 +437,39 @@ fn decoded_graph_has_wiring_calls_and_locations() {
         main.results.iter().map(type_text).collect::<Vec<_>>(),
         vec!["i32", "f32"]
     );
+}
+
+#[test]
+fn backend_configs_in_hlo_and_stablehlo_spelling() {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(read("pallas_dma.mlirbc"));
+    let hlo = format!(
+        r#"{{"flag_configs":[],"custom_call_config":{{"body":"{b64}","needs_layout_passes":true}}}}"#
+    );
+    let shlo = format!(
+        r#""{{\22custom_call_config\22: {{\22body\22: \22{b64}\22, \22serialization_format\22: 1}}}}""#
+    );
+    let old_hlo = format!(r#""{{\"custom_call_config\": {{\"body\": \"{b64}\"}}}}""#);
+    for cfg in [hlo, shlo, old_hlo] {
+        let ks =
+            bytecode::kernels_in_backend_config(&cfg).unwrap_or_else(|e| panic!("{cfg:.80}: {e}"));
+        assert_eq!(ks.len(), 1, "{cfg:.80}");
+        assert_eq!(ks[0].name(), Some("dma_kernel"));
+        assert_eq!(ks[0].body_len, read("pallas_dma.mlirbc").len());
+    }
+    let k = bytecode::kernel_from_backend_config(&format!(
+        r#"{{"custom_call_config":{{"body":"{b64}","needs_layout_passes":true}}}}"#
+    ))
+    .unwrap()
+    .unwrap();
+    assert_eq!(k.config.unwrap()["needs_layout_passes"], true);
+    // A truncated body is a bytecode error, not a panic or a silent skip.
+    let cut = &b64[..b64.len() / 2 / 4 * 4];
+    let e = bytecode::kernel_from_backend_config(&format!(
+        r#"{{"custom_call_config":{{"body":"{cut}"}}}}"#
+    ))
+    .unwrap_err();
+    assert!(matches!(e, BytecodeError::Malformed { .. }), "{e}");
 }
 
 #[test]

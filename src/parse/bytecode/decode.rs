@@ -977,7 +977,7 @@ impl<'b> Decoder<'b> {
         if files.is_empty() && names.is_empty() {
             return Ok(None);
         }
-        let op_name = names.first().map(|n| n.clone());
+        let op_name = names.first().cloned();
         let op_name = op_name.map(|n| self.intern(&n));
         let (file, line, col) = match files.first() {
             Some((f, l, c)) => (Some(f.clone()), *l, *c),

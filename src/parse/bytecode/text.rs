@@ -239,7 +239,7 @@ mod tests {
         );
         assert_eq!(
             show(&parse_textual_attr("affine_map<(d0, d1) -> (d0, d1)>")),
-            "seq(affine_map <seq((d0 | d1 '->' (d0 | d1)))"
+            "seq(affine_map <seq((d0 | d1 '->' (d0 | d1))"
         );
         assert_eq!(
             show(&parse_textual_attr("-1.500000e+00 : f32")),

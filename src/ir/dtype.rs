@@ -81,11 +81,7 @@ const TABLE: &[(DType, &str)] = &[
 impl DType {
     /// The HLO spelling (`f8e4m3fn`), which is also the canonical name hlolint prints and rules match.
     pub fn name(self) -> &'static str {
-        TABLE
-            .iter()
-            .find(|(d, _)| *d == self)
-            .map(|(_, n)| *n)
-            .unwrap_or("?")
+        TABLE.iter().find(|(d, _)| *d == self).map(|(_, n)| *n).unwrap_or("?")
     }
 
     /// Parses an HLO primitive type name exactly as XLA's lexer does (case-sensitive).
@@ -116,17 +112,7 @@ impl DType {
     }
 
     pub fn is_f8(self) -> bool {
-        matches!(
-            self,
-            F8E5M2
-                | F8E4M3
-                | F8E4M3FN
-                | F8E4M3B11FNUZ
-                | F8E3M4
-                | F8E5M2FNUZ
-                | F8E4M3FNUZ
-                | F8E8M0FNU
-        )
+        matches!(self, F8E5M2 | F8E4M3 | F8E4M3FN | F8E4M3B11FNUZ | F8E3M4 | F8E5M2FNUZ | F8E4M3FNUZ | F8E8M0FNU)
     }
 
     pub fn is_float(self) -> bool {
@@ -144,8 +130,7 @@ impl DType {
             S32 | U32 | F32 => 32,
             S64 | U64 | F64 | C64 => 64,
             C128 => 128,
-            F8E5M2 | F8E4M3 | F8E4M3FN | F8E4M3B11FNUZ | F8E3M4 | F8E5M2FNUZ | F8E4M3FNUZ
-            | F8E8M0FNU => 8,
+            F8E5M2 | F8E4M3 | F8E4M3FN | F8E4M3B11FNUZ | F8E3M4 | F8E5M2FNUZ | F8E4M3FNUZ | F8E8M0FNU => 8,
             Token | Opaque | Index => 0,
         }
     }

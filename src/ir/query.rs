@@ -35,29 +35,16 @@ impl<'a> Module<'a> {
 
     pub fn add_region(&mut self, parent: RegionParent) -> RegionId {
         let id = RegionId(self.regions.len() as u32);
-        self.regions.push(Region {
-            parent,
-            blocks: Vec::new(),
-        });
+        self.regions.push(Region { parent, blocks: Vec::new() });
         if let RegionParent::Op(op) = parent {
             self.ops[op.idx()].regions.push(id);
         }
         id
     }
 
-    pub fn add_block(
-        &mut self,
-        region: RegionId,
-        label: Option<&'a str>,
-        args: Vec<Param<'a>>,
-    ) -> BlockId {
+    pub fn add_block(&mut self, region: RegionId, label: Option<&'a str>, args: Vec<Param<'a>>) -> BlockId {
         let id = BlockId(self.blocks.len() as u32);
-        self.blocks.push(Block {
-            region,
-            label,
-            args,
-            ops: Vec::new(),
-        });
+        self.blocks.push(Block { region, label, args, ops: Vec::new() });
         self.regions[region.idx()].blocks.push(id);
         id
     }
@@ -107,10 +94,7 @@ impl<'a> Module<'a> {
     }
 
     pub fn func_by_name(&self, name: &str) -> Option<FuncId> {
-        self.funcs
-            .iter()
-            .position(|f| f.name == name)
-            .map(|i| FuncId(i as u32))
+        self.funcs.iter().position(|f| f.name == name).map(|i| FuncId(i as u32))
     }
 
     pub fn op_ids(&self) -> impl Iterator<Item = OpId> + '_ {
@@ -127,13 +111,10 @@ impl<'a> Module<'a> {
 
     /// The ops defining each operand (skipping block arguments and unresolved names).
     pub fn operand_ops(&self, op: OpId) -> impl Iterator<Item = OpId> + '_ {
-        self.ops[op.idx()]
-            .operands
-            .iter()
-            .filter_map(|o| match o.def {
-                Def::Op { op, .. } => Some(op),
-                _ => None,
-            })
+        self.ops[op.idx()].operands.iter().filter_map(|o| match o.def {
+            Def::Op { op, .. } => Some(op),
+            _ => None,
+        })
     }
 
     /// The op whose region holds `op`, if any (an `scf.for` around a DMA).
@@ -183,11 +164,7 @@ impl<'a> Module<'a> {
     /// The top-level ops of a function's body (its first block): for HLO, the instructions in schedule order.
     pub fn body_ops(&self, f: FuncId) -> &[OpId] {
         let region = &self.regions[self.funcs[f.idx()].body.idx()];
-        region
-            .blocks
-            .first()
-            .map(|b| self.blocks[b.idx()].ops.as_slice())
-            .unwrap_or(&[])
+        region.blocks.first().map(|b| self.blocks[b.idx()].ops.as_slice()).unwrap_or(&[])
     }
 
     /// Position of `op` within its block: the schedule index in a scheduled HLO module.
@@ -199,10 +176,7 @@ impl<'a> Module<'a> {
     /// The root op of a function body (HLO `ROOT`, else the last op).
     pub fn root(&self, f: FuncId) -> Option<OpId> {
         let ops = self.body_ops(f);
-        ops.iter()
-            .copied()
-            .find(|&o| self.ops[o.idx()].is_root)
-            .or_else(|| ops.last().copied())
+        ops.iter().copied().find(|&o| self.ops[o.idx()].is_root).or_else(|| ops.last().copied())
     }
 
     /// For an op inside a called function, the `parameter(N)` number it reads, if it is a parameter.
@@ -211,36 +185,25 @@ impl<'a> Module<'a> {
         if o.opcode != "parameter" {
             return None;
         }
-        o.payload
-            .as_ref()
-            .and_then(|v| v.as_int())
-            .map(|n| n as usize)
+        o.payload.as_ref().and_then(|v| v.as_int()).map(|n| n as usize)
     }
 
     /// Source location of an op from its metadata (`source_file`/`source_line`, or `stack_frame_id` through the
     /// stack-frame tables), innermost first.
     pub fn source_stack(&self, op: OpId) -> Vec<SourceLoc> {
-        let Some(md) = self.ops[op.idx()].attr("metadata") else {
-            return Vec::new();
-        };
+        let Some(md) = self.ops[op.idx()].attr("metadata") else { return Vec::new() };
         if let Some(id) = md.get("stack_frame_id").and_then(|v| v.as_int()) {
             let stack = self.stack_frames.stack(id as u32);
             if !stack.is_empty() {
                 return stack;
             }
         }
-        match (
-            md.get("source_file").and_then(|v| v.string()),
-            md.get("source_line").and_then(|v| v.as_int()),
-        ) {
+        match (md.get("source_file").and_then(|v| v.string()), md.get("source_line").and_then(|v| v.as_int())) {
             (Some(file), Some(line)) => vec![SourceLoc {
                 file: file.into_owned(),
                 function: String::new(),
                 line: line as u32,
-                column: md
-                    .get("source_column")
-                    .and_then(|v| v.as_int())
-                    .unwrap_or(0) as u32,
+                column: md.get("source_column").and_then(|v| v.as_int()).unwrap_or(0) as u32,
             }],
             _ => Vec::new(),
         }

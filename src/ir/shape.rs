@@ -10,13 +10,9 @@ use std::fmt;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Shape {
     Array(ArrayShape),
-    Tuple {
-        elements: Vec<Shape>,
-    },
+    Tuple { elements: Vec<Shape> },
     /// `b(f32[4])`: a buffer shape.
-    Buffer {
-        inner: Box<Shape>,
-    },
+    Buffer { inner: Box<Shape> },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -88,8 +84,7 @@ impl Shape {
 
     /// Memory space of an array shape (`S(n)`), 0 when absent.
     pub fn memory_space(&self) -> Option<i64> {
-        self.array()
-            .map(|a| a.layout.as_ref().and_then(|l| l.memory_space).unwrap_or(0))
+        self.array().map(|a| a.layout.as_ref().and_then(|l| l.memory_space).unwrap_or(0))
     }
 
     /// Every array shape inside (depth first), for histograms over tuple-shaped results.

@@ -11,10 +11,7 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Self {
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
+        Span { start: start as u32, end: end as u32 }
     }
 
     /// The span of `sub`, which must be a slice of `base` (zero-copy parsing makes every token one).
@@ -29,10 +26,7 @@ impl Span {
     }
 
     pub fn to(self, other: Span) -> Span {
-        Span {
-            start: self.start.min(other.start),
-            end: self.end.max(other.end),
-        }
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
     }
 
     pub fn range(self) -> Range<usize> {

@@ -19,10 +19,7 @@ pub type PResult<'a, T> = nom::IResult<&'a str, T, PErr<'a>>;
 
 impl<'a> PErr<'a> {
     pub fn new(at: &'a str, expected: impl Into<Cow<'static, str>>) -> Self {
-        PErr {
-            at,
-            expected: expected.into(),
-        }
+        PErr { at, expected: expected.into() }
     }
 
     /// A recoverable failure (`Err::Error`).
@@ -99,17 +96,7 @@ impl SyntaxError {
     pub fn at(format: &'static str, path: &str, text: &str, at: usize, expected: String) -> Self {
         let rest = &text[at..];
         let found = describe_found(rest);
-        let len = rest
-            .chars()
-            .next()
-            .map(|c| {
-                if c.is_whitespace() {
-                    0
-                } else {
-                    token_len(rest)
-                }
-            })
-            .unwrap_or(0);
+        let len = rest.chars().next().map(|c| if c.is_whitespace() { 0 } else { token_len(rest) }).unwrap_or(0);
         SyntaxError {
             format,
             expected,
@@ -121,9 +108,7 @@ impl SyntaxError {
 }
 
 fn token_len(s: &str) -> usize {
-    let n = s
-        .find(|c: char| c.is_whitespace() || ",(){}[]=".contains(c))
-        .unwrap_or(s.len());
+    let n = s.find(|c: char| c.is_whitespace() || ",(){}[]=".contains(c)).unwrap_or(s.len());
     if n == 0 {
         s.chars().next().map(char::len_utf8).unwrap_or(0)
     } else {

@@ -106,7 +106,8 @@ struct OpName {
 struct Scope {
     values: Vec<Option<DDef>>,
     next: Vec<usize>,
-    pending: Vec<(usize, u32, usize)>,
+    /// slot → operands (op, operand index) waiting for it.
+    pending: std::collections::BTreeMap<usize, Vec<(u32, usize)>>,
 }
 
 struct Decoder<'b> {
@@ -485,7 +486,7 @@ impl<'b> Decoder<'b> {
         self.read_block(r, block, region, 0)?;
         self.close_region(r)?;
         let scope = self.scopes.pop().unwrap_or_default();
-        if let Some(&(slot, _, _)) = scope.pending.first() {
+        if let Some((&slot, _)) = scope.pending.iter().next() {
             return Err(r.err(format!(
                 "operand refers to value {slot}, which is never defined"
             )));
@@ -533,7 +534,7 @@ impl<'b> Decoder<'b> {
         scope.next.pop();
         // Nested regions are closed first, so this region's slots are the last `n`.
         let start = scope.values.len().saturating_sub(n);
-        if let Some(&(slot, _, _)) = scope.pending.iter().find(|p| p.0 >= start) {
+        if let Some((&slot, _)) = scope.pending.range(start..).next() {
             return Err(r.err(format!(
                 "operand refers to value {slot}, which its region never defines"
             )));
@@ -563,15 +564,9 @@ impl<'b> Decoder<'b> {
             }
             scope.values[slot] = Some(def);
             *next += 1;
-            if !scope.pending.is_empty() {
-                let mut k = 0;
-                while k < scope.pending.len() {
-                    if scope.pending[k].0 == slot {
-                        let (_, op, idx) = scope.pending.swap_remove(k);
-                        out.ops[op as usize].operands[idx].def = Some(def);
-                    } else {
-                        k += 1;
-                    }
+            if let Some(waiting) = scope.pending.remove(&slot) {
+                for (op, idx) in waiting {
+                    out.ops[op as usize].operands[idx].def = Some(def);
                 }
             }
         }
@@ -776,7 +771,7 @@ impl<'b> Decoder<'b> {
                     Some(d) => *d,
                 };
                 if def.is_none() {
-                    scope.pending.push((v, op_id, k));
+                    scope.pending.entry(v).or_default().push((op_id, k));
                 }
                 operands.push(DOperand { def, name: 0 });
             }
@@ -960,7 +955,7 @@ impl<'b> Decoder<'b> {
         res?;
         if isolated {
             let scope = self.scopes.pop().unwrap_or_default();
-            if let Some(&(slot, _, _)) = scope.pending.first() {
+            if let Some((&slot, _)) = scope.pending.iter().next() {
                 return Err(r.err(format!(
                     "operand refers to value {slot}, which is never defined"
                 )));

@@ -1,4 +1,5 @@
 //! One parser per format, each producing `ir::Module`s.
 
+pub mod bytecode;
 pub mod error;
 pub mod hlo;

@@ -219,14 +219,16 @@ pub fn utilization(base: &str) -> PResult<'_, Utilization<'_>> {
 fn numbers(l: &str, n: usize) -> Result<Vec<u32>, nom::Err<PErr<'_>>> {
     let mut v = Vec::with_capacity(n);
     for tok in l.split_ascii_whitespace() {
+        if v.len() == n {
+            return Err(nom::Err::Failure(PErr::new(tok, format!("end of row after {n} numbers (one per unit)"))));
+        }
         match tok.parse() {
             Ok(x) => v.push(x),
             Err(_) => return Err(cut(tok, "a slot count")),
         }
     }
     if v.len() != n {
-        let at = if v.len() > n { l.trim_end() } else { &l[l.len()..] };
-        return Err(nom::Err::Failure(PErr::new(at, format!("{n} numbers (one per unit), found {}", v.len()))));
+        return Err(nom::Err::Failure(PErr::new(&l[l.len()..], format!("{n} numbers (one per unit)"))));
     }
     Ok(v)
 }

@@ -277,7 +277,7 @@ pub fn dma_op<'a>(m: &Module<'a>, id: OpId) -> Option<DmaOp<'a>> {
         route,
         src,
         dst,
-        size_in_granules: if is_wait { args(op).get(1).and_then(|v| v.word()) } else { named(op, "size_in_granules").and_then(|v| v.word()) },
+        size_in_granules: if is_wait { args(op).iter().filter(|a| !matches!(a.kind, ValueKind::Group { open: '(', .. })).nth(1).and_then(|v| v.word()) } else { named(op, "size_in_granules").and_then(|v| v.word()) },
         flag,
         predicate: predicate(op),
     })
@@ -290,7 +290,17 @@ pub fn dma_ops<'a>(m: &Module<'a>) -> Vec<DmaOp<'a>> {
 /// A value as compact text: `[#allocation6 + $0x1]` → `#allocation6+$0x1`, `%s4_s0` → `%s4_s0`.
 pub fn flag_text(v: &Value<'_>) -> String {
     let mut s = String::new();
-    write_value(&mut s, v);
+    match &v.kind {
+        ValueKind::Group { open: '[', items } => {
+            for (k, it) in items.iter().enumerate() {
+                if k > 0 {
+                    s.push(' ');
+                }
+                write_value(&mut s, it);
+            }
+        }
+        _ => write_value(&mut s, v),
+    }
     s
 }
 

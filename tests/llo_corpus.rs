@@ -132,6 +132,8 @@ fn fp8_is_native_on_tpu7x_only() {
         eprintln!("fp8_dot@v6e formats {:?}", view::matmul_formats(&p.module));
         assert!(has_matmul(p, "vmatmul.mubr.f32"));
         assert!(!formats(p).iter().any(|f| f.starts_with("f8")));
+        // Emulated: fp8 widened on the VPU before the f32 matmul.
+        assert!(view::conversions(&p.module).iter().any(|c| c.family == "vunpack" && c.dtype.is_f8()));
     });
     with_program("fp8_dot@v5e", "fusion", |p| {
         eprintln!("fp8_dot@v5e formats {:?}", view::matmul_formats(&p.module));

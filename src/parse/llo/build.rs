@@ -31,6 +31,24 @@ use super::bundles::{names, Bundle, BundleFile, LloOp};
 use super::lex::small_num;
 use crate::ir::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a: value names are short, and SipHash's DoS resistance buys nothing for a local file.
+#[derive(Default)]
+struct Fnv(u64);
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
 
 /// A parsed final_bundles file.
 #[derive(Clone, Debug)]
@@ -108,6 +126,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
     m.entry = Some(fid);
 
     let mut infos = Vec::with_capacity(bundles.len());
+    let mut names_buf = Vec::new();
     let mut stack: Vec<(usize, BlockId)> = Vec::new(); // (loop index, its block)
     let mut next_loop = 0;
     let mut out_loops = Vec::with_capacity(loops.len());
@@ -145,7 +164,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
         let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
         let mut ids = Vec::with_capacity(ops.len());
         for (slot, o) in ops.into_iter().enumerate() {
-            let op = make_op(o, addr_text, markers, depth, slot);
+            let op = make_op(o, addr_text, markers, depth, slot, &mut names_buf);
             ids.push(m.push_op(block, op));
         }
         infos.push(BundleInfo { addr, addr_text, markers, depth, comments, ops: ids, span });
@@ -200,13 +219,20 @@ fn synthetic_loop<'a>(name: &'a str, span: Span, attrs: Vec<Attr<'a>>) -> Op<'a>
     }
 }
 
-fn make_op<'a>(o: LloOp<'a>, addr_text: &'a str, markers: &'a str, depth: u8, slot: usize) -> Op<'a> {
+fn make_op<'a>(
+    o: LloOp<'a>,
+    addr_text: &'a str,
+    markers: &'a str,
+    depth: u8,
+    slot: usize,
+    ns: &mut Vec<(&'a str, Span)>,
+) -> Op<'a> {
     let LloOp { dest, mnemonic, args, comments, span, dest_span, mnemonic_span } = o;
-    let mut ns = Vec::new();
+    ns.clear();
     for a in &args {
-        names(a, &mut ns);
+        names(a, ns);
     }
-    let operands = ns.into_iter().map(|(name, span)| Operand { name, ty: None, def: Def::Unresolved, span }).collect();
+    let operands = ns.drain(..).map(|(name, span)| Operand { name, ty: None, def: Def::Unresolved, span }).collect();
     let mut attrs = Vec::with_capacity(4 + comments.len());
     attrs.push(attr("bundle", ValueKind::Word(addr_text), span));
     attrs.push(attr("slot", ValueKind::Word(small_num(slot)), span));
@@ -245,7 +271,8 @@ fn make_op<'a>(o: LloOp<'a>, addr_text: &'a str, markers: &'a str, depth: u8, sl
 
 /// Resolves every operand name to the op defining it (SSA names; see the module doc).
 fn resolve(m: &mut Module<'_>) {
-    let mut defs: HashMap<&str, OpId> = HashMap::with_capacity(m.ops.len());
+    let mut defs: HashMap<&str, OpId, BuildHasherDefault<Fnv>> =
+        HashMap::with_capacity_and_hasher(m.ops.len(), Default::default());
     for (i, op) in m.ops.iter().enumerate() {
         if !op.name.is_empty() && op.opcode != "loop" {
             defs.entry(op.name).or_insert(OpId(i as u32));

@@ -221,6 +221,34 @@ pub fn matmul_formats<'a>(m: &Module<'a>) -> Vec<(&'a str, usize)> {
     out
 }
 
+/// A vector pack / unpack / convert with a dtype in its mnemonic: `vunpack.c.0.f8e4m3b11` (v5e/v6e widen fp8 on
+/// the VPU before an f32 matmul), `vunpack.c.1.f8e4m3fn` (a user upcast), `vpack.c.e4m3fn` (narrowing to fp8).
+#[derive(Clone, Debug, Serialize)]
+pub struct Conversion<'a> {
+    pub op: OpId,
+    pub mnemonic: &'a str,
+    /// `vpack`, `vunpack`, `vcvt`.
+    pub family: &'a str,
+    pub format: &'a str,
+    pub dtype: DType,
+}
+
+pub fn conversions<'a>(m: &Module<'a>) -> Vec<Conversion<'a>> {
+    let mut out = Vec::new();
+    for id in m.op_ids() {
+        let op = m.op(id);
+        let fam = family(op.opcode);
+        if !(fam == "vpack" || fam == "vunpack" || fam == "vcvt" || fam == "scvt") {
+            continue;
+        }
+        // vcvt.s32.f32 names source and destination; the first dtype is the source.
+        if let Some((dtype, format)) = mnemonic_dtype(op.opcode) {
+            out.push(Conversion { op: id, mnemonic: op.opcode, family: fam, format, dtype });
+        }
+    }
+    out
+}
+
 // ---- DMA --------------------------------------------------------------------------------------------------------
 
 #[derive(Clone, Debug, Serialize)]
@@ -567,6 +595,17 @@ pub fn summarize(p: &LloProgram<'_>) -> String {
     mxu.sort();
     for (k, fmt, n) in mxu {
         let _ = writeln!(s, "mxu {k:?} {fmt}: {n}");
+    }
+    let mut conv: Vec<(&str, &str, usize)> = Vec::new();
+    for c in conversions(m) {
+        match conv.iter_mut().find(|x| x.0 == c.family && x.1 == c.format) {
+            Some(x) => x.2 += 1,
+            None => conv.push((c.family, c.format, 1)),
+        }
+    }
+    conv.sort();
+    for (f, fmt, n) in conv {
+        let _ = writeln!(s, "convert {f} {fmt}: {n}");
     }
     for d in dma_ops(m) {
         let op = m.op(d.op);

@@ -45,7 +45,7 @@ fn every_llo_file_parses() {
     let mut failures = Vec::new();
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().filter_map(|e| e.ok().map(|e| e.path())).collect();
     cases.sort();
-    let (mut ops, mut loops, mut unresolved, mut operands) = (0usize, 0usize, 0usize, 0usize);
+    let (mut ops, mut loops, mut unresolved, mut operands, mut depth_mismatch) = (0usize, 0usize, 0usize, 0usize, 0usize);
     for case in cases {
         for path in llo_files(&case) {
             let p = path.to_string_lossy().to_string();
@@ -74,6 +74,19 @@ fn every_llo_file_parses() {
                             operands += op.operands.len();
                             unresolved += op.operands.iter().filter(|o| o.def == hlolint::ir::Def::Unresolved).count();
                         }
+                        // The printed `>` depth agrees with the loop regions: an op printed at depth d sits in at
+                        // least d loops (the converse does not hold: phis and the back-edge print no `>`).
+                        for id in prog.module.op_ids() {
+                            let op = prog.module.op(id);
+                            let printed = op.attr("depth").and_then(|v| v.as_int()).unwrap_or(0) as usize;
+                            let inside = view::enclosing_loops(&prog.module, id).len();
+                            if printed > inside {
+                                depth_mismatch += 1;
+                                if depth_mismatch <= 5 {
+                                    eprintln!("{p}: {} at {:?} prints depth {printed}, in {inside} loops", op.opcode, view::position(op));
+                                }
+                            }
+                        }
                         // Every LB bundle opened a loop.
                         let lb = prog.bundles.iter().filter(|b| b.markers.split_whitespace().any(|m| m == "LB")).count();
                         if lb != prog.loops.len() {
@@ -91,8 +104,9 @@ fn every_llo_file_parses() {
         }
     }
     eprintln!("LLO corpus: (files, parsed) per kind: {counts:?}");
-    eprintln!("bundles: {ops} ops, {loops} loops, {operands} operands, {unresolved} unresolved");
+    eprintln!("bundles: {ops} ops, {loops} loops, {operands} operands, {unresolved} unresolved, {depth_mismatch} ops printed deeper than their loops");
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(depth_mismatch, 0, "ops printed deeper than their enclosing loops");
     assert!(counts.get("llo bundles").is_some_and(|c| c.1 > 0));
 }
 

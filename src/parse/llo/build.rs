@@ -19,10 +19,14 @@
 //! **Loops are regions.** libtpu marks the first bundle of a loop body `LB` and closes the loop with a backward
 //! `sbr.rel ... target = $regionN` whose region N is one the `LB` bundle's comment starts (`Start region N`); all 873
 //! loops in the corpus have that pair. The `>` depth column is *not* reliable on its own (empty bundles and bundles
-//! holding only phis or the branch print no `>`). Branches have delay slots (4 bundles on v5e, fewer on tpu7x):
-//! the bundles after the back edge still run every iteration, so the loop extends past the branch over bundles
-//! that are empty or print a depth of at least the loop's nesting level, up to 8 bundles, and stops at the next
-//! `LB`. Each loop becomes a synthetic op `loop` (named after the region, `region141`; attrs `start`, `end`,
+//! holding only phis or the branch print no `>`). After the back edge the loop extends over the bundles up to 8
+//! past the branch, stopping at the next `LB`, as far as the last one that prints a depth of at least the loop's
+//! nesting level: branches have delay slots, and libtpu prints loop code there (`spop.drf`, `sst`, even a
+//! `dma.general` that belongs to the loop's region). This is a reading of the printer, not of a spec: whether such
+//! code runs every iteration (delay slot) or once (a pipelined epilogue) is not stated in the dump, and
+//! bundles in that window printing no depth (code for after the loop, predicated on the exit test) land inside the
+//! region too. Invariant checked on the corpus: no op prints a depth greater than its number of enclosing loops.
+//! Each loop becomes a synthetic op `loop` (named after the region, `region141`; attrs `start`, `end`,
 //! `backedge` bundle addresses and `level`) holding one region with one block: `Module::ancestors(op)` answers
 //! "inside which loops", and nested loops nest. Predicated regions (`PF`, forward `sbr.rel`) are not regions:
 //! per-op predicates carry that meaning more precisely, and `marker`/`target` keep the rest.
@@ -337,17 +341,10 @@ fn find_loops<'a>(bundles: &[Bundle<'a>]) -> Vec<RawLoop<'a>> {
         let mut end = be;
         let mut k = be + 1;
         while k <= limit && k - be <= MAX_DELAY_SLOTS && !bundles[k].has_marker("LB") {
-            let bk = &bundles[k];
-            if bk.ops.is_empty() {
-                k += 1;
-                continue;
-            }
-            if bk.depth as u32 >= level {
+            if bundles[k].depth as u32 >= level {
                 end = k;
-                k += 1;
-            } else {
-                break;
             }
+            k += 1;
         }
         loops.push(RawLoop { start: i, backedge: be, end, level, region, region_name });
         open.push(loops.len() - 1);

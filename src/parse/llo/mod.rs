@@ -52,8 +52,9 @@ impl LloKind {
     }
 }
 
-/// A parsed LLO file.
+/// A parsed LLO file. (One per file, so the size difference between a program and a table does not matter.)
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum LloFile<'a> {
     Bundles(LloProgram<'a>),
     ScheduleAnalysis(ScheduleAnalysis<'a>),
@@ -119,6 +120,7 @@ pub fn sniff_llo(text: &str) -> Option<LloKind> {
 
 /// Parses an LLO dump of any kind (decided by [`sniff_llo`]). `path` names the file in diagnostics and gives the
 /// computation name when the text has none.
+#[allow(clippy::result_large_err)] // SyntaxError is the crate-wide diagnostic, carrying its source
 pub fn parse_llo<'a>(path: &str, text: &'a str) -> Result<LloFile<'a>, SyntaxError> {
     let kind = sniff_llo(text).ok_or_else(|| {
         SyntaxError::at(
@@ -133,6 +135,7 @@ pub fn parse_llo<'a>(path: &str, text: &'a str) -> Result<LloFile<'a>, SyntaxErr
 }
 
 /// Parses `text` as the given kind.
+#[allow(clippy::result_large_err)]
 pub fn parse_llo_as<'a>(kind: LloKind, path: &str, text: &'a str) -> Result<LloFile<'a>, SyntaxError> {
     let err = |e: nom::Err<PErr<'_>>| match e {
         nom::Err::Error(e) | nom::Err::Failure(e) => SyntaxError::new("llo", path, text, &e),

@@ -354,7 +354,7 @@ fn field<'a, T: std::str::FromStr>(
     let Some(c) = col else { return Ok(None) };
     match row.1.get(c) {
         None => Err(nom::Err::Failure(PErr::new(&row.0[row.0.len()..], what))),
-        Some(s) if s.is_empty() => Ok(None),
+        Some(&"") => Ok(None),
         Some(s) => s.parse().map(Some).map_err(|_| cut(s, what)),
     }
 }

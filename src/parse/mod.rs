@@ -3,3 +3,4 @@
 pub mod bytecode;
 pub mod error;
 pub mod hlo;
+pub mod llo;

@@ -1,0 +1,353 @@
+//! final_bundles → `ir::Module` (layer `Llo`).
+//!
+//! **Mapping.** One `Func` (the computation the file was compiled for; named after the entry bundle's HLO
+//! instruction, `fusion` / `matmul.1`, else `llo`) whose ops are the bundle ops in bundle order, i.e. execution order
+//! (`Module::scheduled` is true). Each op records where it sits:
+//! - `bundle` = the address as printed (`0x1d`; `Value::as_int` reads it), `slot` = its index inside the bundle,
+//! - `marker` = the bundle's control-target markers (`LB`, `PF`) and `depth` = the `>` count, when present,
+//! - `args` = every operand and attribute in order as a `(`-group of value trees (`Name` for `%values`, `[`-groups
+//!   for memory references such as `[smem:[#allocation3]]`, `KeyVal` for `/*hbm=*/%s1` and `target = $region5`),
+//! - `pred` = the predicate group (`(!%p57_p0)`), `comment` = each free comment (`pipeline-emitter-dma-wait`).
+//!
+//! **Operands.** Register names are SSA: `%s4_s0` is value 4 in scalar register s0, and in the whole corpus (1.9 M
+//! definitions) no name is defined twice; results of ops with no register print as `%16` and are referenced by a
+//! few ops (`spop.drf %11720`). So every `%name` operand — top-level, in the predicate, or inside a memory address
+//! — is resolved to the op defining that exact name (phis refer forward across the loop back edge, which is fine),
+//! and stays `Def::Unresolved` when nothing in the file defines it. Memory (`[#allocation3]`, `[vmem:...]`) is not
+//! a def-use edge: the allocation numbering carries no SSA guarantee, so rules read those through `args`.
+//!
+//! **Loops are regions.** libtpu marks the first bundle of a loop body `LB` and closes the loop with a backward
+//! `sbr.rel ... target = $regionN` whose region N is one the `LB` bundle's comment starts (`Start region N`); all 873
+//! loops in the corpus have that pair. The `>` depth column is *not* reliable on its own (empty bundles and bundles
+//! holding only phis or the branch print no `>`). After the back edge the loop extends over the bundles up to 8
+//! past the branch, stopping at the next `LB`, as far as the last one that prints a depth of at least the loop's
+//! nesting level: branches have delay slots, and libtpu prints loop code there (`spop.drf`, `sst`, even a
+//! `dma.general` that belongs to the loop's region). This is a reading of the printer, not of a spec: whether such
+//! code runs every iteration (delay slot) or once (a pipelined epilogue) is not stated in the dump, and
+//! bundles in that window printing no depth (code for after the loop, predicated on the exit test) land inside the
+//! region too. Invariant checked on the corpus: no op prints a depth greater than its number of enclosing loops.
+//! Each loop becomes a synthetic op `loop` (named after the region, `region141`; attrs `start`, `end`,
+//! `backedge` bundle addresses and `level`) holding one region with one block: `Module::ancestors(op)` answers
+//! "inside which loops", and nested loops nest. Predicated regions (`PF`, forward `sbr.rel`) are not regions:
+//! per-op predicates carry that meaning more precisely, and `marker`/`target` keep the rest.
+
+use super::bundles::{names, Bundle, BundleFile, LloOp};
+use super::lex::small_num;
+use crate::ir::*;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a: value names are short, and SipHash's DoS resistance buys nothing for a local file.
+#[derive(Default)]
+struct Fnv(u64);
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A parsed final_bundles file.
+#[derive(Clone, Debug)]
+pub struct LloProgram<'a> {
+    pub module: Module<'a>,
+    /// The computation named by the file name (`fusion`, `<late-finalization>`), when it follows libtpu's scheme.
+    pub computation: Option<String>,
+    /// `(key, meaning)` pairs of the control-target legend.
+    pub legend: Vec<(&'a str, &'a str)>,
+    pub bundles: Vec<BundleInfo<'a>>,
+    pub loops: Vec<LoopInfo<'a>>,
+}
+
+/// A bundle without its ops (they live in the module): `ops` are the ids of its ops in slot order.
+#[derive(Clone, Debug)]
+pub struct BundleInfo<'a> {
+    pub addr: u64,
+    pub addr_text: &'a str,
+    pub markers: &'a str,
+    pub depth: u8,
+    pub comments: Vec<&'a str>,
+    pub ops: Vec<OpId>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoopInfo<'a> {
+    /// Bundle indices (into `LloProgram::bundles`): first body bundle, back-edge branch, last bundle.
+    pub start: usize,
+    pub backedge: usize,
+    pub end: usize,
+    /// 1 for an outermost loop.
+    pub level: u32,
+    /// `141` of `$region141`.
+    pub region: &'a str,
+    pub op: OpId,
+    pub parent: Option<usize>,
+}
+
+const MAX_DELAY_SLOTS: usize = 8;
+
+pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<'a> {
+    let BundleFile { legend, bundles } = file;
+    let loops = find_loops(&bundles);
+
+    let entry = bundles.iter().find_map(Bundle::entry_comment);
+    let exit = bundles.iter().rev().find_map(Bundle::exit_comment);
+    let fname: &'a str = entry
+        .and_then(|e| e.strip_prefix('%'))
+        .and_then(|e| e.split(" = ").next())
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or("llo");
+    let whole = Span::new(0, text.len());
+    let mut m = Module::new(Layer::Llo, fname, whole);
+    m.scheduled = true;
+    let mut fattrs = Vec::new();
+    if let Some(e) = entry {
+        fattrs.push(Attr { key: "entry", value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) }, span: Span::of(text, e) });
+    }
+    if let Some(e) = exit {
+        fattrs.push(Attr { key: "exit", value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) }, span: Span::of(text, e) });
+    }
+    let (fid, root) = m.add_func(Func {
+        name: fname,
+        span: whole,
+        name_span: entry.map(|e| Span::of(text, e)).unwrap_or_default(),
+        is_entry: true,
+        params: Vec::new(),
+        results: Vec::new(),
+        attrs: fattrs,
+        body: RegionId(0),
+        callers: Vec::new(),
+    });
+    m.entry = Some(fid);
+
+    let mut infos = Vec::with_capacity(bundles.len());
+    let mut names_buf = Vec::new();
+    let mut stack: Vec<(usize, BlockId)> = Vec::new(); // (loop index, its block)
+    let mut next_loop = 0;
+    let mut out_loops = Vec::with_capacity(loops.len());
+    m.ops.reserve(bundles.iter().map(|b| b.ops.len()).sum::<usize>() + loops.len());
+
+    for (bi, b) in bundles.into_iter().enumerate() {
+        while stack.last().is_some_and(|&(l, _)| loops[l].end < bi) {
+            stack.pop();
+        }
+        while next_loop < loops.len() && loops[next_loop].start == bi {
+            let l = &loops[next_loop];
+            let block = stack.last().map(|s| s.1).unwrap_or(root);
+            let span = b.span;
+            let mut attrs = vec![
+                attr("start", ValueKind::Word(b.addr_text), span),
+                attr("level", ValueKind::Word(small_num(l.level as usize)), span),
+            ];
+            attrs.push(attr("region", ValueKind::Word(l.region), span));
+            let op = m.push_op(block, synthetic_loop(l.region_name, span, attrs));
+            let region = m.add_region(RegionParent::Op(op));
+            let lb = m.add_block(region, None, Vec::new());
+            out_loops.push(LoopInfo {
+                start: l.start,
+                backedge: l.backedge,
+                end: l.end,
+                level: l.level,
+                region: l.region,
+                op,
+                parent: stack.last().map(|s| s.0),
+            });
+            stack.push((next_loop, lb));
+            next_loop += 1;
+        }
+        let block = stack.last().map(|s| s.1).unwrap_or(root);
+        let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
+        let mut ids = Vec::with_capacity(ops.len());
+        for (slot, o) in ops.into_iter().enumerate() {
+            let op = make_op(o, addr_text, markers, depth, slot, &mut names_buf);
+            ids.push(m.push_op(block, op));
+        }
+        infos.push(BundleInfo { addr, addr_text, markers, depth, comments, ops: ids, span });
+    }
+
+    // Loop end / back-edge addresses, now that every bundle is known.
+    for l in &out_loops {
+        let (be, end) = (infos.get(l.backedge), infos.get(l.end));
+        let span = m.ops[l.op.idx()].span;
+        if let Some(b) = be {
+            m.ops[l.op.idx()].attrs.push(attr("backedge", ValueKind::Word(b.addr_text), span));
+        }
+        if let Some(e) = end {
+            m.ops[l.op.idx()].attrs.push(attr("end", ValueKind::Word(e.addr_text), span));
+            let s = m.ops[l.op.idx()].span;
+            m.ops[l.op.idx()].span = s.to(e.span);
+        }
+    }
+
+    resolve(&mut m);
+    m.link();
+    LloProgram {
+        module: m,
+        computation: super::llo_file_name(path).map(|n| n.computation.to_string()),
+        legend,
+        bundles: infos,
+        loops: out_loops,
+    }
+}
+
+fn attr<'a>(key: &'a str, kind: ValueKind<'a>, span: Span) -> Attr<'a> {
+    Attr { key, value: Value { kind, span }, span }
+}
+
+fn synthetic_loop<'a>(name: &'a str, span: Span, attrs: Vec<Attr<'a>>) -> Op<'a> {
+    Op {
+        name,
+        opcode: "loop",
+        ty: Type::None,
+        result_count: 0,
+        operands: Vec::new(),
+        payload: None,
+        attrs,
+        regions: Vec::new(),
+        calls: Vec::new(),
+        block: BlockId(0),
+        users: Vec::new(),
+        is_root: false,
+        span,
+        name_span: Span::default(),
+        opcode_span: Span::default(),
+    }
+}
+
+fn make_op<'a>(
+    o: LloOp<'a>,
+    addr_text: &'a str,
+    markers: &'a str,
+    depth: u8,
+    slot: usize,
+    ns: &mut Vec<(&'a str, Span)>,
+) -> Op<'a> {
+    let LloOp { dest, mnemonic, args, comments, span, dest_span, mnemonic_span } = o;
+    ns.clear();
+    for a in &args {
+        names(a, ns);
+    }
+    let operands = ns.drain(..).map(|(name, span)| Operand { name, ty: None, def: Def::Unresolved, span }).collect();
+    let mut attrs = Vec::with_capacity(4 + comments.len());
+    attrs.push(attr("bundle", ValueKind::Word(addr_text), span));
+    attrs.push(attr("slot", ValueKind::Word(small_num(slot)), span));
+    if !markers.is_empty() {
+        attrs.push(attr("marker", ValueKind::Word(markers), span));
+    }
+    if depth > 0 {
+        attrs.push(attr("depth", ValueKind::Word(small_num(depth as usize)), span));
+    }
+    if let Some(p) = args.iter().find(|a| matches!(a.kind, ValueKind::Group { open: '(', .. })) {
+        attrs.push(Attr { key: "pred", value: p.clone(), span: p.span });
+    }
+    let args_span = args.first().map(|a| a.span.to(args.last().map(|l| l.span).unwrap_or(a.span))).unwrap_or(span);
+    attrs.push(Attr { key: "args", value: Value { kind: ValueKind::Group { open: '(', items: args }, span: args_span }, span: args_span });
+    for c in comments {
+        attrs.push(attr("comment", ValueKind::Str(c), span));
+    }
+    Op {
+        name: dest.unwrap_or(""),
+        opcode: mnemonic,
+        ty: Type::None,
+        result_count: dest.is_some() as u32,
+        operands,
+        payload: None,
+        attrs,
+        regions: Vec::new(),
+        calls: Vec::new(),
+        block: BlockId(0),
+        users: Vec::new(),
+        is_root: false,
+        span,
+        name_span: dest_span,
+        opcode_span: mnemonic_span,
+    }
+}
+
+/// Resolves every operand name to the op defining it (SSA names; see the module doc).
+fn resolve(m: &mut Module<'_>) {
+    let mut defs: HashMap<&str, OpId, BuildHasherDefault<Fnv>> =
+        HashMap::with_capacity_and_hasher(m.ops.len(), Default::default());
+    for (i, op) in m.ops.iter().enumerate() {
+        if !op.name.is_empty() && op.opcode != "loop" {
+            defs.entry(op.name).or_insert(OpId(i as u32));
+        }
+    }
+    for op in &mut m.ops {
+        for o in &mut op.operands {
+            if let Some(&d) = defs.get(o.name) {
+                o.def = Def::Op { op: d, index: 0 };
+            }
+        }
+    }
+}
+
+struct RawLoop<'a> {
+    start: usize,
+    backedge: usize,
+    end: usize,
+    level: u32,
+    region: &'a str,
+    region_name: &'a str,
+}
+
+/// Finds loops: `LB` bundle → backward `sbr.rel` to a region the `LB` bundle starts → delay slots.
+fn find_loops<'a>(bundles: &[Bundle<'a>]) -> Vec<RawLoop<'a>> {
+    // region number → (bundle index, target word without `$`) of every branch targeting it.
+    let mut targets: HashMap<&'a str, Vec<(usize, &'a str)>> = HashMap::new();
+    for (bi, b) in bundles.iter().enumerate() {
+        for op in &b.ops {
+            if let Some(t) = op.named("target").and_then(|v| v.word()) {
+                let t = t.strip_prefix('$').unwrap_or(t);
+                let num = t.strip_prefix("region").unwrap_or(t);
+                targets.entry(num).or_default().push((bi, t));
+            }
+        }
+    }
+    let n = bundles.len();
+    let mut loops: Vec<RawLoop<'a>> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    for i in 0..n {
+        while open.last().is_some_and(|&l| loops[l].end < i) {
+            open.pop();
+        }
+        let b = &bundles[i];
+        if !b.has_marker("LB") {
+            continue;
+        }
+        let mut best: Option<(usize, &'a str, &'a str)> = None;
+        for r in b.started_regions() {
+            if let Some(&(j, name)) = targets.get(r).and_then(|v| v.iter().find(|(j, _)| *j >= i)) {
+                if best.map_or(true, |(bj, _, _)| j < bj) {
+                    best = Some((j, r, name));
+                }
+            }
+        }
+        let Some((be, region, region_name)) = best else { continue };
+        let limit = open.last().map(|&p| loops[p].end).unwrap_or(n.saturating_sub(1));
+        if be > limit {
+            continue;
+        }
+        let level = open.len() as u32 + 1;
+        let mut end = be;
+        let mut k = be + 1;
+        while k <= limit && k - be <= MAX_DELAY_SLOTS && !bundles[k].has_marker("LB") {
+            if bundles[k].depth as u32 >= level {
+                end = k;
+            }
+            k += 1;
+        }
+        loops.push(RawLoop { start: i, backedge: be, end, level, region, region_name });
+        open.push(loops.len() - 1);
+    }
+    loops
+}

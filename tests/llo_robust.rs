@@ -1,0 +1,182 @@
+//! No input makes the LLO parsers panic: truncations and byte mutations of the hand-written samples and of small
+//! real files (when the corpus is present), parsed as every LLO kind, and the views run on whatever parses.
+
+use hlolint::parse::llo::{parse_llo, parse_llo_as, view, LloFile, LloKind};
+use std::path::Path;
+
+const KINDS: [LloKind; 6] = [
+    LloKind::Bundles,
+    LloKind::ScheduleAnalysis,
+    LloKind::Utilization,
+    LloKind::MsaBufferInfo,
+    LloKind::MsaAllocInfo,
+    LloKind::MsaScheduleInfo,
+];
+
+fn exercise(text: &str) {
+    if let Ok(f) = parse_llo("fuzz.txt", text) {
+        use_file(&f);
+    }
+    for k in KINDS {
+        if let Ok(f) = parse_llo_as(k, "fuzz.txt", text) {
+            use_file(&f);
+        }
+    }
+}
+
+fn use_file(f: &LloFile<'_>) {
+    match f {
+        LloFile::Bundles(p) => {
+            let _ = view::summarize(p);
+            let _ = view::entry_info(&p.module);
+            for id in p.module.op_ids() {
+                let _ = view::enclosing_loops(&p.module, id);
+                let _ = view::position(p.module.op(id));
+            }
+        }
+        LloFile::Utilization(u) => {
+            let _ = (u.total("MXU"), u.row(0), u.busy_bundles("SALU"));
+        }
+        LloFile::ScheduleAnalysis(s) => {
+            let _ = (s.total_bundles(), s.bundles_for("x"));
+        }
+        LloFile::MsaBufferInfo(b) => {
+            for r in b {
+                let _ = r.uses().count();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// xorshift: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const INTERESTING: &[u8] = b"{}[]()/*%;:=,\n >\"<!$#0x.-e ";
+
+fn mutate_and_truncate(text: &str, trunc_stride: usize, mutations: usize, seed: u64) {
+    // Truncations.
+    let mut k = 0;
+    while k <= text.len() {
+        if text.is_char_boundary(k) {
+            exercise(&text[..k]);
+        }
+        k += trunc_stride;
+    }
+    // Byte mutations at ASCII positions (keeps the text UTF-8): replace, delete, duplicate a span.
+    let bytes = text.as_bytes();
+    let mut rng = Rng(seed);
+    for _ in 0..mutations {
+        let mut b = bytes.to_vec();
+        for _ in 0..1 + rng.below(3) {
+            if b.is_empty() {
+                break;
+            }
+            let at = rng.below(b.len());
+            if !b[at].is_ascii() {
+                continue;
+            }
+            match rng.below(3) {
+                0 => b[at] = INTERESTING[rng.below(INTERESTING.len())],
+                1 => {
+                    b.remove(at);
+                }
+                _ => {
+                    let end = (at + rng.below(40)).min(b.len());
+                    let chunk: Vec<u8> = b[at..end].to_vec();
+                    for (j, c) in chunk.into_iter().enumerate() {
+                        b.insert(at + j, c);
+                    }
+                }
+            }
+        }
+        if let Ok(s) = String::from_utf8(b) {
+            exercise(&s);
+        }
+    }
+}
+
+#[test]
+fn samples_never_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/llo");
+    let mut seed = 0x9e37_79b9_7f4a_7c15;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        seed += 1;
+        mutate_and_truncate(&text, 1, 1500, seed);
+    }
+}
+
+#[test]
+fn pathological_inputs_never_panic() {
+    for t in [
+        "",
+        "\n\n",
+        "0",
+        "0x",
+        "0 : {",
+        "0 : { %",
+        "0 : { %a = ",
+        "0 : { %a = x [",
+        "0 : { %a = x /*",
+        "0 : { %a = x \"",
+        "0 : { %a = x.<",
+        "0 : { %a = x.mrb[",
+        "0 : { %a = x a: }",
+        "0 : { %a = x a = }",
+        "0 : { %a = x !!!!!! }",
+        "= control target key start\n",
+        "== CAPACTIY:\n",
+        "== CAPACTIY:\nMXU\n",
+        "Schedule analysis:\n\t[opcode] x",
+        "buffer_id,buffer_name\n\"",
+        "time,instruction_name\n1,\"a\"\"",
+    ] {
+        exercise(t);
+    }
+    let deep = format!("0 : {{ %a = x {} }}", "[".repeat(10_000));
+    exercise(&deep);
+    let deep = format!("0 : {{ %a = x {} }}", "a:".repeat(10_000));
+    exercise(&deep);
+    let deep = format!("0 : {{ %a = x {} }}", "!".repeat(10_000));
+    exercise(&deep);
+    let comments = format!("0 : {{ %a = x {} }}", "/*".repeat(10_000));
+    exercise(&comments);
+}
+
+#[test]
+fn real_files_never_panic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if !root.is_dir() {
+        eprintln!("NOTICE: {} not found; skipping real-file mutations", root.display());
+        return;
+    }
+    let mut seed = 7;
+    for case in ["fp8_dot@tpu7x", "pallas_matmul@v5e"] {
+        let Ok(rd) = std::fs::read_dir(root.join(case).join("llo")) else { continue };
+        let mut paths: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            let Ok(text) = std::fs::read_to_string(&p) else { continue };
+            // Keep it quick: the first 24 KB (cut at a char boundary).
+            let mut end = text.len().min(24 << 10);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let text = &text[..end];
+            seed += 1;
+            mutate_and_truncate(text, 211, 100, seed);
+        }
+    }
+}

@@ -334,7 +334,7 @@ pub fn flag_text(v: &Value<'_>) -> String {
 
 fn write_value(s: &mut String, v: &Value<'_>) {
     match &v.kind {
-        ValueKind::Word(w) | ValueKind::Punct(w) => s.push_str(w),
+        ValueKind::Word(w) | ValueKind::Punct(w) | ValueKind::Raw(w) => s.push_str(w),
         ValueKind::Str(w) => {
             let _ = write!(s, "\"{w}\"");
         }

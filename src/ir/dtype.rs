@@ -95,6 +95,9 @@ impl DType {
     /// Parses an MLIR builtin element type (`f8E4M3FN`, `bf16`, `i32`, `ui8`, `i1`, `index`, `complex<f32>` is not
     /// an element type here). Integer types map to signed HLO types, `ui` to unsigned, `i1` to pred.
     pub fn from_mlir(s: &str) -> Option<DType> {
+        if s == "index" {
+            return Some(Index);
+        }
         if let Some(bits) = s.strip_prefix("ui") {
             return int_type(bits, false);
         }

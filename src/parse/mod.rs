@@ -2,3 +2,4 @@
 
 pub mod error;
 pub mod hlo;
+pub mod mlir;

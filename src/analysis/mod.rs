@@ -1,0 +1,3 @@
+//! Semantic views and checks over the graph that a selector cannot express.
+
+pub mod kernel;

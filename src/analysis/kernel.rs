@@ -361,10 +361,12 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
         if !store && !load || is_dma_start(op.opcode) || is_dma_wait(op.opcode) {
             continue;
         }
-        // the memref operand: the `into` operand (llo.vector_store), else the first memref-typed operand
+        // the memref operand: the `into` operand (llo.vector_store), else the first memref-typed operand, else
+        // (LLO stages, where refs are i32 addresses) the first plain operand that is a view of a kernel argument
         let o = op.operands.iter().find(|o| o.role == Some("into")).or_else(|| {
             op.operands.iter().find(|o| o.role.is_none() && o.ty.as_ref().and_then(Type::mlir).is_some_and(|t| t.is_memref()))
         });
+        let o = o.or_else(|| op.operands.iter().filter(|o| o.role.is_none()).find(|o| trace_ref(m, entry, o).base_arg.is_some()));
         if let Some(o) = o {
             let t = Some(trace_ref(m, entry, o));
             mark(&mut k, &t, store);

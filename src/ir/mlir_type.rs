@@ -7,8 +7,8 @@ use super::shape::Dim;
 use serde::Serialize;
 use std::fmt;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// Serializes as its MLIR spelling (`memref<4x4xf32, #tpu.memory_space<smem>>`).
+#[derive(Clone, Debug, PartialEq)]
 pub enum MlirType<'a> {
     /// `f32`, `i32`, `index`, `bf16`, `f8E4M3FN`, `i1` (→ `DType::Pred`). `text` is the spelling.
     Scalar { dtype: DType, text: &'a str },
@@ -37,23 +37,19 @@ pub enum ShapedKind {
     Tensor,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ShapedType<'a> {
     pub kind: ShapedKind,
     /// `None` for unranked (`memref<*xf32>`, `tensor<*xf32>`).
     pub dims: Option<Vec<Dim>>,
     /// `vector<4x[8]xf32>`: which dimensions are scalable (empty when none are).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scalable: Vec<bool>,
     pub elem: Box<MlirType<'a>>,
     /// memref layout (`#tpu.tiled<(8,128)(2,1),[2,1]>`, `affine_map<...>`, `strided<...>`), as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub layout: Option<&'a str>,
     /// memref memory space attribute as written (`#tpu.memory_space<vmem>`, `1 : i64`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_space: Option<&'a str>,
     /// tensor encoding attribute as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<&'a str>,
 }
 
@@ -145,6 +141,12 @@ impl<'a> MlirType<'a> {
             t if i == 0 => Some(t),
             _ => None,
         }
+    }
+}
+
+impl Serialize for MlirType<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 

@@ -25,6 +25,8 @@ pub enum Ctx {
     Group(u8),
     /// In an op's custom syntax (`contracting_dims = [1] x [0], ...`): also ends at `:`, `{`, `%`, `->`, end of line.
     Op,
+    /// The rest of the line (alias definitions `#loc1 = loc(...)`).
+    Line,
 }
 
 /// Computes spans as offsets into the whole file.
@@ -186,10 +188,11 @@ pub fn item<'a>(src: Src<'a>, i: &'a str, ctx: Ctx, depth: u32) -> PResult<'a, V
     loop {
         let s = match ctx {
             Ctx::Group(_) => ws(r),
-            Ctx::Op => hws(r),
+            Ctx::Op | Ctx::Line => hws(r),
         };
         let stop = match (peek(s), ctx) {
-            (None, _) | (Some(b','), _) => true,
+            (None, _) => true,
+            (Some(b','), c) => c != Ctx::Line,
             (Some(c), Ctx::Group(close)) => c == close,
             (Some(c), Ctx::Op) => {
                 matches!(c, b'\n' | b'\r' | b':' | b'{' | b'}' | b')' | b']' | b'%')
@@ -197,6 +200,7 @@ pub fn item<'a>(src: Src<'a>, i: &'a str, ctx: Ctx, depth: u32) -> PResult<'a, V
                     || s.starts_with("//")
                     || s.starts_with("loc(")
             }
+            (Some(c), Ctx::Line) => matches!(c, b'\n' | b'\r') || s.starts_with("//"),
         };
         if stop {
             break;

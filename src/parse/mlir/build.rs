@@ -164,6 +164,14 @@ fn result_types<'a>(op: &OpAst<'a>) -> Vec<MlirType<'a>> {
     if op.name.ends_with(".cmpi") || op.name.ends_with(".cmpf") {
         return op.types.last().map(i1_like).into_iter().collect();
     }
+    // `memref.load %m[%i] : memref<4x4xf32>` states the memref; the result is an element
+    if n == 1 && op.name.ends_with(".load") {
+        if let [t] = op.types.as_slice() {
+            if t.is_memref() {
+                return vec![t.elem().clone()];
+            }
+        }
+    }
     let k = op.types.len().saturating_sub(n as usize);
     op.types[k..].to_vec()
 }

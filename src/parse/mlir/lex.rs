@@ -4,7 +4,7 @@
 use crate::parse::error::{PErr, PResult};
 
 /// Deepest nesting of groups/regions accepted; deeper input is an error instead of a stack overflow.
-pub const MAX_DEPTH: u32 = 256;
+pub const MAX_DEPTH: u32 = 128;
 
 pub fn too_deep<T>(i: &str, depth: u32) -> Option<PResult<'_, T>> {
     if depth > MAX_DEPTH {

@@ -8,6 +8,7 @@
 pub mod attr;
 pub mod build;
 pub mod lex;
+pub mod outline;
 pub mod ops;
 pub mod types;
 
@@ -19,6 +20,7 @@ use lex::*;
 use ops::{to_cut, Parser};
 
 pub use lex::unescape_mlir;
+pub use outline::outline;
 
 /// Parses one MLIR text file (a `module`, or bare top-level ops) into the shared graph.
 pub fn parse_mlir<'a>(path: &str, text: &'a str) -> Result<Module<'a>, SyntaxError> {
@@ -82,39 +84,36 @@ fn alias<'a>(src: Src<'a>, i: &'a str) -> PResult<'a, Attr<'a>> {
     let r = hws(rest);
     let Some(r) = r.strip_prefix('=') else { return PErr::cut(r, "`=` in the alias definition") };
     let r = hws(r);
-    let (rest, value) = attr::item(src, r, Ctx::Op, 1)?;
+    let (rest, value) = attr::item(src, r, Ctx::Line, 1)?;
     Ok((rest, Attr { key: name, value, span: src.span(i, rest) }))
 }
 
-/// A `loc(...)` resolved through `#loc` aliases to its first `"file":line:col`.
+/// A `loc(...)` resolved through `#loc` aliases to its first `"file":line:col` (through name, callsite and fused
+/// locations).
 pub fn resolve_loc<'a>(module: &Module<'a>, loc: &crate::ir::Value<'a>) -> Option<(std::borrow::Cow<'a, str>, u32, u32)> {
+    resolve_loc_in(module, loc, 0)
+}
+
+fn resolve_loc_in<'a>(m: &Module<'a>, v: &crate::ir::Value<'a>, depth: u32) -> Option<(std::borrow::Cow<'a, str>, u32, u32)> {
     use crate::ir::ValueKind;
-    let mut cur = loc;
-    for _ in 0..32 {
-        match &cur.kind {
-            ValueKind::Word(w) if w.starts_with("#loc") => {
-                cur = &module.attrs.iter().find(|a| a.key == *w)?.value;
-            }
-            ValueKind::Seq(parts) => {
-                // loc(...), or a group
-                let g = parts.iter().find(|p| matches!(p.kind, ValueKind::Group { .. }))?;
-                cur = g;
-            }
-            ValueKind::Group { items, .. } => {
-                // "file":line:col is Seq[Str, :, line, :, col]; callsite(#a at #b) / fused[..] → first item
-                let first = items.first()?;
-                match &first.kind {
-                    ValueKind::Seq(p) if matches!(p.first().map(|x| &x.kind), Some(ValueKind::Str(_))) => {
-                        let file = attr::string(&p[0])?;
-                        let nums: Vec<u32> = p.iter().filter_map(|x| x.word()).filter_map(|w| w.parse().ok()).collect();
-                        return Some((file, nums.first().copied().unwrap_or(0), nums.get(1).copied().unwrap_or(0)));
-                    }
-                    ValueKind::Str(_) if items.len() == 1 => return None,
-                    _ => cur = first,
+    if depth > 64 {
+        return None;
+    }
+    match &v.kind {
+        ValueKind::Word(w) if w.starts_with('#') => {
+            let target = &m.attrs.iter().find(|a| a.key == *w)?.value;
+            resolve_loc_in(m, target, depth + 1)
+        }
+        ValueKind::Group { items, .. } => items.iter().find_map(|it| resolve_loc_in(m, it, depth + 1)),
+        ValueKind::Seq(parts) => {
+            if let Some(first) = parts.first().filter(|p| matches!(p.kind, ValueKind::Str(_))) {
+                let nums: Vec<u32> = parts.iter().filter_map(|x| x.word()).filter_map(|w| w.parse().ok()).collect();
+                if let Some(&line) = nums.first() {
+                    return Some((attr::string(first)?, line, nums.get(1).copied().unwrap_or(0)));
                 }
             }
-            _ => return None,
+            parts.iter().find_map(|p| resolve_loc_in(m, p, depth + 1))
         }
+        _ => None,
     }
-    None
 }

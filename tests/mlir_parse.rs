@@ -322,7 +322,7 @@ fn random_bytes_truncations_and_mutations_never_panic() {
         // truncations at every kind of place
         let cuts = 60.min(src.len());
         for k in 0..cuts {
-            let mut at = if cuts == 0 { 0 } else { src.len() * k / cuts + rng.below(7) };
+            let mut at = (src.len() * k).checked_div(cuts).unwrap_or(0) + rng.below(7);
             at = at.min(src.len());
             while !src.is_char_boundary(at) {
                 at -= 1;

@@ -396,7 +396,7 @@ mod tests {
     #[test]
     fn errors_do_not_panic() {
         for s in ["{a = ", "{a = [1, 2}", "<<<", "{a = \"x}", "[,,]", "{a = #}", "(-"] {
-            assert!(group(Src(s), s, 0).is_err() || true);
+            let _ = group(Src(s), s, 0);
         }
         assert!(group(Src("{a = [1, 2}"), "{a = [1, 2}", 0).is_err());
     }

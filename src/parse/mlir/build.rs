@@ -9,6 +9,23 @@ use crate::ir::span::Span;
 use crate::ir::value::{Value, ValueKind};
 use crate::ir::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FxHash (rustc's hasher): SSA names are short and trusted to be non-adversarial enough; SipHash cost 5% of
+/// parse time.
+#[derive(Default)]
+struct Fx(u64);
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 pub struct FileAst<'a> {
     /// `#loc1 = loc(...)`, `#map = affine_map<...>`, `!alias = type`: name with its sigil, value.
@@ -31,10 +48,10 @@ fn symbol_name<'a>(v: &Value<'a>) -> &'a str {
 struct Builder<'a> {
     m: Module<'a>,
     /// name → (definition, how many results the name covers)
-    scope: HashMap<&'a str, Def>,
+    scope: Map<&'a str, Def>,
     undo: Vec<(&'a str, Option<Def>)>,
     /// Every definition seen in the current function, for forward references.
-    all_defs: HashMap<&'a str, Def>,
+    all_defs: Map<&'a str, Def>,
     pending: Vec<(OpId, usize, &'a str, u32)>,
     mosaic: bool,
 }
@@ -62,9 +79,9 @@ pub fn build<'a>(text: &'a str, file: FileAst<'a>) -> Module<'a> {
     attrs.extend(file.aliases);
     let mut b = Builder {
         m: Module::new(Layer::StableHlo, name, Span::new(0, text.len())),
-        scope: HashMap::new(),
+        scope: Map::default(),
         undo: Vec::new(),
-        all_defs: HashMap::new(),
+        all_defs: Map::default(),
         pending: Vec::new(),
         mosaic,
     };
@@ -131,10 +148,6 @@ fn module_level_value<'a>(op: &OpAst<'a>) -> Value<'a> {
 fn param<'a>(a: &ArgAst<'a>, fallback: Option<&MlirType<'a>>) -> Param<'a> {
     let ty = a.ty.clone().or_else(|| fallback.cloned()).map(Type::Mlir).unwrap_or(Type::None);
     Param { name: a.name, ty, attrs: a.attrs.clone(), span: a.span }
-}
-
-fn mlir_ty<'t, 'a>(t: &'t Type<'a>) -> Option<&'t MlirType<'a>> {
-    t.mlir()
 }
 
 fn i1_like<'a>(t: &MlirType<'a>) -> MlirType<'a> {
@@ -310,8 +323,8 @@ impl<'a> Builder<'a> {
                         .blocks
                         .get(block.idx())
                         .and_then(|b| b.args.get(index as usize))
-                        .and_then(|p| mlir_ty(&p.ty))
-                        .map(MlirType::clone),
+                        .and_then(|p: &Param<'a>| p.ty.mlir())
+                        .cloned(),
                     Def::Unresolved => None,
                 };
                 if let Some(t) = ty {
@@ -327,14 +340,16 @@ impl<'a> Builder<'a> {
         let count: u32 = op.results.iter().map(|r| r.1).sum();
         let ty = match rtys.len() {
             0 => Type::None,
-            1 => Type::Mlir(rtys[0].clone()),
-            _ => Type::Mlir(MlirType::Results(rtys.clone())),
+            1 => rtys.into_iter().next().map(Type::Mlir).unwrap_or(Type::None),
+            _ => Type::Mlir(MlirType::Results(rtys)),
         };
         // operand types: stated inline, or positionally when the type list is the operands' (`(a, b) -> c`)
         let positional = (op.result_types.is_some() || count == 0) && op.types.len() == op.operands.len();
         let mut operands = Vec::with_capacity(op.operands.len());
         let mut unresolved = Vec::new();
-        for (k, u) in op.operands.iter().enumerate() {
+        let mut op = op;
+        let mut types = if positional { std::mem::take(&mut op.types) } else { Vec::new() };
+        for (k, u) in op.operands.drain(..).enumerate() {
             let def = match self.scope.get(u.name) {
                 Some(d) => offset_def(*d, u.index),
                 None => {
@@ -342,7 +357,8 @@ impl<'a> Builder<'a> {
                     Def::Unresolved
                 }
             };
-            let ty = u.ty.clone().or_else(|| if positional { op.types.get(k).cloned() } else { None }).map(Type::Mlir);
+            let stated = types.get_mut(k).map(|t| std::mem::replace(t, MlirType::None));
+            let ty = u.ty.or(stated).map(Type::Mlir);
             operands.push(Operand { name: u.name, ty, def, role: u.role, span: u.span });
         }
         let mut attrs = op.attrs;

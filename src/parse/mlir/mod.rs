@@ -23,6 +23,7 @@ pub use lex::unescape_mlir;
 pub use outline::outline;
 
 /// Parses one MLIR text file (a `module`, or bare top-level ops) into the shared graph.
+#[allow(clippy::result_large_err)] // the shared diagnostic type, returned once per file
 pub fn parse_mlir<'a>(path: &str, text: &'a str) -> Result<Module<'a>, SyntaxError> {
     match file(text) {
         Ok((_, f)) => Ok(build::build(text, f)),

@@ -20,11 +20,30 @@ pub fn starts_type(i: &str) -> bool {
         Some(b'!') | Some(b'(') => true,
         Some(b) if is_id_start(b) => {
             let id = bare_id(i).map(|(_, id)| id).unwrap_or("");
-            is_shaped_kw(id) || matches!(id, "tuple" | "complex" | "none") || DType::from_mlir(id).is_some()
+            is_shaped_kw(id) || matches!(id, "tuple" | "complex" | "none") || scalar(id).is_some()
                 || id.starts_with('f') && id.len() > 1 || id == "index"
         }
         _ => false,
     }
+}
+
+/// The common scalar spellings without `DType::from_mlir`'s allocation.
+fn scalar(id: &str) -> Option<DType> {
+    Some(match id {
+        "f32" => DType::F32,
+        "bf16" => DType::BF16,
+        "i32" => DType::S32,
+        "index" => DType::Index,
+        "i1" => DType::Pred,
+        "f16" => DType::F16,
+        "i8" => DType::S8,
+        "i64" => DType::S64,
+        "f64" => DType::F64,
+        "i16" => DType::S16,
+        "f8E4M3FN" => DType::F8E4M3FN,
+        "f8E5M2" => DType::F8E5M2,
+        _ => return DType::from_mlir(id),
+    })
 }
 
 fn is_shaped_kw(id: &str) -> bool {
@@ -77,7 +96,7 @@ pub fn mlir_type(i: &str, depth: u32) -> PResult<'_, MlirType<'_>> {
             if id == "none" {
                 return Ok((rest, MlirType::None));
             }
-            match DType::from_mlir(id) {
+            match scalar(id) {
                 Some(dtype) => Ok((rest, MlirType::Scalar { dtype, text: id })),
                 None => Ok((rest, MlirType::Other(id))),
             }

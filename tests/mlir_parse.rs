@@ -231,12 +231,111 @@ fn older_and_generic_spellings() {
 }
 "#;
     let m = parse("cfg.mlir", cfg);
+    let _ = &m;
+    let more = r#"module @jit_g {
+  func.func public @main(%arg0: tensor<8xf32>, %n: i32) -> tensor<8xf32> {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%arg1: tensor<4xf32>) {
+      %1 = stablehlo.negate %arg1 : tensor<4xf32>
+      sdy.return %1 : tensor<4xf32>
+    } : (tensor<8xf32>) -> tensor<8xf32>
+    %2 = scf.while (%arg2 = %n) : (i32) -> i32 {
+      %c = arith.cmpi sgt, %arg2, %n : i32
+      scf.condition(%c) %arg2 : i32
+    } do {
+    ^bb0(%arg3: i32):
+      scf.yield %arg3 : i32
+    }
+    return %0 : tensor<8xf32>
+  }
+}
+"#;
+    let m2 = parse("more.mlir", more);
+    let mc = m2.ops.iter().find(|o| o.opcode == "sdy.manual_computation").unwrap();
+    assert_eq!(mc.attr("manual_axes").map(|v| v.span.text(more)), Some(r#"{"x"}"#));
+    assert_eq!(mc.regions.len(), 1);
+    assert_eq!(mc.ty.mlir().map(|t| t.to_string()), Some("tensor<8xf32>".into()));
+    let neg = m2.ops.iter().find(|o| o.opcode == "stablehlo.negate").unwrap();
+    assert!(matches!(neg.operands[0].def, Def::BlockArg { index: 0, .. }));
+    let w = m2.ops.iter().find(|o| o.opcode == "scf.while").unwrap();
+    assert_eq!((w.regions.len(), w.result_count), (2, 1));
+    assert_eq!(w.ty.mlir().map(|t| t.to_string()), Some("i32".into()));
+    for op in &m2.ops {
+        for o in &op.operands {
+            assert_ne!(o.def, Def::Unresolved, "%{} in {}", o.name, op.opcode);
+        }
+    }
     assert_eq!(m.layer, Layer::StableHlo);
     assert_eq!(m.regions[m.funcs[0].body.idx()].blocks.len(), 3);
     let br = m.ops.iter().find(|o| o.opcode == "cf.cond_br").unwrap();
     assert_eq!(br.operands.len(), 2);
     assert_eq!(br.operands[1].role, Some("successor"));
     assert_eq!(m.ops.iter().find(|o| o.opcode == "foo.bar").unwrap().attr("unit_attr").and_then(|v| v.word()), Some("unit"));
+}
+
+#[test]
+fn multi_line_dictionaries_semaphores_and_remote_dma() {
+    let text = r#"module {
+  func.func @k(
+      %arg0: i32,
+      %arg1: memref<8x128xf32, #tpu.memory_space<vmem>>,
+      %arg2: memref<2x8x128xf32, #tpu.memory_space<any>>,
+      %arg3: memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>,
+      %arg4: memref<!tpu.semaphore, #tpu.memory_space<semaphore_mem>>) attributes {
+        dimension_semantics = [#tpu.dimension_semantics<arbitrary>],
+        iteration_bounds = array<i64: 4>,
+        scalar_prefetch = 0 : i64,
+        scratch_operands = 2 : i64,
+        window_params = [{pipeline_mode = #tpu.pipeline_mode<synchronous>, transform_indices = @transform_0, window_bounds = array<i64: 8, 128>}, {}]
+      } {
+    %c0 = arith.constant 0 : index
+    %c1_i32 = arith.constant 1 : i32
+    %0 = tpu.device_id : i32
+    tpu.sem_signal %arg4, %c1_i32 device_id %0 : memref<!tpu.semaphore, #tpu.memory_space<semaphore_mem>>
+    "tpu.region"() ({
+      %1 = tpu.sem_alloc : memref<!tpu.semaphore, #tpu.memory_space<semaphore_mem>>
+      tpu.sem_wait %1, %c1_i32 : memref<!tpu.semaphore, #tpu.memory_space<semaphore_mem>>
+      tpu.yield
+    }) : () -> ()
+    %2 = tpu.memref_slice %arg2[%arg0, %arg0, %arg0] : memref<2x8x128xf32, #tpu.memory_space<any>> -> memref<1x8x128xf32, #tpu.memory_space<any>>
+    %3 = tpu.memref_squeeze %2 : memref<1x8x128xf32, #tpu.memory_space<any>> -> memref<8x128xf32, #tpu.memory_space<any>>
+    tpu.enqueue_dma source(%arg1 : memref<8x128xf32, #tpu.memory_space<vmem>>) target(%3 : memref<8x128xf32, #tpu.memory_space<any>>) source_semaphore(%arg3 : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) target_semaphore(%arg3 : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) device_id(%0)
+    tpu.wait_dma2 semaphore(%arg3 : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) src(%3 : memref<8x128xf32, #tpu.memory_space<any>>) dst(%arg1 : memref<8x128xf32, #tpu.memory_space<vmem>>) device_id(%0) core_id(%0)
+    %v = vector.load %arg1[%c0, %c0] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+    %w = vector.load %arg1[%c0, %c0] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+    %acc = arith.constant dense<0.000000e+00> : vector<8x8xf32>
+    %next = vector.contract {
+      indexing_maps = [
+        affine_map<(m, n, k) -> (m, k)>,
+        affine_map<(m, n, k) -> (n, k)>,
+        affine_map<(m, n, k) -> (m, n)>
+      ],
+      iterator_types = ["parallel", "parallel", "reduction"],
+      kind = #vector.kind<add>
+    } %v, %w, %acc : vector<8x128xf32>, vector<8x128xf32> into vector<8x8xf32>
+    return
+  }
+}
+"#;
+    let m = parse("remote.mlir", text);
+    assert_eq!(m.layer, Layer::Mosaic);
+    let k = &kernel::kernels(&m)[0];
+    assert_eq!(k.iteration_bounds, vec![4]);
+    assert_eq!(k.window_params.len(), 2);
+    assert_eq!(k.window_params[1].window_bounds, None);
+    assert!(k.args[4].semaphore && !k.args[4].ty.as_ref().unwrap().is_dma_semaphore());
+    let d = &k.dma_starts[0];
+    assert_eq!(d.device_id, Some("0"));
+    assert_eq!(d.source_semaphore.as_ref().and_then(|s| s.base_arg), Some(3));
+    assert_eq!(d.target.as_ref().map(|t| t.slices.clone()), Some(vec![vec![Index::Value("arg0"); 3]]));
+    let sig = m.ops.iter().find(|o| o.opcode == "tpu.sem_signal").unwrap();
+    assert_eq!(sig.operands[2].role, Some("device_id"));
+    let region_op = m.ops.iter().find(|o| o.opcode == "tpu.region").unwrap();
+    assert_eq!(region_op.regions.len(), 1);
+    let contract = m.ops.iter().find(|o| o.opcode == "vector.contract").unwrap();
+    assert_eq!(contract.attr("iterator_types").map(|v| v.items().len()), Some(3));
+    assert_eq!(contract.operands.len(), 3);
+    assert_eq!(k.matmuls.len(), 1);
+    assert_eq!(k.matmuls[0].acc, Some(DType::F32));
 }
 
 #[test]

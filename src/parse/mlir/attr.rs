@@ -195,7 +195,10 @@ pub fn item<'a>(src: Src<'a>, i: &'a str, ctx: Ctx, depth: u32) -> PResult<'a, V
             (Some(b','), c) => c != Ctx::Line,
             (Some(c), Ctx::Group(close)) => c == close,
             (Some(c), Ctx::Op) => {
-                matches!(c, b'\n' | b'\r' | b':' | b'{' | b'}' | b')' | b']' | b'%')
+                matches!(c, b'\n' | b'\r' | b':' | b'}' | b')' | b']' | b'%')
+                    // a following `{region}`/`{attrs}`, `(operands)`, or `key=value` ends this value
+                    || (c == b'{' || c == b'(') && !atoms.is_empty()
+                    || !atoms.is_empty() && starts_key(s)
                     || s.starts_with("->")
                     || s.starts_with("//")
                     || s.starts_with("loc(")
@@ -214,6 +217,17 @@ pub fn item<'a>(src: Src<'a>, i: &'a str, ctx: Ctx, depth: u32) -> PResult<'a, V
         return PErr::fail(i, "attribute value");
     }
     Ok((end, finish(src, i, end, atoms)))
+}
+
+/// `name =` / `name=` (not `==`): the start of the next attribute in an op's custom syntax.
+fn starts_key(s: &str) -> bool {
+    match bare_id(s) {
+        Ok((rest, _)) => {
+            let a = hws(rest);
+            a.starts_with('=') && !a.starts_with("==")
+        }
+        Err(_) => false,
+    }
 }
 
 fn finish<'a>(src: Src<'a>, start: &'a str, end: &'a str, mut atoms: Vec<(&'a str, Value<'a>)>) -> Value<'a> {

@@ -248,7 +248,9 @@ impl<'a> Parser<'a> {
                         op.loc = Some(v);
                         r = rest;
                     } else if word == "attributes" && peek(after) == Some(b'{') {
-                        r = after;
+                        let (rest, dict) = attr::group(self.src, after, depth + 1)?;
+                        attr::dict_to_attrs(dict, &mut op.attrs);
+                        r = rest;
                     } else if after.starts_with('=') && !after.starts_with("==") {
                         let v_at = hws(split(after, 1).0);
                         let (rest, value) = attr::item(self.src, v_at, Ctx::Op, depth + 1)?;
@@ -470,14 +472,26 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Is this `{` the start of a region (as opposed to an attribute dictionary)?
+    /// Is this `{` the start of a region (as opposed to an attribute dictionary)? A region's first token is an
+    /// op (`%x = `, `"op"(`, `op.name`), a block label, or `}` on a later line; a dictionary's is `name =`, a unit
+    /// attribute (`name,` / `name}`), or `}` on the same line.
     pub fn region_start(&self, s: &str) -> bool {
         let Some(x) = s.strip_prefix('{') else { return false };
-        let x = hws(x);
+        let same_line = hws(x);
+        let newline = at_eol(same_line);
+        let x = ws(x);
         match peek(x) {
-            None | Some(b'\n') | Some(b'\r') | Some(b'^') | Some(b'%') => true,
-            Some(b'/') => x.starts_with("//"),
+            None => true,
+            Some(b'}') => newline,
+            Some(b'^') | Some(b'%') => true,
             Some(b'"') => string_lit(x).map(|(r, _)| r.starts_with('(')).unwrap_or(false),
+            Some(b) if is_id_start(b) => match bare_id(x) {
+                Ok((rest, _)) => {
+                    let a = hws(rest);
+                    !(a.starts_with('=') || a.starts_with(',') || a.starts_with('}'))
+                }
+                Err(_) => false,
+            },
             _ => false,
         }
     }

@@ -62,6 +62,12 @@ fn every_mlir_file_parses() {
             }
         }
         assert!(m.entry.is_some(), "{}", f.display());
+        // every op with results has a type, except where the text states none (`llo.seq.s32 %a, %b`)
+        for op in &m.ops {
+            if op.result_count > 0 && text[op.span.range()].contains(" : ") {
+                assert!(op.ty.mlir().is_some(), "{}: untyped result of {}", f.display(), op.opcode);
+            }
+        }
     }
     eprintln!("parsed {} MLIR files, {} bytes", files.len(), bytes);
 }

@@ -20,6 +20,9 @@ fn main() {
     }
     let secs = t.elapsed().as_secs_f64() / reps as f64;
     let m = hlolint::parse::mlir::parse_mlir(&path, &text).unwrap();
+    if std::env::args().any(|a| a == "--phases") {
+        phases(&text);
+    }
     if !quiet {
         print!("{}", hlolint::parse::mlir::outline(&m, &text));
         for k in hlolint::analysis::kernel::kernels(&m) {
@@ -27,4 +30,16 @@ fn main() {
         }
     }
     eprintln!("{} bytes, {} ops, {:.2} ms, {:.1} MB/s", text.len(), n, secs * 1e3, text.len() as f64 / secs / 1e6);
+}
+
+#[allow(dead_code)]
+fn phases(text: &str) {
+    let t = std::time::Instant::now();
+    let mut reps = 0;
+    while t.elapsed().as_millis() < 500 {
+        let f = hlolint::parse::mlir::file(text).unwrap().1;
+        drop(f);
+        reps += 1;
+    }
+    eprintln!("syntax tree only: {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / reps as f64);
 }

@@ -77,8 +77,11 @@ fn manual_dma_kernel_facts() {
     let prefetch = &k.dma_starts[2];
     let chain: Vec<&str> = prefetch.inside.iter().map(|&o| m.op(o).opcode).collect();
     assert_eq!(chain, ["scf.if", "scf.for"]);
-    assert_eq!(prefetch.target.as_ref().unwrap().slices[0][0], Index::Value("20"));
-    assert_eq!(prefetch.target_semaphore.as_ref().unwrap().slices[0], vec![Index::Value("20")]);
+    assert_eq!(prefetch.target.as_ref().unwrap().slices[0][0].expr(), "((arg9 + 1) % 2)");
+    assert_eq!(prefetch.target_semaphore.as_ref().unwrap().slices[0][0].expr(), "((arg9 + 1) % 2)");
+    assert_eq!(prefetch.source.as_ref().unwrap().slices[0][0].expr(), "((arg9 + 1) * 128)");
+    // the wait in the loop body is on the current slot
+    assert_eq!(k.dma_waits[1].target.as_ref().unwrap().slices[0][0].expr(), "(arg9 % 2)");
 
     assert_eq!(k.dma_waits.len(), 2);
     let w = &k.dma_waits[1];
@@ -326,7 +329,8 @@ fn multi_line_dictionaries_semaphores_and_remote_dma() {
     let d = &k.dma_starts[0];
     assert_eq!(d.device_id, Some("0"));
     assert_eq!(d.source_semaphore.as_ref().and_then(|s| s.base_arg), Some(3));
-    assert_eq!(d.target.as_ref().map(|t| t.slices.clone()), Some(vec![vec![Index::Value("arg0"); 3]]));
+    let arg0 = Index::Value { name: "arg0", expr: "arg0".into() };
+    assert_eq!(d.target.as_ref().map(|t| t.slices.clone()), Some(vec![vec![arg0; 3]]));
     let sig = m.ops.iter().find(|o| o.opcode == "tpu.sem_signal").unwrap();
     assert_eq!(sig.operands[2].role, Some("device_id"));
     let region_op = m.ops.iter().find(|o| o.opcode == "tpu.region").unwrap();

@@ -53,12 +53,23 @@ pub struct WindowParam<'a> {
     pub pipeline_mode: Option<&'a str>,
 }
 
-/// An index as written: a constant when it folds to one, else the SSA value.
+/// An index as written: a constant when it folds to one, else the SSA value with the integer expression that
+/// computes it (`%20` → `((arg9 + 1) % 2)`: the slot a double-buffered DMA targets).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Index<'a> {
     Const(i64),
-    Value(&'a str),
+    Value { name: &'a str, expr: String },
+}
+
+impl Index<'_> {
+    /// The expression (`3`, `(arg9 % 2)`).
+    pub fn expr(&self) -> String {
+        match self {
+            Index::Const(c) => c.to_string(),
+            Index::Value { expr, .. } => expr.clone(),
+        }
+    }
 }
 
 /// A memref operand traced back through views (`tpu.memref_slice`, `tpu.memref_squeeze`, `memref.subview`, ...).
@@ -425,7 +436,42 @@ pub fn index_of<'a>(m: &Module<'a>, o: &Operand<'a>) -> Index<'a> {
             return Index::Const(c);
         }
     }
-    Index::Value(o.name)
+    Index::Value { name: o.name, expr: expr(m, o.def, o.name, 0) }
+}
+
+/// Renders the integer arithmetic that defines a value (`arith.addi/subi/muli/remsi/divsi`, casts, constants),
+/// stopping at block arguments and other ops, which print as their names.
+pub fn expr(m: &Module<'_>, def: Def, name: &str, depth: u32) -> String {
+    let Def::Op { op, .. } = def else {
+        if let Def::BlockArg { block, index } = def {
+            if let Some(p) = m.blocks.get(block.idx()).and_then(|b| b.args.get(index as usize)) {
+                return p.name.to_string();
+            }
+        }
+        return name.to_string();
+    };
+    if let Some(c) = const_int(m, op) {
+        return c.to_string();
+    }
+    let o = m.op(op);
+    let b = base(o.opcode);
+    let arg = |k: usize| -> String {
+        match o.operands.get(k) {
+            Some(x) if depth < 8 => expr(m, x.def, x.name, depth + 1),
+            Some(x) => x.name.to_string(),
+            None => "?".into(),
+        }
+    };
+    let bin = |sym: &str| format!("({} {sym} {})", arg(0), arg(1));
+    match b {
+        "addi" | "add" => bin("+"),
+        "subi" | "sub" | "subtract" => bin("-"),
+        "muli" | "mul" | "multiply" => bin("*"),
+        "remsi" | "remui" | "rem" | "remainder" => bin("%"),
+        "divsi" | "divui" | "floordivsi" | "ceildivsi" | "div" | "divide" => bin("/"),
+        "index_cast" | "index_castui" | "extsi" | "extui" | "trunci" | "bitcast" | "convert" => arg(0),
+        _ => name.to_string(),
+    }
 }
 
 /// The integer an `arith.constant 3 : i32` / `llo.constant {value = 3 : i32}` / `stablehlo.constant dense<3>` holds.

@@ -139,31 +139,35 @@ pub fn number(i: &str) -> PResult<'_, &str> {
 /// and `->`. Returns the rest and the whole text including the brackets.
 pub fn balanced(i: &str) -> PResult<'_, &str> {
     let b = i.as_bytes();
-    let mut stack: Vec<u8> = Vec::new();
+    // closing brackets expected, innermost last (no allocation: the depth is bounded)
+    let mut stack = [0u8; MAX_DEPTH as usize];
+    let mut depth = 0usize;
     let mut k = 0;
     while k < b.len() {
         let c = b[k];
         match c {
             b'(' | b'[' | b'{' | b'<' => {
-                stack.push(match c {
+                if depth >= stack.len() {
+                    return PErr::cut(split(i, k).0, "less deeply nested input");
+                }
+                stack[depth] = match c {
                     b'(' => b')',
                     b'[' => b']',
                     b'{' => b'}',
                     _ => b'>',
-                });
-                if stack.len() > MAX_DEPTH as usize {
-                    return PErr::cut(split(i, k).0, "less deeply nested input");
-                }
+                };
+                depth += 1;
             }
             b'-' if b.get(k + 1) == Some(&b'>') => {
                 k += 2;
                 continue;
             }
             b')' | b']' | b'}' | b'>' => {
-                if stack.pop() != Some(c) {
+                if depth == 0 || stack[depth - 1] != c {
                     return PErr::cut(split(i, k).0, "balanced brackets");
                 }
-                if stack.is_empty() {
+                depth -= 1;
+                if depth == 0 {
                     return Ok(split(i, k + 1));
                 }
             }
@@ -174,7 +178,7 @@ pub fn balanced(i: &str) -> PResult<'_, &str> {
             }
             _ => {}
         }
-        if stack.is_empty() {
+        if depth == 0 {
             return PErr::fail(i, "`(`, `[`, `{` or `<`");
         }
         k += 1;

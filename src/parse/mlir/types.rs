@@ -140,7 +140,7 @@ fn shaped<'a>(start: &'a str, after_kw: &'a str, kw: &'a str, depth: u32) -> PRe
         _ => ShapedKind::Tensor,
     };
     let mut r = split(after_kw, 1).0; // `<`
-    let mut dims = Some(Vec::new());
+    let mut dims = Some(Vec::with_capacity(4));
     let mut scalable = Vec::new();
     if let Some(x) = r.strip_prefix("*x") {
         dims = None;

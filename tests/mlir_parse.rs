@@ -253,6 +253,21 @@ fn older_and_generic_spellings() {
 }
 "#;
     let m2 = parse("more.mlir", more);
+    let conv = r#"func.func @c(%arg0: tensor<1x8x8x3xbf16>, %arg1: tensor<3x3x3x16xf8E4M3FN>) -> tensor<1x8x8x16xf32> {
+  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]} : (tensor<1x8x8x3xbf16>, tensor<3x3x3x16xf8E4M3FN>) -> tensor<1x8x8x16xf32>
+  %1 = stablehlo.composite "my.op" %0 {composite_attributes = {k = 1 : i64}, decomposition = @c} : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  return %1 : tensor<1x8x8x16xf32>
+}
+"#;
+    let mc = parse("conv.mlir", conv);
+    let cv = mc.ops.iter().find(|o| o.opcode == "stablehlo.convolution").unwrap();
+    assert_eq!(cv.attr("dim_numbers").map(|v| v.span.text(conv)), Some("[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"));
+    assert!(cv.attr("window").is_some() && cv.attr("feature_group_count").is_some());
+    let mm = kernel::matmuls(&mc, hlolint::ir::FuncId(0));
+    assert_eq!((mm[0].lhs, mm[0].rhs, mm[0].result), (Some(DType::BF16), Some(DType::F8E4M3FN), Some(DType::F32)));
+    let comp = mc.ops.iter().find(|o| o.opcode == "stablehlo.composite").unwrap();
+    assert_eq!(comp.payload.as_ref().and_then(hlolint::parse::mlir::attr::string).as_deref(), Some("my.op"));
+    assert_eq!(comp.operands.len(), 1);
     let mc = m2.ops.iter().find(|o| o.opcode == "sdy.manual_computation").unwrap();
     assert_eq!(mc.attr("manual_axes").map(|v| v.span.text(more)), Some(r#"{"x"}"#));
     assert_eq!(mc.regions.len(), 1);

@@ -484,8 +484,7 @@ pub fn const_int(m: &Module<'_>, op: OpId) -> Option<i64> {
     v.as_int().or_else(|| mattr::int_array(v).filter(|a| a.len() == 1).map(|a| a[0]))
 }
 
-fn operand_dtype(m: &Module<'_>, op: &Op<'_>, k: usize) -> Option<DType> {
-    let _ = m;
+fn operand_dtype(op: &Op<'_>, k: usize) -> Option<DType> {
     op.operands.get(k)?.ty.as_ref()?.mlir()?.dtype()
 }
 
@@ -494,8 +493,8 @@ pub fn matmul<'a>(m: &Module<'a>, id: OpId) -> Matmul<'a> {
     let op = m.op(id);
     let data_format = op.attr("data_format").and_then(mattr::dialect_attr_word);
     let result = op.ty.mlir().and_then(|t| t.result(0)).and_then(MlirType::dtype);
-    let acc = if base(op.opcode) == "matmul" || base(op.opcode) == "contract" { operand_dtype(m, op, 2) } else { None };
-    Matmul { op: id, opcode: op.opcode, lhs: operand_dtype(m, op, 0), rhs: operand_dtype(m, op, 1), acc, result, data_format }
+    let acc = if base(op.opcode) == "matmul" || base(op.opcode) == "contract" { operand_dtype(op, 2) } else { None };
+    Matmul { op: id, opcode: op.opcode, lhs: operand_dtype(op, 0), rhs: operand_dtype(op, 1), acc, result, data_format }
 }
 
 /// Every matmul-like op of a function (StableHLO `dot_general`/`convolution`, Mosaic `tpu.matmul`, `llo.vmatmul*`).

@@ -199,7 +199,7 @@ pub fn item<'a>(src: Src<'a>, i: &'a str, ctx: Ctx, depth: u32) -> PResult<'a, V
                     // a following `{region}`/`{attrs}`, `(operands)`, or `key=value` ends this value
                     || (c == b'{' || c == b'(') && !atoms.is_empty()
                     || !atoms.is_empty() && starts_key(s)
-                    || s.starts_with("->")
+                    || s.starts_with("->") && starts_type(hws(split(s, 2).0))
                     || s.starts_with("//")
                     || s.starts_with("loc(")
             }

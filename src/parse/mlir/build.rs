@@ -207,9 +207,8 @@ impl<'a> Builder<'a> {
             }
         }
         for p in &f.payload {
-            if let Some(w @ ("public" | "private" | "nested")) = p.word() {
+            if let Some("public" | "private" | "nested") = p.word() {
                 attrs.push(Attr { key: "sym_visibility", value: p.clone(), span: p.span });
-                let _ = w;
             }
         }
         let decls: &[ArgAst<'a>] = if f.decls.is_empty() {

@@ -185,7 +185,7 @@ impl<'a> Parser<'a> {
                     r = split(s, 1).0;
                 }
                 b'%' => {
-                    r = self.value(s, group.is_some(), pending_role.take().or(default_role), depth, op)?.0;
+                    r = self.value(s, pending_role.take().or(default_role), depth, op)?.0;
                 }
                 b'{' => {
                     if self.region_start(s) {
@@ -286,7 +286,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A `%name` in an op: a use (operand), or a block argument declaration (`%x = ...`, `%x: type`).
-    fn value(&self, s: &'a str, _in_group: bool, role: Option<&'a str>, depth: u32, op: &mut OpAst<'a>) -> PResult<'a, &'a str> {
+    fn value(&self, s: &'a str, role: Option<&'a str>, depth: u32, op: &mut OpAst<'a>) -> PResult<'a, &'a str> {
         let (rest, name) = suffix_id(split(s, 1).0).map_err(|_| cut(s, "value name"))?;
         let mut index = 0;
         let mut rest = rest;

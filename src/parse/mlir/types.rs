@@ -83,7 +83,7 @@ pub fn mlir_type(i: &str, depth: u32) -> PResult<'_, MlirType<'_>> {
             let (rest, id) = bare_id(i)?;
             if peek(rest) == Some(b'<') {
                 if is_shaped_kw(id) {
-                    return shaped(i, rest, id, depth);
+                    return shaped(rest, id, depth);
                 }
                 if id == "tuple" {
                     let (rest2, v) = list_until(split(rest, 1).0, b'>', depth + 1)?;
@@ -133,7 +133,7 @@ fn list_until(i: &str, close: u8, depth: u32) -> PResult<'_, Vec<MlirType<'_>>> 
     }
 }
 
-fn shaped<'a>(start: &'a str, after_kw: &'a str, kw: &'a str, depth: u32) -> PResult<'a, MlirType<'a>> {
+fn shaped<'a>(after_kw: &'a str, kw: &'a str, depth: u32) -> PResult<'a, MlirType<'a>> {
     let kind = match kw {
         "memref" => ShapedKind::Memref,
         "vector" => ShapedKind::Vector,
@@ -215,7 +215,6 @@ fn shaped<'a>(start: &'a str, after_kw: &'a str, kw: &'a str, depth: u32) -> PRe
         },
         _ => encoding = extra.first().copied(),
     }
-    let _ = start;
     Ok((r, MlirType::Shaped(ShapedType { kind, dims, scalable, elem: Box::new(elem), layout, memory_space, encoding })))
 }
 

@@ -171,7 +171,8 @@ pub enum Def {
 pub struct Operand<'a> {
     /// The name as written, without `%`.
     pub name: &'a str,
-    /// The operand's type when the text states it (HLO long form).
+    /// The operand's type when the text states it (HLO long form). The MLIR parser also fills it from the
+    /// defining op's result or block argument when the custom syntax leaves it implicit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ty: Option<Type<'a>>,
     pub def: Def,

@@ -114,7 +114,7 @@ fn err(text: &str) -> String {
 #[test]
 fn errors_point_at_the_problem() {
     let head = "= control target key start\n= control target key end\n";
-    insta::assert_snapshot!(err(&format!("{head}  0x1   :  {{ %1 = sfence ")), @"llo syntax error: expected `}` closing the bundle, found end of file @77+0");
+    insta::assert_snapshot!(err(&format!("{head}  0x1   :  {{ %1 = sfence ")), @"llo syntax error: expected `}` closing the bundle, found end of file @75+1");
     insta::assert_snapshot!(err(&format!("{head}  0x1   :  {{ %1 = sfence /* open }}\n")), @"llo syntax error: expected `*/` closing the comment, found `/*` @77+2");
     insta::assert_snapshot!(err(&format!("{head}  0x1   :  {{ %1 sfence }}\n")), @"llo syntax error: expected `=` after the result name, found `sfence` @68+6");
     insta::assert_snapshot!(err(&format!("{head}  0x1   :  {{ %1 = sld [smem:[#a] }}\n")), @"llo syntax error: expected `]`, found `}` @85+1");

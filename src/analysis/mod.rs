@@ -1,3 +1,4 @@
-//! Semantic analyses over the graph that a rule selector cannot express on its own.
+//! Semantic views and analyses over the graph that a rule selector cannot express on its own.
 
 pub mod async_pairs;
+pub mod kernel;

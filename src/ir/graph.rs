@@ -5,6 +5,7 @@
 //! Everything lives in flat arenas indexed by small ids, so edges (operands, users, calls, parents) are cheap and
 //! the graph borrows every name from the source text (`'a`).
 
+use super::mlir_type::MlirType;
 use super::shape::Shape;
 use super::span::Span;
 use super::value::Value;
@@ -48,7 +49,7 @@ impl Layer {
     }
 }
 
-/// A value's type. HLO has shapes; MLIR types are kept as text until a parser gives them structure.
+/// A value's type. HLO has shapes; MLIR has structured types (`Mlir`); anything without structure stays text.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Type<'a> {
@@ -56,6 +57,8 @@ pub enum Type<'a> {
     /// interns them (one allocation per distinct shape text).
     Shape(Arc<Shape>),
     Text(&'a str),
+    /// An MLIR type (StableHLO, Mosaic). Several results of one op are `MlirType::Results`.
+    Mlir(MlirType<'a>),
     None,
 }
 
@@ -63,6 +66,13 @@ impl<'a> Type<'a> {
     pub fn shape(&self) -> Option<&Shape> {
         match self {
             Type::Shape(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn mlir(&self) -> Option<&MlirType<'a>> {
+        match self {
+            Type::Mlir(t) => Some(t),
             _ => None,
         }
     }
@@ -167,10 +177,15 @@ pub enum Def {
 pub struct Operand<'a> {
     /// The name as written, without `%`.
     pub name: &'a str,
-    /// The operand's type when the text states it (HLO long form).
+    /// The operand's type when the text states it (HLO long form). The MLIR parser also fills it from the
+    /// defining op's result or block argument when the custom syntax leaves it implicit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ty: Option<Type<'a>>,
     pub def: Def,
+    /// The keyword an MLIR custom syntax puts the operand under (`source`, `target`, `target_semaphore`, `init`,
+    /// `iter_args`, `indices` for `%ref[%i, %j]`, `to`, `step`); `None` for plain positional operands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'a str>,
     #[serde(skip)]
     pub span: Span,
 }

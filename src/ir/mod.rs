@@ -3,6 +3,7 @@
 pub mod dtype;
 pub mod graph;
 pub mod hlo_view;
+pub mod mlir_type;
 pub mod query;
 pub mod shape;
 pub mod span;
@@ -10,6 +11,7 @@ pub mod value;
 
 pub use dtype::DType;
 pub use graph::*;
+pub use mlir_type::{MlirType, ShapedKind, ShapedType};
 pub use shape::{ArrayShape, Dim, Layout, Shape};
 pub use span::Span;
 pub use value::{Value, ValueKind};

@@ -28,7 +28,7 @@ pub enum ValueKind<'a> {
     Name(&'a str),
     /// Punctuation that is not a separator: `->`, `<=`, `:`, `*`, `#`, `...`, `<`, `>`, `@`, `?`, `+`, `~`, `=`.
     Punct(&'a str),
-    /// `{...}`, `[...]`, `(...)` with the items inside (separating commas dropped).
+    /// `{...}`, `[...]`, `(...)`, and MLIR's `<...>`, with the items inside (separating commas dropped).
     Group { open: char, items: Vec<Value<'a>> },
     /// `key=value` (key glued to `=`, as XLA prints sub-attributes: `size=3x3`, `op_name="..."`).
     KeyVal { key: &'a str, value: Box<Value<'a>> },
@@ -37,12 +37,16 @@ pub enum ValueKind<'a> {
     /// A balanced `{...}` kept as text, for values that are JSON for another program (`backend_config`): building
     /// a tree for every instruction's JSON would cost most of the parse; `ir::hlo_view::json_of` reads it.
     Raw(&'a str),
+    /// An MLIR typed attribute `value : type` (`0 : i64`, `dense<0.0> : vector<8x128xf32>`); the type as written.
+    /// `word()` and the views built on it (`as_int`, `as_bool`) look through it.
+    Typed { value: Box<Value<'a>>, ty: &'a str },
 }
 
 impl<'a> Value<'a> {
     pub fn word(&self) -> Option<&'a str> {
-        match self.kind {
+        match &self.kind {
             ValueKind::Word(w) => Some(w),
+            ValueKind::Typed { value, .. } => value.word(),
             _ => None,
         }
     }

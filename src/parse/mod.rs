@@ -4,3 +4,4 @@ pub mod bytecode;
 pub mod error;
 pub mod hlo;
 pub mod llo;
+pub mod mlir;

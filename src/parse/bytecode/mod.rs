@@ -324,6 +324,7 @@ impl DecodedModule {
                 .map(|o| Operand {
                     name: self.s(o.name),
                     ty: None,
+                    role: None,
                     def: match o.def {
                         Some(DDef::Op { op, index }) => match op_map[op as usize] {
                             Some(op) => Def::Op { op, index },

@@ -133,6 +133,7 @@ fn type_text(t: &Type<'_>) -> String {
     match t {
         Type::Text(s) => s.to_string(),
         Type::Shape(s) => s.to_string(),
+        Type::Mlir(t) => t.to_string(),
         Type::None => "()".into(),
     }
 }
@@ -158,6 +159,7 @@ pub fn value_text(v: &Value<'_>) -> String {
             )
         }
         ValueKind::KeyVal { key, value } => format!("{key} = {}", value_text(value)),
+        ValueKind::Typed { value, ty } => format!("{} : {ty}", value_text(value)),
         ValueKind::Seq(items) => {
             let mut s = String::new();
             for (k, it) in items.iter().enumerate() {

@@ -207,6 +207,7 @@ mod tests {
             ValueKind::Name(n) => format!("@{n}"),
             ValueKind::Punct(p) => format!("'{p}'"),
             ValueKind::Raw(r) => format!("raw({r})"),
+            ValueKind::Typed { value, ty } => format!("typed({} : {ty})", show(value)),
             ValueKind::Group { open, items } => {
                 format!(
                     "{open}{}",

@@ -400,10 +400,10 @@ impl<'a> Parser<'a> {
                 inner.name = text;
                 inner.name_span = Span::of(self.base, text);
                 nested.push(inner);
-                out.push(Operand { name: text, ty, def: Def::Unresolved, span: Span::of(self.base, text) });
+                out.push(Operand { name: text, ty, role: None, def: Def::Unresolved, span: Span::of(self.base, text) });
                 r
             } else {
-                out.push(Operand { name, ty, def: Def::Unresolved, span: self.span(start, after_name) });
+                out.push(Operand { name, ty, role: None, def: Def::Unresolved, span: self.span(start, after_name) });
                 after_name
             };
             let r = sp(r)?;

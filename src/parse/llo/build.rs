@@ -236,7 +236,7 @@ fn make_op<'a>(
     for a in &args {
         names(a, ns);
     }
-    let operands = ns.drain(..).map(|(name, span)| Operand { name, ty: None, def: Def::Unresolved, span }).collect();
+    let operands = ns.drain(..).map(|(name, span)| Operand { name, ty: None, role: None, def: Def::Unresolved, span }).collect();
     let mut attrs = Vec::with_capacity(4 + comments.len());
     attrs.push(attr("bundle", ValueKind::Word(addr_text), span));
     attrs.push(attr("slot", ValueKind::Word(small_num(slot)), span));

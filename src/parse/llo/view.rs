@@ -342,6 +342,10 @@ fn write_value(s: &mut String, v: &Value<'_>) {
             s.push('%');
             s.push_str(n);
         }
+        ValueKind::Typed { value, ty } => {
+            write_value(s, value);
+            let _ = write!(s, " : {ty}");
+        }
         ValueKind::Group { open: '[', items } if items.len() == 1 => write_value(s, &items[0]),
         ValueKind::Group { open, items } => {
             let close = match open {

@@ -276,6 +276,7 @@ fn ours(m: &Module<'_>) -> OurFuncs {
 fn type_text(t: &Type<'_>) -> String {
     match t {
         Type::Text(s) => s.to_string(),
+        Type::Mlir(t) => t.to_string(),
         other => format!("{other:?}"),
     }
 }

@@ -484,8 +484,18 @@ pub fn const_int(m: &Module<'_>, op: OpId) -> Option<i64> {
     v.as_int().or_else(|| mattr::int_array(v).filter(|a| a.len() == 1).map(|a| a[0]))
 }
 
-fn operand_dtype(op: &Op<'_>, k: usize) -> Option<DType> {
-    op.operands.get(k)?.ty.as_ref()?.mlir()?.dtype()
+/// The element type of operand `k`: as written at the use, else from its definition (decoded bytecode states
+/// types only where values are defined).
+fn operand_dtype(m: &Module<'_>, op: &Op<'_>, k: usize) -> Option<DType> {
+    let o = op.operands.get(k)?;
+    if let Some(d) = o.ty.as_ref().and_then(|t| t.mlir()).and_then(MlirType::dtype) {
+        return Some(d);
+    }
+    match o.def {
+        Def::Op { op: d, index } => m.op(d).ty.mlir()?.result(index as usize)?.dtype(),
+        Def::BlockArg { block, index } => m.blocks[block.idx()].args.get(index as usize)?.ty.mlir()?.dtype(),
+        Def::Unresolved => None,
+    }
 }
 
 /// The facts of one matmul-like op: operand, accumulator and result dtypes, and the LLO data format.
@@ -493,8 +503,8 @@ pub fn matmul<'a>(m: &Module<'a>, id: OpId) -> Matmul<'a> {
     let op = m.op(id);
     let data_format = op.attr("data_format").and_then(mattr::dialect_attr_word);
     let result = op.ty.mlir().and_then(|t| t.result(0)).and_then(MlirType::dtype);
-    let acc = if base(op.opcode) == "matmul" || base(op.opcode) == "contract" { operand_dtype(op, 2) } else { None };
-    Matmul { op: id, opcode: op.opcode, lhs: operand_dtype(op, 0), rhs: operand_dtype(op, 1), acc, result, data_format }
+    let acc = if base(op.opcode) == "matmul" || base(op.opcode) == "contract" { operand_dtype(m, op, 2) } else { None };
+    Matmul { op: id, opcode: op.opcode, lhs: operand_dtype(m, op, 0), rhs: operand_dtype(m, op, 1), acc, result, data_format }
 }
 
 /// Every matmul-like op of a function (StableHLO `dot_general`/`convolution`, Mosaic `tpu.matmul`, `llo.vmatmul*`).

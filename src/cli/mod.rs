@@ -27,7 +27,7 @@ pub struct Cli {
 enum Command {
     /// Parse and check files and directories (the default command).
     Check(CheckArgs),
-    /// Print the parsed instruction graph as JSON (computations, instructions, opcodes, operand edges, callees).
+    /// Print the parsed instruction graph as JSON (functions, ops, opcodes, operand edges, callees).
     Graph(GraphArgs),
 }
 
@@ -42,11 +42,15 @@ pub struct CheckArgs {
     /// Print only errors and findings.
     #[arg(long, short)]
     pub quiet: bool,
+    /// In directories, also read intermediate compiler stages (every Mosaic pass, every LLO stage, HLO pass dumps),
+    /// not only the final ones rules read.
+    #[arg(long)]
+    pub all_stages: bool,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct GraphArgs {
-    /// HLO files to dump.
+    /// Files to dump (HLO, MLIR, LLO bundles).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 }

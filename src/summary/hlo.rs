@@ -1,9 +1,10 @@
-//! The per-file summary `hlolint` prints: what the module holds (computations, instructions, opcodes, async
-//! pairs, memory spaces, custom calls), and the full graph for `hlolint graph` (used by the conformance check
-//! against XLA's own parser).
+//! The summary of an HLO file: what the module holds (computations, instructions, opcodes, async pairs, memory
+//! spaces, custom calls, and the Pallas kernels decoded from `tpu_custom_call` bodies), and the full graph for
+//! `hlolint graph` (used by the conformance check against XLA's own parser).
 
+use super::kernel::{self, KernelSummary};
 use crate::analysis::async_pairs::async_pairs;
-use crate::ir::{Def, Layer, Module};
+use crate::ir::{Def, Layer, Module, OpId, Span};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -25,6 +26,50 @@ pub struct Summary {
     pub memory_spaces: BTreeMap<i64, usize>,
     /// custom_call_target → instruction names.
     pub custom_calls: BTreeMap<String, Vec<String>>,
+    /// Pallas kernels decoded from `tpu_custom_call` bodies, by custom-call instruction.
+    pub kernels: Vec<CallKernel>,
+    /// Bodies that could not be decoded (reported as diagnostics on the custom call).
+    #[serde(skip)]
+    pub kernel_errors: Vec<KernelError>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CallKernel {
+    /// The custom-call instruction (`fp8_mm_v3.1`): LLO dumps of the kernel carry this name.
+    pub call: String,
+    #[serde(flatten)]
+    pub kernel: KernelSummary,
+}
+
+#[derive(Debug)]
+pub struct KernelError {
+    pub call: String,
+    pub span: Span,
+    pub message: String,
+}
+
+/// Decodes the kernel body of every `tpu_custom_call` in `m` (HLO or StableHLO: the backend config is a raw JSON
+/// object or an escaped string) into the kernel view.
+pub fn decoded_kernels(m: &Module<'_>, calls: impl Iterator<Item = OpId>) -> (Vec<CallKernel>, Vec<KernelError>) {
+    let mut kernels = Vec::new();
+    let mut errors = Vec::new();
+    for id in calls {
+        let op = m.op(id);
+        let Some(attr) = op.attr_entry("backend_config") else { continue };
+        let config = attr.value.span.text(m.text);
+        match crate::parse::bytecode::kernel_from_backend_config(config) {
+            Ok(Some(k)) => {
+                let module = k.module.module();
+                let source = format!("tpu_custom_call body (MLIR bytecode v{})", k.module.version);
+                for view in crate::analysis::kernel::kernels(&module) {
+                    kernels.push(CallKernel { call: op.name.to_string(), kernel: kernel::kernel_summary(&view, source.clone()) });
+                }
+            }
+            Ok(None) => {}
+            Err(e) => errors.push(KernelError { call: op.name.to_string(), span: attr.span, message: e.to_string() }),
+        }
+    }
+    (kernels, errors)
 }
 
 pub fn summarize(m: &Module<'_>) -> Summary {
@@ -50,6 +95,8 @@ pub fn summarize(m: &Module<'_>) -> Summary {
         *async_counts.entry(family.clone()).or_insert(0) += 1;
     }
     let names = |ids: &[crate::ir::OpId]| ids.iter().map(|&i| m.op(i).name.to_string()).collect();
+    let tpu_calls = m.op_ids().filter(|&i| m.op(i).opcode == "custom-call" && m.custom_call_target(i).as_deref() == Some("tpu_custom_call"));
+    let (kernels, kernel_errors) = decoded_kernels(m, tpu_calls);
     Summary {
         layer: m.layer,
         module: m.name.to_string(),
@@ -63,6 +110,8 @@ pub fn summarize(m: &Module<'_>) -> Summary {
         orphan_dones: names(&pairs.orphan_dones),
         memory_spaces,
         custom_calls,
+        kernels,
+        kernel_errors,
     }
 }
 
@@ -94,6 +143,10 @@ pub fn render(path: &str, s: &Summary) -> String {
     for (target, names) in &s.custom_calls {
         let list = if names.len() > 4 { format!("{}, …", names[..4].join(", ")) } else { names.join(", ") };
         let _ = writeln!(out, "  custom-call {target:?} ×{}: {list}", names.len());
+    }
+    for k in &s.kernels {
+        let _ = writeln!(out, "  custom-call `{}`:", k.call);
+        kernel::render(&k.kernel, "    ", &mut out);
     }
     out
 }

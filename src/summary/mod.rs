@@ -1,0 +1,80 @@
+//! What `hlolint` prints about each file: one summary type per format, and the dispatch from a source file to its
+//! parser and summary.
+
+pub mod hlo;
+pub mod kernel;
+pub mod llo;
+pub mod mlir;
+
+pub use hlo::{graph_dump, render, summarize, GraphDump, Summary};
+
+use crate::source::{mosaic_stage, Format, SourceFile};
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "format", rename_all = "lowercase")]
+pub enum FileSummary {
+    Hlo(hlo::Summary),
+    Mlir(mlir::MlirSummary),
+    Llo(llo::LloSummary),
+}
+
+/// A kernel body inside a custom call that could not be decoded: reported on the custom call's span, while the
+/// rest of the file is summarized (and linted) as usual.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("cannot decode the Pallas kernel of `{call}`: {message}")]
+#[diagnostic(code(hlolint::kernel::decode), help("the rest of the file is still checked; kernel-level facts of this call are missing"))]
+pub struct KernelDecodeError {
+    pub call: String,
+    pub message: String,
+    #[source_code]
+    pub src: NamedSource<String>,
+    #[label("this backend_config holds the kernel body")]
+    pub span: SourceSpan,
+}
+
+/// Parses a file in its format and summarizes it. Syntax errors are the `Err`; problems inside an otherwise
+/// parsed file (undecodable kernel bodies) come back as diagnostics beside the summary.
+pub fn summarize_file(file: &SourceFile) -> Result<(FileSummary, Vec<miette::Report>), miette::Report> {
+    let decode_errors = |errors: &[hlo::KernelError]| -> Vec<miette::Report> {
+        errors
+            .iter()
+            .map(|e| {
+                miette::Report::new(KernelDecodeError {
+                    call: e.call.clone(),
+                    message: e.message.clone(),
+                    src: NamedSource::new(&file.path, file.text.clone()),
+                    span: e.span.into(),
+                })
+            })
+            .collect()
+    };
+    match file.format {
+        Format::Hlo => {
+            let m = crate::parse::hlo::parse_hlo(&file.path, &file.text)?;
+            let s = summarize(&m);
+            let errs = decode_errors(&s.kernel_errors);
+            Ok((FileSummary::Hlo(s), errs))
+        }
+        Format::Mlir => {
+            let m = crate::parse::mlir::parse_mlir(&file.path, &file.text)?;
+            let s = mlir::summarize(&m, mosaic_stage(&file.path));
+            let errs = decode_errors(&s.kernel_errors);
+            Ok((FileSummary::Mlir(s), errs))
+        }
+        Format::Llo => {
+            let f = crate::parse::llo::parse_llo(&file.path, &file.text)?;
+            Ok((FileSummary::Llo(llo::summarize(&f)), Vec::new()))
+        }
+    }
+}
+
+/// The human-readable form, a few lines per file.
+pub fn render_file(path: &str, s: &FileSummary) -> String {
+    match s {
+        FileSummary::Hlo(h) => render(path, h),
+        FileSummary::Mlir(m) => mlir::render(path, m),
+        FileSummary::Llo(l) => llo::render(path, l),
+    }
+}

@@ -458,7 +458,7 @@ pub fn expr(m: &Module<'_>, def: Def, name: &str, depth: u32) -> String {
     let arg = |k: usize| -> String {
         match o.operands.get(k) {
             Some(x) if depth < 8 => expr(m, x.def, x.name, depth + 1),
-            Some(x) => x.name.to_string(),
+            Some(x) => format!("%{}", x.name),
             None => "?".into(),
         }
     };
@@ -470,7 +470,13 @@ pub fn expr(m: &Module<'_>, def: Def, name: &str, depth: u32) -> String {
         "remsi" | "remui" | "rem" | "remainder" => bin("%"),
         "divsi" | "divui" | "floordivsi" | "ceildivsi" | "div" | "divide" => bin("/"),
         "index_cast" | "index_castui" | "extsi" | "extui" | "trunci" | "bitcast" | "convert" => arg(0),
-        _ => name.to_string(),
+        // Any other op: by what it computes (`minsi(arg0, 3)`, `load(arg2, 0)`), not by its value name, so the
+        // same index reads the same from a dump and from a decoded kernel body.
+        _ if depth < 8 => {
+            let args: Vec<String> = (0..o.operands.len()).map(arg).collect();
+            format!("{b}({})", args.join(", "))
+        }
+        _ => format!("%{name}"),
     }
 }
 

@@ -84,6 +84,30 @@ impl<'a> Module<'a> {
         }
     }
 
+    /// MLIR operand types the text (or bytecode) did not state at the use: taken from the definition (an op's
+    /// result, or a block argument), so views can read an operand's type in one place.
+    pub fn fill_operand_types(&mut self) {
+        for i in 0..self.ops.len() {
+            for k in 0..self.ops[i].operands.len() {
+                if self.ops[i].operands[k].ty.is_some() {
+                    continue;
+                }
+                let ty = match self.ops[i].operands[k].def {
+                    Def::Op { op, index } => {
+                        self.ops.get(op.idx()).and_then(|o| o.ty.mlir()).and_then(|t| t.result(index as usize)).cloned()
+                    }
+                    Def::BlockArg { block, index } => {
+                        self.blocks.get(block.idx()).and_then(|b| b.args.get(index as usize)).and_then(|p| p.ty.mlir()).cloned()
+                    }
+                    Def::Unresolved => None,
+                };
+                if let Some(t) = ty {
+                    self.ops[i].operands[k].ty = Some(Type::Mlir(t));
+                }
+            }
+        }
+    }
+
     // ---- walking --------------------------------------------------------------------------------------------
 
     pub fn op(&self, id: OpId) -> &Op<'a> {

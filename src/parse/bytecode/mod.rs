@@ -42,6 +42,7 @@ mod config;
 mod decode;
 mod error;
 mod reader;
+mod roles;
 mod summary;
 mod text;
 
@@ -318,13 +319,20 @@ impl DecodedModule {
         // Operands and calls, now that every op and block has its id.
         for (i, dop) in self.ops.iter().enumerate() {
             let Some(id) = op_map[i] else { continue };
+            let opcode = m.ops[id.idx()].opcode;
+            let segments = m.ops[id.idx()]
+                .attr("operandSegmentSizes")
+                .or_else(|| m.ops[id.idx()].attr("operand_segment_sizes"))
+                .and_then(crate::parse::mlir::attr::int_array);
+            let roles = roles::operand_roles(opcode, dop.operands.len(), segments.as_deref());
             let operands = dop
                 .operands
                 .iter()
-                .map(|o| Operand {
+                .zip(roles)
+                .map(|(o, role)| Operand {
                     name: self.s(o.name),
                     ty: None,
-                    role: None,
+                    role,
                     def: match o.def {
                         Some(DDef::Op { op, index }) => match op_map[op as usize] {
                             Some(op) => Def::Op { op, index },
@@ -349,6 +357,7 @@ impl DecodedModule {
                 }
             }
         }
+        m.fill_operand_types();
         m.link();
         m
     }

@@ -111,7 +111,7 @@ pub fn build<'a>(text: &'a str, file: FileAst<'a>) -> Module<'a> {
     for (fid, entry, f) in made {
         b.func_body(fid, entry, f);
     }
-    b.fill_operand_types();
+    b.m.fill_operand_types();
     b.m.layer = if b.mosaic { Layer::Mosaic } else { Layer::StableHlo };
     let entry = b
         .m
@@ -308,31 +308,6 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Operand types the text did not state: from the definition.
-    fn fill_operand_types(&mut self) {
-        for i in 0..self.m.ops.len() {
-            for k in 0..self.m.ops[i].operands.len() {
-                if self.m.ops[i].operands[k].ty.is_some() {
-                    continue;
-                }
-                let ty = match self.m.ops[i].operands[k].def {
-                    Def::Op { op, index } => self.m.ops.get(op.idx()).and_then(|o| o.ty.mlir()).and_then(|t| t.result(index as usize)).cloned(),
-                    Def::BlockArg { block, index } => self
-                        .m
-                        .blocks
-                        .get(block.idx())
-                        .and_then(|b| b.args.get(index as usize))
-                        .and_then(|p: &Param<'a>| p.ty.mlir())
-                        .cloned(),
-                    Def::Unresolved => None,
-                };
-                if let Some(t) = ty {
-                    self.m.ops[i].operands[k].ty = Some(Type::Mlir(t));
-                }
-            }
-        }
-    }
-
     fn op(&mut self, block: BlockId, op: OpAst<'a>) -> OpId {
         self.note_op(&op);
         let rtys = result_types(&op);
@@ -391,7 +366,7 @@ impl<'a> Builder<'a> {
         let first = op.results.first().copied();
         let new = Op {
             name: first.map(|r| r.0).unwrap_or(""),
-            opcode: op.name,
+            opcode: full_op_name(op.name),
             ty,
             result_count: count,
             operands,
@@ -477,5 +452,18 @@ fn offset_def(d: Def, by: u32) -> Def {
         Def::Op { op, index } => Def::Op { op, index: index + by },
         Def::BlockArg { block, index } => Def::BlockArg { block, index: index + by },
         Def::Unresolved => Def::Unresolved,
+    }
+}
+
+/// The full name of an op the printer wrote without its dialect (the func and builtin dialects are the default
+/// dialects of their regions): `return` is `func.return`, as the bytecode and the generic form spell it.
+fn full_op_name(name: &str) -> &str {
+    match name {
+        "return" => "func.return",
+        "call" => "func.call",
+        "call_indirect" => "func.call_indirect",
+        "constant" => "func.constant",
+        "unrealized_conversion_cast" => "builtin.unrealized_conversion_cast",
+        other => other,
     }
 }

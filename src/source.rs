@@ -84,18 +84,35 @@ pub fn expand(paths: &[PathBuf], all_stages: bool) -> (Vec<Candidate>, Vec<Input
                 }
             }
         } else if p.exists() {
-            out.push(Candidate { path: p.clone(), explicit: true });
+            push_file(&mut out, p.clone(), all_stages);
         } else if s.contains(['*', '?', '[', '{']) {
             match glob_files(&s) {
                 Ok(files) if files.is_empty() => errors.push(InputError::NoMatch { pattern: s.to_string() }),
-                Ok(files) => out.extend(files.into_iter().map(|path| Candidate { path, explicit: true })),
+                Ok(files) => files.into_iter().for_each(|path| push_file(&mut out, path, all_stages)),
                 Err(reason) => errors.push(InputError::BadGlob { pattern: s.to_string(), reason }),
             }
         } else {
             errors.push(InputError::Missing { path: s.to_string() });
         }
     }
+    // A file reached twice (named, and inside a named directory) is read once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|c| seen.insert(c.path.canonicalize().unwrap_or_else(|_| c.path.clone())));
     (out, errors)
+}
+
+/// A file the user named, and for a driver-made `<version>_hlo.txt` the final-stage dumps of that version beside it
+/// (`hlolint compilation_output/*_hlo.txt` then sees every layer of each version).
+fn push_file(out: &mut Vec<Candidate>, path: PathBuf, all_stages: bool) {
+    let sibling = sibling_dump_dir(&path);
+    out.push(Candidate { path, explicit: true });
+    if let Some(dir) = sibling {
+        for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
+            if e.file_type().is_file() && (all_stages || !is_intermediate_stage(e.path())) {
+                out.push(Candidate { path: e.into_path(), explicit: false });
+            }
+        }
+    }
 }
 
 fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, String> {
@@ -120,6 +137,15 @@ fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, String> {
         }
     }
     Ok(files)
+}
+
+/// The dump directory of a driver-made `<version>[@<target>]_hlo.txt`: the sibling folder `<version>[@<target>]/`
+/// holding that version's `hlo/`, `mosaic/` and `llo/` dumps.
+pub fn sibling_dump_dir(file: &Path) -> Option<PathBuf> {
+    let name = file.file_name()?.to_str()?;
+    let stem = name.strip_suffix("_hlo.txt")?;
+    let dir = file.with_file_name(stem);
+    dir.is_dir().then_some(dir)
 }
 
 /// Reads a candidate and sniffs its format. `Ok(None)`: a file inside a walked directory that is not a dump.

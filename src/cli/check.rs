@@ -52,6 +52,7 @@ pub fn check(args: &CheckArgs) -> i32 {
                 for (path, s) in &files {
                     print!("{}", render_file(path, s));
                 }
+                print!("{}", crate::summary::link::render(&crate::summary::link::link(&files)));
             }
             for r in &reports {
                 eprintln!("{r:?}");
@@ -63,7 +64,8 @@ pub fn check(args: &CheckArgs) -> i32 {
         OutputFormat::Json => {
             let json_files: Vec<JsonFile> = files.iter().map(|(path, summary)| JsonFile { path, summary }).collect();
             let errors: Vec<JsonError> = reports.iter().map(json_error).collect();
-            let doc = serde_json::json!({ "files": json_files, "errors": errors });
+            let linked = crate::summary::link::link(&files);
+            let doc = serde_json::json!({ "files": json_files, "linked": linked, "errors": errors });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod hlo;
 pub mod kernel;
+pub mod link;
 pub mod llo;
 pub mod mlir;
 

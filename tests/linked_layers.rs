@@ -67,3 +67,34 @@ fn version_hlo_files_bring_their_sibling_dumps() {
     let g = linked(&format!("{root}/fixtures/fp8_matmul_2d/tpu7x+v6e/v3@v6e_hlo.txt"));
     assert_eq!(item(&g, "fp8_mm_v3.1")["mxu"]["f8e4m3b11.bf16"], 2, "v6e widens fp8 to bf16");
 }
+
+/// From the StableHLO alone (what `jax.jit(f).lower(...).as_text()` writes), the kernel inside the custom call.
+#[test]
+fn stablehlo_alone_shows_the_kernel() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::cargo_bin("hlolint")
+        .unwrap()
+        .args(["--format", "json", &format!("{root}/fixtures/fp8_matmul_2d/tpu7x+v6e/v3@tpu7x/stablehlo.mlir")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k = &v["files"][0]["call_kernels"][0];
+    assert_eq!(k["name"], "fp8_mm_v3");
+    assert_eq!(k["grid"], serde_json::json!([4, 4]));
+    let smem: Vec<&Value> = k["args"].as_array().unwrap().iter().filter(|a| a["memory_space"] == "smem").collect();
+    assert_eq!(smem.len(), 2, "the two scale operands are scalar-prefetched into SMEM");
+    assert_eq!(k["matmuls"][0], "tpu.matmul f8e4m3fn×f8e4m3fn→f32");
+    assert_eq!(k["dma_starts"], 4);
+    if let Some(dir) = common::corpus() {
+        let out = Command::cargo_bin("hlolint")
+            .unwrap()
+            .args(["--format", "json", &dir.join("pallas_matmul@tpu7x/stablehlo.mlir").to_string_lossy()])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let k = &v["files"][0]["call_kernels"][0];
+        assert_eq!(k["grid"], serde_json::json!([4, 4, 8]));
+        assert_eq!(k["matmuls"][0], "tpu.matmul bf16×bf16→f32");
+    }
+}

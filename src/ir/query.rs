@@ -5,10 +5,11 @@ use super::graph::*;
 use super::span::Span;
 
 impl<'a> Module<'a> {
-    pub fn new(layer: Layer, name: &'a str, span: Span) -> Self {
+    /// A new empty module over `text` (the whole source every span indexes into; empty for decoded bytecode).
+    pub fn new(layer: Layer, name: &'a str, text: &'a str, span: Span) -> Self {
         Module {
             layer,
-            text: "",
+            text,
             name,
             span,
             attrs: Vec::new(),

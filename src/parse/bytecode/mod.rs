@@ -251,7 +251,7 @@ impl DecodedModule {
             .and_then(|m| m.attrs.iter().find(|(k, _)| self.s(*k) == "sym_name"))
             .map(|&(_, v)| self.s(v).trim_matches('"'))
             .unwrap_or(kernel);
-        let mut m = Module::new(Layer::Mosaic, name, Span::default());
+        let mut m = Module::new(Layer::Mosaic, name, "", Span::default());
         if let Some(mo) = module_op {
             m.attrs = self.attrs(&mo.attrs);
         }

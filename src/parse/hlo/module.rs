@@ -62,8 +62,7 @@ impl<'a> Parser<'a> {
 
     pub fn module(&mut self) -> Result<(Module<'a>, Vec<Unresolved>), nom::Err<PErr<'a>>> {
         let i = sp(self.base)?;
-        let mut m = Module::new(Layer::Hlo, "", Span::new(0, self.base.len()));
-        m.text = self.base;
+        let mut m = Module::new(Layer::Hlo, "", self.base, Span::new(0, self.base.len()));
         // One instruction per line, roughly: reserving up front avoids regrowing (and copying) the op arena.
         m.ops.reserve(self.base.len() / 160);
         let mut rest = i;

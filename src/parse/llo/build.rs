@@ -107,7 +107,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
         .filter(|n| !n.is_empty())
         .unwrap_or("llo");
     let whole = Span::new(0, text.len());
-    let mut m = Module::new(Layer::Llo, fname, whole);
+    let mut m = Module::new(Layer::Llo, fname, text, whole);
     m.scheduled = true;
     let mut fattrs = Vec::new();
     if let Some(e) = entry {

@@ -78,7 +78,7 @@ pub fn build<'a>(text: &'a str, file: FileAst<'a>) -> Module<'a> {
     let mosaic = attrs.iter().any(|a| a.key.starts_with("stable_mosaic") || a.key.starts_with("tpu."));
     attrs.extend(file.aliases);
     let mut b = Builder {
-        m: Module::new(Layer::StableHlo, name, Span::new(0, text.len())),
+        m: Module::new(Layer::StableHlo, name, text, Span::new(0, text.len())),
         scope: Map::default(),
         undo: Vec::new(),
         all_defs: Map::default(),

@@ -64,7 +64,7 @@ def main():
     ours = hlolint_times(files)
     if not shutil.which("rg"):
         print("bench: ripgrep (rg) not found; install it (`apt-get install ripgrep` or `cargo install ripgrep`) for that column")
-    print(f"{'file':60} {'MB':>6} {'hlolint MB/s':>13} {'XLA MB/s':>9} {'rg MB/s':>8} {'vs XLA':>7} {'vs rg':>6}")
+    print(f"{'file':40} {'MB':>6} {'hlolint MB/s':>13} {'XLA MB/s':>9} {'rg MB/s':>8} {'vs XLA':>7} {'vs rg':>6}")
     for f in files:
         mb = f.stat().st_size / 1e6
         h = ours[f]["median_s"]
@@ -72,8 +72,8 @@ def main():
         r = rg_time(f)
         rg_col = f"{mb / r:8.0f}" if r else f"{'-':>8}"
         vs_rg = f"{r / h:6.2f}" if r else f"{'-':>6}"
-        name = f"{f.parent.parent.name}/{f.name}"[-60:]
-        print(f"{name:60} {mb:6.1f} {mb / h:13.1f} {mb / x:9.1f} {rg_col} {x / h:6.1f}x {vs_rg}")
+        name = f.parent.parent.name if f.parent.name == "hlo" else f.name
+        print(f"{name[:40]:40} {mb:6.1f} {mb / h:13.1f} {mb / x:9.1f} {rg_col} {x / h:6.1f}x {vs_rg}")
     print("vs XLA: how many times faster hlolint parses than XLA; vs rg: hlolint's speed as a fraction of ripgrep's scan")
 
 

@@ -12,6 +12,8 @@
 //! 0 : i64` in the body; custom formats also elide defaults such as `transpose_lhs = false`), and result types of
 //! ops whose custom syntax does not print them plainly (checked as "appears on the line").
 
+mod common;
+use common::corpus;
 use hlolint::ir::{Def, Module, OpId, Type};
 use hlolint::parse::bytecode::{self, value_text, BytecodeError, DecodedModule};
 use std::path::{Path, PathBuf};
@@ -501,18 +503,6 @@ fn snapshots_of_decoded_modules() {
 
 // ---- the corpus: real kernels against libtpu's post-deserialization dump ------------------------------------
 
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "note: {} is absent; skipping the corpus comparison",
-            dir.display()
-        );
-        None
-    }
-}
 
 /// The `custom_call_config` backend configs of a text file, as written.
 fn backend_configs(text: &str) -> Vec<String> {

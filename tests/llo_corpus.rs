@@ -2,19 +2,12 @@
 //! its file name, and the facts DESIGN.md §3 states hold. Skips (with a notice) when the corpus is absent.
 //! `HLOLINT_LLO_SMALL=1` skips files over 1 MB (the transformer cases) for a quick run.
 
+mod common;
+use common::corpus;
 use hlolint::parse::llo::{llo_file_name, parse_llo, sniff_llo, view, LloFile, LloKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn corpus() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("NOTICE: {} not found; skipping the LLO corpus conformance test", p.display());
-        None
-    }
-}
 
 /// The files of one case's `llo/` folder, sorted.
 fn llo_files(case: &Path) -> Vec<PathBuf> {

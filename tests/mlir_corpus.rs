@@ -1,20 +1,13 @@
 //! Conformance on the real dumps in `../shared/corpus` (skipped with a notice when the folder is absent): every
 //! `stablehlo.mlir` and every Mosaic stage parses, and the facts rules depend on are there.
 
+mod common;
+use common::corpus;
 use hlolint::analysis::kernel::{self, ArgRole};
 use hlolint::ir::{DType, Def, Layer, Module};
 use hlolint::parse::mlir::{looks_like_mlir, parse_mlir};
 use std::path::{Path, PathBuf};
 
-fn corpus() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("NOTICE: {} is absent; MLIR corpus conformance skipped", p.display());
-        None
-    }
-}
 
 /// Every MLIR file of the corpus: `*/stablehlo.mlir` and `*/mosaic/*.txt`.
 fn files(root: &Path) -> Vec<PathBuf> {

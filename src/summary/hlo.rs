@@ -122,11 +122,7 @@ pub fn render(path: &str, s: &Summary) -> String {
     let _ = writeln!(out, "{path}: {} module `{}`{sched}", s.layer.name().to_uppercase(), s.module);
     let entry = s.entry.as_deref().unwrap_or("-");
     let _ = writeln!(out, "  computations: {} (entry `{entry}`), instructions: {}", s.computations, s.instructions);
-    let mut ops: Vec<_> = s.opcodes.iter().collect();
-    ops.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let shown: Vec<String> = ops.iter().take(12).map(|(k, v)| format!("{k} {v}")).collect();
-    let more = if ops.len() > 12 { format!(", … {} more", ops.len() - 12) } else { String::new() };
-    let _ = writeln!(out, "  opcodes: {}{more}", shown.join(", "));
+    let _ = writeln!(out, "  opcodes: {}", super::top_counts(&s.opcodes, 12));
     if !s.async_pairs.is_empty() || !s.unmatched_starts.is_empty() || !s.orphan_dones.is_empty() {
         let pairs: Vec<String> = s.async_pairs.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = write!(out, "  async pairs: {}", if pairs.is_empty() { "none".into() } else { pairs.join(", ") });

@@ -75,11 +75,7 @@ pub fn render(path: &str, s: &MlirSummary) -> String {
     };
     let _ = writeln!(out, "{path}: {layer} module{name}");
     let _ = writeln!(out, "  functions: {}, ops: {}", s.functions, s.ops);
-    let mut ops: Vec<_> = s.opcodes.iter().collect();
-    ops.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let shown: Vec<String> = ops.iter().take(10).map(|(k, v)| format!("{k} {v}")).collect();
-    let more = if ops.len() > 10 { format!(", … {} more", ops.len() - 10) } else { String::new() };
-    let _ = writeln!(out, "  ops: {}{more}", shown.join(", "));
+    let _ = writeln!(out, "  ops: {}", super::top_counts(&s.opcodes, 10));
     for (target, calls) in &s.custom_calls {
         let _ = writeln!(out, "  custom_call @{target} ×{}: {}", calls.len(), calls.join(", "));
     }

@@ -79,3 +79,14 @@ pub fn render_file(path: &str, s: &FileSummary) -> String {
         FileSummary::Llo(l) => llo::render(path, l),
     }
 }
+
+/// The most frequent entries of a histogram, largest first: `copy-start 2, fusion 1, … 3 more`.
+pub fn top_counts(counts: &std::collections::BTreeMap<String, usize>, shown: usize) -> String {
+    let mut all: Vec<_> = counts.iter().collect();
+    all.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut text: Vec<String> = all.iter().take(shown).map(|(k, v)| format!("{k} {v}")).collect();
+    if all.len() > shown {
+        text.push(format!("… {} more", all.len() - shown));
+    }
+    text.join(", ")
+}

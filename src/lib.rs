@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod driver;
 pub mod ir;
 pub mod parse;
 pub mod source;

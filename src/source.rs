@@ -139,13 +139,35 @@ fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// The dump directory of a driver-made `<version>[@<target>]_hlo.txt`: the sibling folder `<version>[@<target>]/`
-/// holding that version's `hlo/`, `mosaic/` and `llo/` dumps.
+/// The dump directory of a driver-made `<version>[@<target>]_hlo.txt`: the sibling folder `<version>@<target>/`
+/// holding that version's `hlo/`, `mosaic/` and `llo/` dumps (with one target, `v3_hlo.txt` sits beside
+/// `v3@tpu7x/`).
 pub fn sibling_dump_dir(file: &Path) -> Option<PathBuf> {
     let name = file.file_name()?.to_str()?;
     let stem = name.strip_suffix("_hlo.txt")?;
     let dir = file.with_file_name(stem);
-    dir.is_dir().then_some(dir)
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let prefix = format!("{stem}@");
+    let mut found = std::fs::read_dir(parent)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)) && e.path().is_dir())
+        .map(|e| e.path());
+    let first = found.next()?;
+    // Several targets of one version are named `<version>@<target>_hlo.txt` each; a bare name is ambiguous then.
+    found.next().is_none().then(|| {
+        if file.parent().is_some_and(|p| !p.as_os_str().is_empty()) {
+            first
+        } else {
+            PathBuf::from(first.file_name().unwrap_or_default())
+        }
+    })
 }
 
 /// Reads a candidate and sniffs its format. `Ok(None)`: a file inside a walked directory that is not a dump.

@@ -3,7 +3,7 @@
 //! Exit codes (as ruff and friends): 0 clean, 1 findings, 2 usage or input errors. Input errors are per file:
 //! the other files are still processed.
 
-mod check;
+pub(crate) mod check;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -29,6 +29,9 @@ enum Command {
     Check(CheckArgs),
     /// Print the parsed instruction graph as JSON (functions, ops, opcodes, operand edges, callees).
     Graph(GraphArgs),
+    /// Compile a JAX/Pallas kernel module for TPU targets without a TPU, collect the dumps per kernel version,
+    /// and lint them.
+    Compile(crate::driver::CompileArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -74,6 +77,7 @@ pub fn run() -> i32 {
     match cli.command {
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Graph(args)) => check::graph(&args),
+        Some(Command::Compile(args)) => crate::driver::compile(&args),
         None if cli.check.paths.is_empty() => {
             eprintln!("error: no input: give files, directories or glob patterns (see `hlolint --help`)");
             2

@@ -1,0 +1,271 @@
+//! `hlolint compile`: runs the user's JAX/Pallas kernel module for TPU targets with libtpu's compile-only client
+//! (no TPU needed), through the Python helper shipped inside the binary, then lints what it dumped.
+//!
+//! The helper (`hlolint_compile.py`, see docs/driver.md) does the Python side: one worker process per version ×
+//! target (libtpu's lock file forbids parallel compiles), dump flags, the per-version layout and manifest. It
+//! reports progress as JSON lines on stdout; this module draws the progress bars, turns failed versions into
+//! diagnostics that point at the user's source line, and hands the dumps to `check`.
+
+mod failure;
+
+use crate::cli::{CheckArgs, OutputFormat};
+use failure::CompileFailure;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The helper, embedded at build time so an installed `hlolint` needs no repository checkout.
+const HELPER: &str = include_str!("hlolint_compile.py");
+
+pub const TARGETS: &[&str] = &["tpu7x", "v6e", "v5e", "v5p", "v4", "cpu"];
+
+#[derive(Debug, clap::Args)]
+pub struct CompileArgs {
+    /// The kernel module: a package directory, a `.py` file or a dotted module name exposing `VERSIONS` and
+    /// `example_args()` (see examples/README.md).
+    #[arg(value_name = "SCRIPT_OR_MODULE")]
+    pub module: String,
+    /// TPU generation(s) to compile for, one after another (repeatable; `FAMILY:TOPOLOGY` also works).
+    #[arg(long = "target", short = 't', value_name = "TARGET", default_value = "tpu7x")]
+    pub targets: Vec<String>,
+    /// Output directory for the dumps, one folder per version and target.
+    #[arg(long, default_value = "compilation_output")]
+    pub out: PathBuf,
+    /// Versions to compile, comma-separated (default: all of the module's `VERSIONS`).
+    #[arg(long)]
+    pub versions: Option<String>,
+    /// The Python interpreter with jax[tpu] (default: $VIRTUAL_ENV, ./.venv, then python3 on PATH).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Seconds per version × target before the compile is stopped (0 = no limit).
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout: f64,
+    /// Keep every compiler stage (can be gigabytes), not only the final ones rules read.
+    #[arg(long)]
+    pub all_stages: bool,
+    /// Remove earlier results from the output directory first.
+    #[arg(long)]
+    pub clean: bool,
+    /// Output format of the lint report.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
+    pub format: OutputFormat,
+    /// No progress bars; print only errors and findings.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The interpreter to run the helper with.
+pub fn python(explicit: Option<&Path>, virtual_env: Option<&str>, cwd: &Path) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_path_buf();
+    }
+    if let Some(venv) = virtual_env.filter(|v| !v.is_empty()) {
+        let p = Path::new(venv).join("bin/python");
+        if p.exists() {
+            return p;
+        }
+    }
+    let local = cwd.join(".venv/bin/python");
+    if local.exists() {
+        return local;
+    }
+    PathBuf::from("python3")
+}
+
+/// Unknown targets are a usage error before anything runs (the helper would record them per version).
+pub fn check_targets(targets: &[String]) -> Result<(), String> {
+    for t in targets.iter().flat_map(|t| t.split(',')) {
+        let family = t.split(':').next().unwrap_or(t);
+        if !TARGETS.contains(&family) {
+            return Err(format!("unknown target `{t}`; known: {}", TARGETS.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+/// What one `done` event says.
+#[derive(Debug)]
+struct Done {
+    version: Option<String>,
+    target: Option<String>,
+    ok: bool,
+    error: Option<serde_json::Value>,
+}
+
+pub fn compile(args: &CompileArgs) -> i32 {
+    if let Err(e) = check_targets(&args.targets) {
+        eprintln!("error: {e}");
+        return 2;
+    }
+    // The helper restarts itself as a worker, so it must run from a file.
+    let helper_dir = args.out.join(".hlolint");
+    let helper = helper_dir.join("hlolint_compile.py");
+    if let Err(e) = std::fs::create_dir_all(&helper_dir).and_then(|_| std::fs::write(&helper, HELPER)) {
+        eprintln!("error: cannot write the compile helper to {}: {e}", helper.display());
+        return 2;
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let py = python(args.python.as_deref(), std::env::var("VIRTUAL_ENV").ok().as_deref(), &cwd);
+    let mut cmd = Command::new(&py);
+    cmd.arg(&helper)
+        .args(["--module", &args.module, "--target", &args.targets.join(",")])
+        .arg("--out")
+        .arg(&args.out)
+        .args(["--timeout", &args.timeout.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(v) = &args.versions {
+        cmd.args(["--versions", v]);
+    }
+    if args.all_stages {
+        cmd.arg("--all-stages");
+    }
+    if args.clean {
+        cmd.arg("--clean");
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "error: cannot run {}: {e}\n  help: install the Python side with scripts/setup-python.sh, or pass --python",
+                py.display()
+            );
+            return 2;
+        }
+    };
+    let bar = progress_bar(args.quiet);
+    let mut done = Vec::new();
+    let mut usage_error = None;
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let Ok(ev) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+            let field = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(str::to_string);
+            match ev.get("event").and_then(|e| e.as_str()) {
+                Some("plan") => bar.set_length(ev.get("total").and_then(|t| t.as_u64()).unwrap_or(0)),
+                Some("start") => {
+                    bar.set_message(format!("{}@{}", field("version").unwrap_or_default(), field("target").unwrap_or_default()))
+                }
+                Some("done") => {
+                    bar.inc(1);
+                    done.push(Done {
+                        version: field("version"),
+                        target: field("target"),
+                        ok: field("status").as_deref() == Some("ok"),
+                        error: ev.get("error").cloned(),
+                    });
+                }
+                Some("usage_error") => usage_error = field("message"),
+                _ => {}
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let status = child.wait();
+    if let Some(m) = usage_error {
+        eprintln!("error: {m}");
+        return 2;
+    }
+    if done.is_empty() {
+        eprintln!("error: the compile helper reported nothing ({})", status.map(|s| s.to_string()).unwrap_or_default());
+        return 2;
+    }
+    let failures: Vec<CompileFailure> = done.iter().filter(|d| !d.ok).map(|d| {
+        CompileFailure::from_record(d.version.as_deref(), d.target.as_deref(), d.error.as_ref())
+    }).collect();
+    for f in &failures {
+        eprintln!("{:?}", miette::Report::new(f.clone()));
+    }
+    let ok = done.iter().filter(|d| d.ok).count();
+    if !args.quiet {
+        eprintln!("compiled {ok} of {} version × target(s) into {}", done.len(), args.out.display());
+    }
+    // Lint what compiled: each version's `_hlo.txt` brings its dump folder along.
+    let hlo_files = hlo_files_of(&args.out, &done);
+    let lint = if hlo_files.is_empty() {
+        0
+    } else {
+        crate::cli::check::check(&CheckArgs {
+            paths: hlo_files,
+            format: args.format,
+            quiet: args.quiet,
+            all_stages: args.all_stages,
+        })
+    };
+    if failures.is_empty() {
+        lint
+    } else {
+        2
+    }
+}
+
+/// The `<version>[@<target>]_hlo.txt` files of the versions that compiled, as the manifest names them.
+fn hlo_files_of(out: &Path, done: &[Done]) -> Vec<PathBuf> {
+    let manifest: Option<serde_json::Value> =
+        std::fs::read_to_string(out.join("manifest.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let results = manifest.as_ref().and_then(|m| m.get("results")).and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let mut files = Vec::new();
+    for d in done.iter().filter(|d| d.ok) {
+        let found = results.iter().find(|r| {
+            r.get("version").and_then(|v| v.as_str()) == d.version.as_deref()
+                && r.get("target").and_then(|v| v.as_str()) == d.target.as_deref()
+        });
+        if let Some(name) = found.and_then(|r| r.get("hlo_txt")).and_then(|h| h.as_str()) {
+            files.push(out.join(name));
+        }
+    }
+    files
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} compiling [{bar:30}] {pos}/{len} {msg} ({elapsed})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpreter_choice() {
+        let tmp = std::env::temp_dir().join(format!("hlolint-py-{}", std::process::id()));
+        std::fs::create_dir_all(tmp.join(".venv/bin")).unwrap();
+        assert_eq!(python(Some(Path::new("/x/py")), None, &tmp), PathBuf::from("/x/py"));
+        assert_eq!(python(None, None, &tmp), PathBuf::from("python3"), "no .venv/bin/python file yet");
+        std::fs::write(tmp.join(".venv/bin/python"), "").unwrap();
+        assert_eq!(python(None, None, &tmp), tmp.join(".venv/bin/python"));
+        assert_eq!(python(None, Some("/nonexistent"), &tmp), tmp.join(".venv/bin/python"));
+        std::fs::remove_dir_all(&tmp).ok();
+    }
+
+    #[test]
+    fn targets_are_checked_before_running() {
+        assert!(check_targets(&["tpu7x".into(), "v6e,v5e".into(), "v5p:2x4x1".into()]).is_ok());
+        let e = check_targets(&["tpu9".into()]).unwrap_err();
+        assert!(e.contains("unknown target `tpu9`"), "{e}");
+    }
+
+    #[test]
+    fn hlo_files_follow_the_manifest() {
+        let tmp = std::env::temp_dir().join(format!("hlolint-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::write(
+            tmp.join("manifest.json"),
+            r#"{"results":[{"version":"v1","target":"tpu7x","hlo_txt":"v1@tpu7x_hlo.txt"},{"version":"bad","target":"tpu7x","hlo_txt":null}]}"#,
+        )
+        .unwrap();
+        let done = vec![
+            Done { version: Some("v1".into()), target: Some("tpu7x".into()), ok: true, error: None },
+            Done { version: Some("bad".into()), target: Some("tpu7x".into()), ok: false, error: None },
+        ];
+        assert_eq!(hlo_files_of(&tmp, &done), vec![tmp.join("v1@tpu7x_hlo.txt")]);
+        std::fs::remove_dir_all(&tmp).ok();
+    }
+}

@@ -154,6 +154,10 @@ def keep_file(kind: str, name: str) -> bool:
     if kind == "mosaic":
         return "-mosaic-dump-" in name and any(name.endswith(f"-{stage}.txt") for stage in KEEP_MOSAIC_STAGES)
     if kind == "llo":
+        # `<late-initialization>` / `<late-finalization>` are libtpu's runtime programs, byte-identical for
+        # every program on a target: nothing of the user's kernel is in them.
+        if "-<late-" in name:
+            return False
         return name.endswith(".txt") and any(marker in name for marker in KEEP_LLO_MARKERS)
     return False
 

@@ -77,7 +77,6 @@ def test_kept_files():
         ("mosaic", "17-0012-mosaic-dump-anonymous-post-apply-vector-layout.txt"),
         ("mosaic", "17-0018-mosaic-dump-my_kernel-post-finalize-llo.txt"),
         ("llo", "17-fp8_mm_v1.1-03-final_bundles.txt"),
-        ("llo", "17-<late-finalization>-66-schedule-analysis_final_bundles.txt"),
         ("llo", "17-TLP-01-final_hlo-static-per-bundle-utilization.txt"),
         ("llo", "17-TLP-00-memory-space-assignment-bufferinfo.txt"),
         ("llo", "17-TLP-hlo.txt"),
@@ -94,6 +93,9 @@ def test_kept_files():
         ("llo", "17-TLP-05-vmem_report.html"),
         ("llo", "17-TLP-04-final-top-level-llo.txt"),
         ("llo", "17-copy-00-pre-finalize-registers-and-allocations.txt"),
+        # libtpu's runtime programs, identical for every program on a target
+        ("llo", "17-<late-finalization>-66-schedule-analysis_final_bundles.txt"),
+        ("llo", "17-<late-initialization>-71-final_bundles.txt"),
     ]
     for kind, name in keep:
         assert hc.keep_file(kind, name), (kind, name)

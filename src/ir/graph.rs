@@ -233,6 +233,27 @@ pub struct Op<'a> {
 }
 
 impl<'a> Op<'a> {
+    /// An op with no operands, attributes, regions or edges yet; parsers fill in what their syntax has.
+    pub fn new(name: &'a str, opcode: &'a str, ty: Type<'a>, span: Span) -> Self {
+        Op {
+            name,
+            opcode,
+            ty,
+            result_count: 1,
+            operands: Vec::new(),
+            payload: None,
+            attrs: Vec::new(),
+            regions: Vec::new(),
+            calls: Vec::new(),
+            block: BlockId(0),
+            users: Vec::new(),
+            is_root: false,
+            span,
+            name_span: Span::default(),
+            opcode_span: Span::default(),
+        }
+    }
+
     pub fn attr(&self, key: &str) -> Option<&Value<'a>> {
         self.attrs.iter().find(|a| a.key == key).map(|a| &a.value)
     }

@@ -189,11 +189,7 @@ impl<'a> Parser<'a> {
         unresolved: &mut Vec<Unresolved>,
     ) -> Result<&'a str, nom::Err<PErr<'a>>> {
         let start = i;
-        let (is_entry, r) = match keyword(i, "ENTRY") {
-            Some(r) => (true, sp(r)?),
-            None => (false, i),
-        };
-        let (r, name) = lex::name(r, "a computation name (or end of file)").map_err(to_failure)?;
+        let (r, (is_entry, name)) = marked_name(i, "ENTRY", "a computation name (or end of file)")?;
         let name_span = Span::of(self.base, name);
         let mut params = Vec::new();
         let mut results = Vec::new();
@@ -306,11 +302,7 @@ impl<'a> Parser<'a> {
 
     fn instruction(&self, i: &'a str, nested: &mut Vec<Op<'a>>) -> PResult<'a, Op<'a>> {
         let start = i;
-        let (is_root, r) = match keyword(i, "ROOT") {
-            Some(r) => (true, sp(r)?),
-            None => (false, i),
-        };
-        let (r, name) = lex::name(r, "an instruction (`name = shape opcode(...)`) or `}`").map_err(to_failure)?;
+        let (r, (is_root, name)) = marked_name(i, "ROOT", "an instruction (`name = shape opcode(...)`) or `}`")?;
         let name_span = Span::of(self.base, name);
         let (r, _) = expect(r, "=")?;
         let (r, mut op) = self.instruction_rhs(sp(r)?, nested, 0)?;
@@ -356,23 +348,7 @@ impl<'a> Parser<'a> {
             let (r, ops) = self.operands(&r[1..], nested, depth)?;
             (r, ops, None)
         };
-        let op = Op {
-            name: "",
-            opcode,
-            ty,
-            result_count: 1,
-            operands,
-            payload,
-            attrs: Vec::new(),
-            regions: Vec::new(),
-            calls: Vec::new(),
-            block: BlockId(0),
-            users: Vec::new(),
-            is_root: false,
-            span: self.span(start, r),
-            name_span: Span::default(),
-            opcode_span,
-        };
+        let op = Op { operands, payload, opcode_span, ..Op::new("", opcode, ty, self.span(start, r)) };
         Ok((r, op))
     }
 
@@ -448,6 +424,16 @@ impl<'a> Parser<'a> {
 fn keyword<'a>(i: &'a str, kw: &str) -> Option<&'a str> {
     let r = i.strip_prefix(kw)?;
     (!r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')).then_some(r)
+}
+
+/// `[ENTRY] name` / `[ROOT] name`: whether the keyword was there, and the name (a miss is unrecoverable).
+fn marked_name<'a>(i: &'a str, kw: &str, what: &'static str) -> PResult<'a, (bool, &'a str)> {
+    let (marked, r) = match keyword(i, kw) {
+        Some(r) => (true, sp(r)?),
+        None => (false, i),
+    };
+    let (r, name) = lex::name(r, what).map_err(to_failure)?;
+    Ok((r, (marked, name)))
 }
 
 /// Does the next instruction (or the end of the computation) start here?

@@ -204,23 +204,7 @@ fn attr<'a>(key: &'a str, kind: ValueKind<'a>, span: Span) -> Attr<'a> {
 }
 
 fn synthetic_loop<'a>(name: &'a str, span: Span, attrs: Vec<Attr<'a>>) -> Op<'a> {
-    Op {
-        name,
-        opcode: "loop",
-        ty: Type::None,
-        result_count: 0,
-        operands: Vec::new(),
-        payload: None,
-        attrs,
-        regions: Vec::new(),
-        calls: Vec::new(),
-        block: BlockId(0),
-        users: Vec::new(),
-        is_root: false,
-        span,
-        name_span: Span::default(),
-        opcode_span: Span::default(),
-    }
+    Op { result_count: 0, attrs, ..Op::new(name, "loop", Type::None, span) }
 }
 
 fn make_op<'a>(
@@ -255,21 +239,12 @@ fn make_op<'a>(
         attrs.push(attr("comment", ValueKind::Str(c), span));
     }
     Op {
-        name: dest.unwrap_or(""),
-        opcode: mnemonic,
-        ty: Type::None,
         result_count: dest.is_some() as u32,
         operands,
-        payload: None,
         attrs,
-        regions: Vec::new(),
-        calls: Vec::new(),
-        block: BlockId(0),
-        users: Vec::new(),
-        is_root: false,
-        span,
         name_span: dest_span,
         opcode_span: mnemonic_span,
+        ..Op::new(dest.unwrap_or(""), mnemonic, Type::None, span)
     }
 }
 

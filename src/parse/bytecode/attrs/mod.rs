@@ -299,71 +299,44 @@ impl<'b> AttrTypes<'b> {
     }
 
     fn load_attr(&mut self, idx: u64) -> R<usize> {
-        let i = idx as usize;
-        match self.attrs.get(i) {
-            None => {
-                return Err(self.err_at(
-                    self.section_base,
-                    format!(
-                        "attribute index {idx} out of range ({} attributes)",
-                        self.attrs.len()
-                    ),
-                ))
-            }
-            Some(Slot::Done(_)) => return Ok(i),
-            Some(Slot::Busy) => {
-                return Err(self.err_at(
-                    self.attr_entries[i].at,
-                    format!("attribute {idx} refers to itself"),
-                ))
-            }
-            Some(Slot::Unread) => {}
-        }
-        self.enter(self.attr_entries[i].at)?;
-        self.attrs[i] = Slot::Busy;
-        let res = self.decode_attr(i);
-        self.depth -= 1;
-        match res {
-            Ok(a) => {
-                self.attrs[i] = Slot::Done(a);
-                Ok(i)
-            }
-            Err(e) => {
-                self.attrs[i] = Slot::Unread;
-                Err(e)
-            }
-        }
+        self.load(idx, "attribute", |t| &mut t.attrs, |t| &t.attr_entries, Self::decode_attr)
     }
 
     fn load_type(&mut self, idx: u64) -> R<usize> {
+        self.load(idx, "type", |t| &mut t.types, |t| &t.type_entries, Self::decode_type)
+    }
+
+    /// Decodes table entry `idx` once (attributes and types alike): out-of-range indices and self-references
+    /// are errors, and a failed decode leaves the entry unread.
+    fn load<T>(
+        &mut self,
+        idx: u64,
+        what: &str,
+        slots: fn(&mut Self) -> &mut Vec<Slot<T>>,
+        entries: fn(&Self) -> &Vec<Entry<'b>>,
+        decode: fn(&mut Self, usize) -> R<T>,
+    ) -> R<usize> {
         let i = idx as usize;
-        match self.types.get(i) {
+        let len = slots(self).len();
+        match slots(self).get(i) {
             None => {
-                return Err(self.err_at(
-                    self.section_base,
-                    format!("type index {idx} out of range ({} types)", self.types.len()),
-                ))
+                return Err(self.err_at(self.section_base, format!("{what} index {idx} out of range ({len} {what}s)")))
             }
             Some(Slot::Done(_)) => return Ok(i),
-            Some(Slot::Busy) => {
-                return Err(self.err_at(
-                    self.type_entries[i].at,
-                    format!("type {idx} refers to itself"),
-                ))
-            }
+            Some(Slot::Busy) => return Err(self.err_at(entries(self)[i].at, format!("{what} {idx} refers to itself"))),
             Some(Slot::Unread) => {}
         }
-        self.enter(self.type_entries[i].at)?;
-        self.types[i] = Slot::Busy;
-        let res = self.decode_type(i);
+        self.enter(entries(self)[i].at)?;
+        slots(self)[i] = Slot::Busy;
+        let res = decode(self, i);
         self.depth -= 1;
         match res {
-            Ok(t) => {
-                self.types[i] = Slot::Done(t);
+            Ok(v) => {
+                slots(self)[i] = Slot::Done(v);
                 Ok(i)
             }
             Err(e) => {
-                self.types[i] = Slot::Unread;
+                slots(self)[i] = Slot::Unread;
                 Err(e)
             }
         }

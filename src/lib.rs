@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod cli;
 pub mod driver;
 pub mod ir;
+pub mod lint;
 pub mod parse;
 pub mod source;
 pub mod summary;

@@ -1,4 +1,85 @@
 //! Semantic views and analyses over the graph that a rule selector cannot express on its own.
+//!
+//! A named analysis (`analysis: dma-balance` in a rule pack) is a Rust function over one unit of a compilation
+//! (with the whole compilation at hand for cross-layer facts and the target). It returns [`Hit`]s; the rule that
+//! calls it supplies the id, severity and message template, which reads the hit's captures as `{analysis.KEY}`.
 
 pub mod async_pairs;
 pub mod kernel;
+
+use crate::ir::{Layer, OpId, Span};
+use crate::lint::Compilation;
+use std::collections::BTreeMap;
+
+/// Options a rule passes to its analysis (`options:` in YAML), as JSON values.
+pub type Options = BTreeMap<String, serde_json::Value>;
+
+/// Where a hit or one of its labels points.
+#[derive(Clone, Debug, PartialEq)]
+pub enum At {
+    /// An op of a unit (`unit` indexes `Compilation::units`).
+    Op { unit: usize, op: OpId },
+    /// A span of a unit's file text.
+    Span { unit: usize, span: Span },
+}
+
+/// A secondary location with its text (a miette label when in the same file, a note otherwise).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub at: At,
+    pub text: String,
+}
+
+/// One finding of an analysis, before a rule gives it an id, severity and message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// The primary location.
+    pub at: At,
+    /// Text of the primary label (what is wrong right here).
+    pub label: String,
+    pub labels: Vec<Label>,
+    /// Values for the message template: `detail` (one sentence saying what is wrong) always; others per analysis
+    /// (documented in its `captures`).
+    pub captures: BTreeMap<String, String>,
+    /// The same fact seen in other layers: "LLO `fp8_mm_v3.1`: vmatmul.mubr.f8e4m3b11.bf16 ×64".
+    pub related: Vec<String>,
+}
+
+impl Hit {
+    pub fn new(at: At, label: impl Into<String>, detail: impl Into<String>) -> Self {
+        let mut captures = BTreeMap::new();
+        captures.insert("detail".to_string(), detail.into());
+        Hit { at, label: label.into(), labels: Vec::new(), captures, related: Vec::new() }
+    }
+
+    pub fn capture(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.captures.insert(key.to_string(), value.into());
+        self
+    }
+
+    pub fn with_label(mut self, at: At, text: impl Into<String>) -> Self {
+        self.labels.push(Label { at, text: text.into() });
+        self
+    }
+}
+
+/// A named analysis callable from YAML.
+pub struct Analysis {
+    pub name: &'static str,
+    /// The layers it reads; a rule calling it for another layer is a rule error.
+    pub layers: &'static [Layer],
+    /// One paragraph: what it checks and what a hit means (shown by `hlolint explain`).
+    pub doc: &'static str,
+    /// The capture keys its hits carry besides `detail`.
+    pub captures: &'static [&'static str],
+    /// The options it accepts (name, meaning).
+    pub options: &'static [(&'static str, &'static str)],
+    pub run: fn(&Compilation<'_>, usize, &Options) -> Vec<Hit>,
+}
+
+/// Every named analysis. Rule packs refer to them by name.
+pub static ANALYSES: &[Analysis] = &[];
+
+pub fn analysis(name: &str) -> Option<&'static Analysis> {
+    ANALYSES.iter().find(|a| a.name == name)
+}

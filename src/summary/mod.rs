@@ -9,7 +9,7 @@ pub mod mlir;
 
 pub use hlo::{graph_dump, render, summarize, GraphDump, Summary};
 
-use crate::source::{mosaic_stage, Format, SourceFile};
+use crate::source::SourceFile;
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use serde::Serialize;
 
@@ -38,37 +38,28 @@ pub struct KernelDecodeError {
 /// Parses a file in its format and summarizes it. Syntax errors are the `Err`; problems inside an otherwise
 /// parsed file (undecodable kernel bodies) come back as diagnostics beside the summary.
 pub fn summarize_file(file: &SourceFile) -> Result<(FileSummary, Vec<miette::Report>), miette::Report> {
-    let decode_errors = |errors: &[hlo::KernelError]| -> Vec<miette::Report> {
-        errors
-            .iter()
-            .map(|e| {
-                miette::Report::new(KernelDecodeError {
-                    call: e.call.clone(),
-                    message: e.message.clone(),
-                    src: NamedSource::new(&file.path, file.text.clone()),
-                    span: e.span.into(),
-                })
-            })
-            .collect()
+    let p = crate::lint::compilation::parse_file(file)?;
+    Ok((p.summary, p.problems))
+}
+
+/// Kernel bodies the summary could not decode, as diagnostics on their custom call.
+pub fn decode_problems(file: &SourceFile, s: &FileSummary) -> Vec<miette::Report> {
+    let errors = match s {
+        FileSummary::Hlo(h) => &h.kernel_errors,
+        FileSummary::Mlir(m) => &m.kernel_errors,
+        FileSummary::Llo(_) => return Vec::new(),
     };
-    match file.format {
-        Format::Hlo => {
-            let m = crate::parse::hlo::parse_hlo(&file.path, &file.text)?;
-            let s = summarize(&m);
-            let errs = decode_errors(&s.kernel_errors);
-            Ok((FileSummary::Hlo(s), errs))
-        }
-        Format::Mlir => {
-            let m = crate::parse::mlir::parse_mlir(&file.path, &file.text)?;
-            let s = mlir::summarize(&m, mosaic_stage(&file.path));
-            let errs = decode_errors(&s.kernel_errors);
-            Ok((FileSummary::Mlir(s), errs))
-        }
-        Format::Llo => {
-            let f = crate::parse::llo::parse_llo(&file.path, &file.text)?;
-            Ok((FileSummary::Llo(llo::summarize(&f)), Vec::new()))
-        }
-    }
+    errors
+        .iter()
+        .map(|e| {
+            miette::Report::new(KernelDecodeError {
+                call: e.call.clone(),
+                message: e.message.clone(),
+                src: NamedSource::new(&file.path, file.text.clone()),
+                span: e.span.into(),
+            })
+        })
+        .collect()
 }
 
 /// The human-readable form, a few lines per file.

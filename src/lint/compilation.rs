@@ -1,0 +1,242 @@
+//! One compilation as rules see it: every parsed file of one dump directory (a kernel version on a target), the
+//! kernels decoded from `tpu_custom_call` bodies, and the target generation.
+//!
+//! Files are parsed once ([`Parsed`]); a [`Compilation`] borrows them and adds one [`Unit`] per graph: each HLO,
+//! StableHLO, Mosaic or LLO-bundles module, plus one Mosaic unit per decoded kernel body (its `host` says which
+//! custom call it came from, so findings in it point at that call).
+
+use super::target::Target;
+use crate::ir::{Layer, Module, OpId, Span};
+use crate::parse::bytecode::DecodedKernel;
+use crate::source::{Format, SourceFile};
+use crate::summary::{self, FileSummary};
+use std::path::Path;
+
+/// A kernel body decoded from a custom call of a parsed HLO/StableHLO file.
+pub struct DecodedCall {
+    pub call: OpId,
+    pub call_name: String,
+    /// The call's `backend_config` attribute (where findings about the kernel point).
+    pub span: Span,
+    pub kernel: DecodedKernel,
+}
+
+/// One file after parsing: its graph (when the format has one), its summary and the problems found on the way.
+pub struct Parsed<'f> {
+    pub file: &'f SourceFile,
+    pub graph: Option<Module<'f>>,
+    pub summary: FileSummary,
+    pub problems: Vec<miette::Report>,
+    pub decoded: Vec<DecodedCall>,
+}
+
+/// Parses a file in its format: the graph for rules and the summary for the report. A syntax error is the `Err`.
+pub fn parse_file(file: &SourceFile) -> Result<Parsed<'_>, miette::Report> {
+    let (graph, summary) = match file.format {
+        Format::Hlo => {
+            let m = crate::parse::hlo::parse_hlo(&file.path, &file.text)?;
+            let s = FileSummary::Hlo(summary::summarize(&m));
+            (Some(m), s)
+        }
+        Format::Mlir => {
+            let m = crate::parse::mlir::parse_mlir(&file.path, &file.text)?;
+            let s = FileSummary::Mlir(summary::mlir::summarize(&m, crate::source::mosaic_stage(&file.path)));
+            (Some(m), s)
+        }
+        Format::Llo => {
+            let f = crate::parse::llo::parse_llo(&file.path, &file.text)?;
+            let s = FileSummary::Llo(summary::llo::summarize(&f));
+            let graph = match f {
+                crate::parse::llo::LloFile::Bundles(p) => Some(p.module),
+                _ => None,
+            };
+            (graph, s)
+        }
+    };
+    let problems = summary::decode_problems(file, &summary);
+    let decoded = graph.as_ref().map(decode_calls).unwrap_or_default();
+    Ok(Parsed { file, graph, summary, problems, decoded })
+}
+
+/// Decodes the kernel body of every custom call that has one (HLO `tpu_custom_call`, StableHLO
+/// `stablehlo.custom_call @tpu_custom_call`). Undecodable bodies are already reported by the summary.
+fn decode_calls(m: &Module<'_>) -> Vec<DecodedCall> {
+    if !matches!(m.layer, Layer::Hlo | Layer::StableHlo) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for id in m.op_ids() {
+        let op = m.op(id);
+        if !op.opcode.ends_with("custom_call") && op.opcode != "custom-call" {
+            continue;
+        }
+        let Some(attr) = op.attr_entry("backend_config") else { continue };
+        let config = attr.value.span.text(m.text);
+        if let Ok(Some(kernel)) = crate::parse::bytecode::kernel_from_backend_config(config) {
+            out.push(DecodedCall { call: id, call_name: op.name.to_string(), span: attr.span, kernel });
+        }
+    }
+    out
+}
+
+/// Where a decoded kernel came from: unit `unit`'s custom call `call`.
+#[derive(Clone, Debug)]
+pub struct Host {
+    pub unit: usize,
+    pub call: OpId,
+    pub call_name: String,
+    pub span: Span,
+}
+
+/// A graph borrowed from a parsed file, or built from a decoded kernel body.
+pub enum ModuleRef<'p> {
+    Borrowed(&'p Module<'p>),
+    Owned(Box<Module<'p>>),
+}
+
+impl<'p> std::ops::Deref for ModuleRef<'p> {
+    type Target = Module<'p>;
+    fn deref(&self) -> &Module<'p> {
+        match self {
+            ModuleRef::Borrowed(m) => m,
+            ModuleRef::Owned(m) => m,
+        }
+    }
+}
+
+/// One graph of a compilation.
+pub struct Unit<'p> {
+    /// The file it was read from (for a decoded kernel: the file holding the custom call).
+    pub path: &'p str,
+    /// That file's text (diagnostics quote it).
+    pub text: &'p str,
+    pub module: ModuleRef<'p>,
+    /// `post-deserialization`, `post-finalize-llo`, ... for Mosaic dumps.
+    pub stage: Option<&'p str>,
+    /// For a kernel decoded from a custom call: the call.
+    pub host: Option<Host>,
+}
+
+impl Unit<'_> {
+    pub fn layer(&self) -> Layer {
+        self.module.layer
+    }
+
+    /// Where a diagnostic about `op` points in `text`: the op itself, or the host call for a decoded kernel (whose
+    /// ops have no text of their own in the file).
+    pub fn span_of(&self, op: OpId) -> Span {
+        match &self.host {
+            Some(h) => h.span,
+            None => self.module.op(op).span,
+        }
+    }
+
+    /// How a reader finds the unit: `v3@tpu7x_hlo.txt`, `kernel @fp8_mm_v3 decoded from %fp8_mm_v3.1`.
+    pub fn describe(&self) -> String {
+        match &self.host {
+            Some(h) => format!("kernel @{} decoded from `{}` in {}", self.module.name, h.call_name, self.path),
+            None => self.path.to_string(),
+        }
+    }
+}
+
+/// Every unit of one dump directory and the target they were compiled for.
+pub struct Compilation<'p> {
+    /// The dump directory (the group key: `compilation_output/v3@tpu7x`).
+    pub dir: String,
+    pub target: Option<Target>,
+    pub units: Vec<Unit<'p>>,
+}
+
+impl<'p> Compilation<'p> {
+    /// Builds the units of `parsed` (files of one directory). `target` is the user's `--target`, if given; else it
+    /// is detected from the dumps (see [`Target::detect`]).
+    pub fn new(dir: String, parsed: &'p [Parsed<'p>], flag: Option<&str>) -> Self {
+        let mut units = Vec::new();
+        for p in parsed {
+            let Some(m) = &p.graph else { continue };
+            let host_unit = units.len();
+            units.push(Unit {
+                path: &p.file.path,
+                text: &p.file.text,
+                module: ModuleRef::Borrowed(m),
+                stage: crate::source::mosaic_stage(&p.file.path),
+                host: None,
+            });
+            for d in &p.decoded {
+                units.push(Unit {
+                    path: &p.file.path,
+                    text: &p.file.text,
+                    module: ModuleRef::Owned(Box::new(d.kernel.module.module())),
+                    stage: Some("tpu_custom_call body"),
+                    host: Some(Host { unit: host_unit, call: d.call, call_name: d.call_name.clone(), span: d.span }),
+                });
+            }
+        }
+        let mut c = Compilation { dir, target: None, units };
+        c.target = Target::detect(flag, Path::new(&c.dir), &c);
+        c
+    }
+
+    /// Units of a layer.
+    pub fn units_of(&self, layer: Layer) -> impl Iterator<Item = (usize, &Unit<'p>)> {
+        self.units.iter().enumerate().filter(move |(_, u)| u.layer() == layer)
+    }
+
+    /// The Mosaic units that define kernel function `name` (dumps and decoded bodies).
+    pub fn kernel_units<'s>(&'s self, name: &'s str) -> impl Iterator<Item = (usize, &'s Unit<'p>)> + 's {
+        self.units_of(Layer::Mosaic).filter(move |(_, u)| u.module.funcs.iter().any(|f| f.name == name))
+    }
+}
+
+/// The dump directory a file belongs to: `v3@tpu7x_hlo.txt` → `v3@tpu7x/`; a file in `hlo/`, `mosaic/` or `llo/`
+/// → the folder above; else its own folder.
+pub fn group_dir(path: &str) -> String {
+    let p = Path::new(path);
+    if let Some(dir) = crate::source::sibling_dump_dir(p) {
+        return dir.display().to_string();
+    }
+    let parent = p.parent().unwrap_or(Path::new(""));
+    let dir = match parent.file_name().and_then(|n| n.to_str()) {
+        Some("hlo" | "llo" | "mosaic") => parent.parent().unwrap_or(Path::new("")),
+        _ => parent,
+    };
+    dir.display().to_string()
+}
+
+/// For tests and tools: parses texts given with their paths (formats sniffed from content).
+pub fn parse_texts(files: &[SourceFile]) -> Vec<Result<Parsed<'_>, miette::Report>> {
+    files.iter().map(parse_file).collect()
+}
+
+/// A `SourceFile` from a path and text (format sniffed from content; HLO when nothing matches).
+pub fn source_file(path: &str, text: &str) -> SourceFile {
+    let format = crate::source::sniff(text).unwrap_or(Format::Hlo);
+    SourceFile { path: path.to_string(), text: text.to_string(), format }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_dir_is_one_compilation_with_decoded_kernels_and_its_target() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d/tpu7x+v6e/v3@v6e");
+        let mut files = Vec::new();
+        for e in walkdir::WalkDir::new(&dir).sort_by_file_name() {
+            let e = e.unwrap();
+            if e.file_type().is_file() {
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                files.push(source_file(&e.path().display().to_string(), &text));
+            }
+        }
+        let parsed: Vec<Parsed> = parse_texts(&files).into_iter().filter_map(Result::ok).collect();
+        let c = Compilation::new(dir.display().to_string(), &parsed, None);
+        assert_eq!(c.target.as_ref().map(|t| (t.name(), t.source)), Some(("v6e", super::super::target::TargetSource::Manifest)));
+        let decoded: Vec<&Unit> = c.units.iter().filter(|u| u.host.is_some()).collect();
+        assert!(!decoded.is_empty(), "the HLO's tpu_custom_call bodies are units");
+        assert!(decoded.iter().all(|u| u.layer() == Layer::Mosaic));
+        assert!(c.kernel_units("fp8_mm_v3").count() >= 2, "a dump and a decoded body");
+        assert!(c.units_of(Layer::Llo).count() >= 1);
+    }
+}

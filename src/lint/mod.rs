@@ -1,0 +1,8 @@
+//! Linting: files grouped into compilations (one dump directory each), the target they were built for, and the
+//! rule engine's entry point.
+
+pub mod compilation;
+pub mod target;
+
+pub use compilation::{Compilation, Host, Parsed, Unit};
+pub use target::Target;

@@ -9,5 +9,7 @@ pub mod driver;
 pub mod ir;
 pub mod lint;
 pub mod parse;
+pub mod report;
+pub mod rules;
 pub mod source;
 pub mod summary;

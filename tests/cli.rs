@@ -23,7 +23,7 @@ fn scrub(s: &[u8], tmp: &Path) -> String {
 
 #[test]
 fn clean_file_exits_zero_with_a_summary() {
-    let out = hlolint().arg(data("hlo/features.hlo")).output().unwrap();
+    let out = hlolint().args(["--summary", "--exit-zero", &data("hlo/features.hlo")]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!(scrub(&out.stdout, Path::new("/nonexistent")));
 }
@@ -38,7 +38,7 @@ fn bad_inputs_exit_two_and_the_rest_is_still_processed() {
     std::fs::write(p("notes.txt"), "these are my notes about the model\n").unwrap();
     std::fs::write(p("truncated.hlo"), "HloModule m\n\nENTRY %e (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} negate(%a").unwrap();
     let out = hlolint()
-        .args(["empty.hlo", "binary.hlo", "latin1.hlo", "notes.txt", "truncated.hlo", "missing.hlo"])
+        .args(["--summary", "--exit-zero", "empty.hlo", "binary.hlo", "latin1.hlo", "notes.txt", "truncated.hlo", "missing.hlo"])
         .arg(data("hlo/features.hlo"))
         .current_dir(tmp.path())
         .output()
@@ -58,12 +58,12 @@ fn directories_are_walked_and_non_dumps_skipped() {
     std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.jit_f.0007.cse.after_pipeline-start.txt")).unwrap();
     std::fs::write(tmp.path().join("dump/vmem_report.html"), "<html></html>").unwrap();
     std::fs::write(tmp.path().join("dump/empty.txt"), "").unwrap();
-    let out = hlolint().arg("dump").current_dir(tmp.path()).output().unwrap();
+    let out = hlolint().args(["--summary", "--exit-zero", "dump"]).current_dir(tmp.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("module_0001.jit_f.after_optimizations.txt: HLO module"));
     assert!(!stdout.contains("after_pipeline-start"), "intermediate stages are skipped by default");
-    let out = hlolint().args(["--all-stages", "dump"]).current_dir(tmp.path()).output().unwrap();
+    let out = hlolint().args(["--summary", "--exit-zero", "--all-stages", "dump"]).current_dir(tmp.path()).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("after_pipeline-start.txt: HLO module"));
     // A directory with no dump at all is an input error.
     std::fs::create_dir_all(tmp.path().join("nothing")).unwrap();
@@ -78,7 +78,7 @@ fn quoted_globs_are_expanded() {
     for n in ["v1_hlo.txt", "v2_hlo.txt", "other.txt"] {
         std::fs::copy(data("hlo/features.hlo"), tmp.path().join("out").join(n)).unwrap();
     }
-    let out = hlolint().arg("out/*_hlo.txt").current_dir(tmp.path()).output().unwrap();
+    let out = hlolint().args(["--summary", "--exit-zero", "out/*_hlo.txt"]).current_dir(tmp.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("v1_hlo.txt") && stdout.contains("v2_hlo.txt") && !stdout.contains("other.txt"));
@@ -112,7 +112,7 @@ fn syntax_errors_in_json_carry_offset_and_expectation() {
 
 #[test]
 fn undecodable_kernel_bodies_are_reported_on_their_call_and_the_rest_is_summarized() {
-    let out = hlolint().arg(data("hlo/bad_kernel.hlo")).output().unwrap();
+    let out = hlolint().args(["--summary", "--exit-zero", &data("hlo/bad_kernel.hlo")]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stdout).contains("custom-call \"tpu_custom_call\" ×2: truncated, not_base64"));
     insta::assert_snapshot!(scrub(&out.stderr, Path::new("/nonexistent")));

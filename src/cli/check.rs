@@ -1,17 +1,18 @@
-//! `hlolint check`: expand inputs → read and sniff → parse (in parallel) → summary per file, errors per file.
+//! `hlolint check`: expand inputs → read and sniff → group per dump directory → parse (in parallel) → the
+//! compilation's units → rules → findings grouped per compilation; syntax errors per file.
 
-use super::{CheckArgs, GraphArgs, OutputFormat};
-use crate::source::{self, Format};
-use crate::summary::{graph_dump, render_file, summarize_file, FileSummary};
+use super::{CheckArgs, GraphArgs, LintArgs, OutputFormat};
+use crate::lint::compilation::{group_dir, parse_file, Parsed};
+use crate::lint::Compilation;
+use crate::report::{self, CompilationReport, Texts};
+use crate::rules::engine::{self, Finding};
+use crate::rules::{self, RuleSet, Severity};
+use crate::source::{self, Format, SourceFile};
+use crate::summary::{graph_dump, render_file, FileSummary};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
-
-/// What happened to one input.
-enum Outcome {
-    Parsed { path: String, summary: FileSummary, problems: Vec<miette::Report> },
-    Failed(miette::Report),
-    Skipped,
-}
 
 #[derive(Serialize)]
 struct JsonFile<'a> {
@@ -31,33 +32,115 @@ struct JsonError {
     expected: Option<String>,
 }
 
-pub fn check(args: &CheckArgs) -> i32 {
-    let (candidates, input_errors) = source::expand(&args.paths, args.all_stages);
-    let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
-    let outcomes: Vec<Outcome> = candidates.par_iter().map(process).collect();
-    let mut files = Vec::new();
-    for o in outcomes {
-        match o {
-            Outcome::Parsed { path, summary, problems } => {
-                files.push((path, summary));
-                reports.extend(problems);
-            }
-            Outcome::Failed(r) => reports.push(r),
-            Outcome::Skipped => {}
+/// What one compilation (files of one dump directory) gave.
+struct GroupOutcome {
+    report: CompilationReport,
+    files: Vec<(String, FileSummary)>,
+    problems: Vec<miette::Report>,
+}
+
+/// Loads the packs and applies `--select`/`--ignore`/`--severity`: the rules of this run and their severities.
+pub fn rule_setup(lint: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity>), miette::Report> {
+    let mut set = rules::load(&lint.rules).map_err(miette::Report::new)?;
+    let list = |v: &[String]| -> Vec<String> { v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect() };
+    let (select, ignore) = (list(&lint.select), list(&lint.ignore));
+    let hits = |r: &rules::Rule, pats: &[String]| {
+        pats.iter().any(|p| p == "ALL" || r.id == *p || r.code.as_deref().is_some_and(|c| c.to_ascii_uppercase().starts_with(&p.to_ascii_uppercase())))
+    };
+    for p in select.iter().chain(&ignore) {
+        if p != "ALL" && !set.rules.iter().any(|r| hits(r, std::slice::from_ref(p))) {
+            return Err(miette::miette!(help = "`hlolint rules` lists the rules of the selected packs", "no rule matches `{p}` in the selected packs"));
         }
     }
+    set.rules.retain(|r| (select.is_empty() || hits(r, &select)) && !hits(r, &ignore));
+    let mut sev = BTreeMap::new();
+    for r in &set.rules {
+        sev.insert(r.id.clone(), r.severity);
+    }
+    for o in list(&lint.severity) {
+        let Some((k, v)) = o.split_once('=') else {
+            return Err(miette::miette!("--severity takes RULE=LEVEL, got `{o}`"));
+        };
+        let level = Severity::parse(v).ok_or_else(|| miette::miette!(help = "levels: error, warning, info, off", "unknown severity `{v}`"))?;
+        let ids: Vec<String> = set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
+        if ids.is_empty() {
+            return Err(miette::miette!("--severity: no rule matches `{k}` in the selected packs"));
+        }
+        for id in ids {
+            sev.insert(id, level);
+        }
+    }
+    Ok((set, sev))
+}
+
+pub fn check(args: &CheckArgs) -> i32 {
+    if let Some(t) = &args.target {
+        if crate::lint::Target::lookup(t).is_none() {
+            let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
+            eprintln!("{:?}", miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`"));
+            return 2;
+        }
+    }
+    let (ruleset, severities) = match rule_setup(&args.lint) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{e:?}");
+            return 2;
+        }
+    };
+    let (candidates, input_errors) = source::expand(&args.paths, args.all_stages);
+    let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
+    let loaded: Vec<Result<Option<SourceFile>, source::InputError>> = candidates.par_iter().map(source::load).collect();
+    let mut sources = Vec::new();
+    for l in loaded {
+        match l {
+            Ok(Some(f)) => sources.push(f),
+            Ok(None) => {}
+            Err(e) => reports.push(miette::Report::new(e)),
+        }
+    }
+    let mut groups: BTreeMap<String, Vec<&SourceFile>> = BTreeMap::new();
+    for f in &sources {
+        groups.entry(group_dir(&f.path)).or_default().push(f);
+    }
+    let sev_of = |r: &rules::Rule| severities.get(&r.id).copied().unwrap_or(r.severity);
+    let groups: Vec<(String, Vec<&SourceFile>)> = groups.into_iter().collect();
+    let outcomes: Vec<GroupOutcome> = groups.par_iter().map(|(dir, files)| lint_group(dir, files, &ruleset, &sev_of, args.target.as_deref())).collect();
+
+    let texts: Texts = sources.iter().map(|f| (f.path.clone(), Arc::new(f.text.clone()))).collect();
+    let mut comp_reports = Vec::new();
+    let mut files = Vec::new();
+    for o in outcomes {
+        reports.extend(o.problems);
+        files.extend(o.files);
+        comp_reports.push(o.report);
+    }
+    // Compilations with no parsed file (every file failed) are not worth a line.
+    comp_reports.retain(|r| r.files > 0);
+    let findings: Vec<&Finding> = comp_reports.iter().flat_map(|r| &r.findings).collect();
     match args.format {
         OutputFormat::Human => {
-            if !args.quiet {
+            if args.summary {
                 for (path, s) in &files {
                     print!("{}", render_file(path, s));
                 }
                 print!("{}", crate::summary::link::render(&crate::summary::link::link(&files)));
             }
+            if !args.quiet || !findings.is_empty() {
+                let text = report::human(&comp_reports, &texts, args.lint.statistics);
+                if args.quiet {
+                    // only the diagnostics: drop the clean lines and the tally
+                    for line in text.lines().filter(|l| !l.starts_with('✓') && !l.starts_with("no findings")) {
+                        println!("{line}");
+                    }
+                } else {
+                    print!("{text}");
+                }
+            }
             for r in &reports {
                 eprintln!("{r:?}");
             }
-            if !args.quiet {
+            if !args.quiet && !reports.is_empty() {
                 eprintln!("{} file(s) parsed, {} error(s)", files.len(), reports.len());
             }
         }
@@ -65,8 +148,28 @@ pub fn check(args: &CheckArgs) -> i32 {
             let json_files: Vec<JsonFile> = files.iter().map(|(path, summary)| JsonFile { path, summary }).collect();
             let errors: Vec<JsonError> = reports.iter().map(json_error).collect();
             let linked = crate::summary::link::link(&files);
-            let doc = serde_json::json!({ "files": json_files, "linked": linked, "errors": errors });
+            let findings_json: Vec<serde_json::Value> = findings.iter().map(|f| report::machine::finding_json(f, &texts)).collect();
+            let doc = serde_json::json!({
+                "findings": findings_json,
+                "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "findings": r.findings.len()})).collect::<Vec<_>>(),
+                "rules": ruleset.rules.iter().map(|r| &r.id).collect::<Vec<_>>(),
+                "files": json_files,
+                "linked": linked,
+                "errors": errors,
+            });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        OutputFormat::Sarif => {
+            println!("{}", serde_json::to_string_pretty(&report::machine::sarif(&comp_reports, &texts, &ruleset)).unwrap_or_default());
+            for r in &reports {
+                eprintln!("{r:?}");
+            }
+        }
+        OutputFormat::Github => {
+            print!("{}", report::machine::github(&comp_reports, &texts));
+            for r in &reports {
+                eprintln!("{r:?}");
+            }
         }
     }
     if !reports.is_empty() || (files.is_empty() && args.paths.iter().all(|p| p.is_dir())) {
@@ -74,21 +177,34 @@ pub fn check(args: &CheckArgs) -> i32 {
             eprintln!("error: no XLA dump found in the given directories");
         }
         2
+    } else if !args.lint.exit_zero && findings.iter().any(|f| f.severity >= Severity::Warning) {
+        1
     } else {
         0
     }
 }
 
-fn process(c: &source::Candidate) -> Outcome {
-    let file = match source::load(c) {
-        Ok(Some(f)) => f,
-        Ok(None) => return Outcome::Skipped,
-        Err(e) => return Outcome::Failed(miette::Report::new(e)),
-    };
-    match summarize_file(&file) {
-        Ok((summary, problems)) => Outcome::Parsed { path: file.path.clone(), summary, problems },
-        Err(r) => Outcome::Failed(r),
+/// Parses the files of one dump directory, builds the compilation, runs the rules.
+fn lint_group(dir: &str, files: &[&SourceFile], rules: &RuleSet, sev: &(dyn Fn(&rules::Rule) -> Severity + Sync), target: Option<&str>) -> GroupOutcome {
+    let results: Vec<Result<Parsed<'_>, miette::Report>> = files.par_iter().map(|f| parse_file(f)).collect();
+    let mut parsed = Vec::new();
+    let mut problems = Vec::new();
+    for r in results {
+        match r {
+            Ok(p) => parsed.push(p),
+            Err(e) => problems.push(e),
+        }
     }
+    for p in &mut parsed {
+        problems.append(&mut p.problems);
+    }
+    let c = Compilation::new(dir.to_string(), &parsed, target);
+    let findings = engine::run(rules, &c, sev);
+    let target = c.target.as_ref().map(|t| format!("{} (from {})", t.name(), t.source.describe()));
+    let report = CompilationReport { dir: dir.to_string(), target, files: parsed.len(), findings };
+    drop(c);
+    let files = parsed.into_iter().map(|p| (p.file.path.clone(), p.summary)).collect();
+    GroupOutcome { report, files, problems }
 }
 
 fn json_error(r: &miette::Report) -> JsonError {
@@ -136,4 +252,35 @@ pub fn graph(args: &GraphArgs) -> i32 {
         }
     }
     code
+}
+
+/// Lints `paths` with `rules` (severities from `sev`): per-compilation findings, and the input/syntax errors.
+/// `hlolint test` uses it to run one rule on one case.
+pub fn lint_paths(
+    paths: &[std::path::PathBuf],
+    rules: &RuleSet,
+    sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
+    target: Option<&str>,
+) -> (Vec<CompilationReport>, Vec<miette::Report>) {
+    let (candidates, input_errors) = source::expand(paths, false);
+    let mut errors: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
+    let mut sources = Vec::new();
+    for c in &candidates {
+        match source::load(c) {
+            Ok(Some(f)) => sources.push(f),
+            Ok(None) => {}
+            Err(e) => errors.push(miette::Report::new(e)),
+        }
+    }
+    let mut groups: BTreeMap<String, Vec<&SourceFile>> = BTreeMap::new();
+    for f in &sources {
+        groups.entry(group_dir(&f.path)).or_default().push(f);
+    }
+    let mut reports = Vec::new();
+    for (dir, files) in groups {
+        let o = lint_group(&dir, &files, rules, sev, target);
+        errors.extend(o.problems);
+        reports.push(o.report);
+    }
+    (reports, errors)
 }

@@ -53,6 +53,8 @@ pub struct CompileArgs {
     /// No progress bars; print only errors and findings.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub lint: crate::cli::LintArgs,
 }
 
 /// The interpreter to run the helper with.
@@ -190,6 +192,9 @@ pub fn compile(args: &CompileArgs) -> i32 {
             format: args.format,
             quiet: args.quiet,
             all_stages: args.all_stages,
+            target: None,
+            summary: false,
+            lint: args.lint.clone(),
         })
     };
     if failures.is_empty() {

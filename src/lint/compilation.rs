@@ -126,8 +126,8 @@ impl Unit<'_> {
     /// ops have no text of their own in the file).
     pub fn span_of(&self, op: OpId) -> Span {
         match &self.host {
-            Some(h) => h.span,
-            None => self.module.op(op).span,
+            Some(h) => Span::new(h.span.start as usize, (h.span.start as usize + 16).min(h.span.end as usize)),
+            None => headline(self.module.op(op)),
         }
     }
 
@@ -137,6 +137,19 @@ impl Unit<'_> {
             Some(h) => format!("kernel @{} decoded from `{}` in {}", self.module.name, h.call_name, self.path),
             None => self.path.to_string(),
         }
+    }
+}
+
+/// The part of an op a diagnostic underlines: `%name = ... opcode` when short, else the name (an HLO
+/// instruction with its attributes, or an `scf.for` with its body, is too long to underline).
+pub fn headline(op: &crate::ir::Op<'_>) -> Span {
+    let (n, o) = (op.name_span, op.opcode_span);
+    let set = |s: Span| s != Span::default();
+    match (set(n), set(o)) {
+        (true, true) if o.end > n.start && o.end - n.start <= 100 => n.to(o),
+        (true, _) => n,
+        (false, true) => o,
+        _ => Span::new(op.span.start as usize, (op.span.start as usize + 80).min(op.span.end as usize)),
     }
 }
 

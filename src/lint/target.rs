@@ -45,6 +45,17 @@ pub enum TargetSource {
     LloEvidence,
 }
 
+impl TargetSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            TargetSource::Flag => "--target",
+            TargetSource::Manifest => "the driver's manifest",
+            TargetSource::DirName => "the folder name",
+            TargetSource::LloEvidence => "the LLO's native fp8 MXU ops",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Target {
     pub generation: Generation,

@@ -1,0 +1,240 @@
+//! `hlolint rules` (list packs and rules), `hlolint explain RULE` (a rule's documentation), `hlolint test`
+//! (each rule against its valid/invalid cases, like `sg test`).
+
+use crate::rules::model::RuleKind;
+use crate::rules::{self, RuleSet, Severity};
+use std::fmt::Write;
+
+#[derive(Debug, clap::Args)]
+pub struct RulesArgs {
+    /// Packs to list (default: every built-in pack); paths to your own packs work too.
+    #[arg(long, short = 'r', value_name = "PACK")]
+    pub rules: Vec<String>,
+    /// List the op families rules may name, per layer, instead.
+    #[arg(long)]
+    pub families: bool,
+    /// List the named analyses rules may call, instead.
+    #[arg(long)]
+    pub analyses: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// A rule id (`fp8-upcast-before-dot`), code (`HL001`) or analysis name.
+    pub rule: String,
+    /// Also look in these packs (paths); the built-in packs are always searched.
+    #[arg(long, short = 'r', value_name = "PACK")]
+    pub rules: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// Packs to test (built-in names or paths; default: every built-in pack).
+    #[arg(value_name = "PACK")]
+    pub packs: Vec<String>,
+    /// Only rules whose id or code contains this.
+    #[arg(long, short)]
+    pub filter: Option<String>,
+}
+
+fn load_or_all(specs: &[String]) -> Result<RuleSet, i32> {
+    let r = if specs.is_empty() { rules::load::load_all_builtin() } else { rules::load(specs) };
+    r.map_err(|e| {
+        eprintln!("{:?}", miette::Report::new(e));
+        2
+    })
+}
+
+fn layers(r: &rules::Rule) -> String {
+    if r.layers.len() == 4 {
+        "any".into()
+    } else {
+        r.layers.iter().map(|l| l.name()).collect::<Vec<_>>().join(",")
+    }
+}
+
+pub fn rules(args: &RulesArgs) -> i32 {
+    if args.families {
+        let mut out = String::new();
+        for f in rules::families::FAMILIES {
+            let _ = writeln!(out, "{:<22} {}", f.name, f.doc);
+            for l in [crate::ir::Layer::Hlo, crate::ir::Layer::StableHlo, crate::ir::Layer::Mosaic, crate::ir::Layer::Llo] {
+                let p = f.patterns(l);
+                if !p.is_empty() {
+                    let _ = writeln!(out, "  {:<10} {}", l.name(), p.join(" "));
+                }
+            }
+        }
+        print!("{out}");
+        return 0;
+    }
+    if args.analyses {
+        for a in crate::analysis::ANALYSES {
+            let ls: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
+            println!("{:<24} [{}] {}", a.name, ls.join(","), a.doc.split(". ").next().unwrap_or(a.doc));
+        }
+        return 0;
+    }
+    let mut specs = args.rules.clone();
+    if specs.is_empty() {
+        specs = rules::load::BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+    }
+    let set = match load_or_all(&specs) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if args.json {
+        let rules: Vec<serde_json::Value> = set
+            .rules
+            .iter()
+            .map(|r| {
+                serde_json::json!({"id": r.id, "code": r.code, "severity": r.severity, "layers": layers(r), "pack": r.pack, "summary": r.summary,
+                    "analysis": match &r.kind { RuleKind::Analysis(a, _) => Some(a.name), _ => None }})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"packs": set.packs, "rules": rules})).unwrap_or_default());
+        return 0;
+    }
+    let mut out = String::new();
+    for p in &set.packs {
+        let ext = if p.extends.is_empty() { String::new() } else { format!(" (extends {})", p.extends.join(", ")) };
+        let _ = writeln!(out, "{}{ext} — {}", p.name, p.description.trim());
+        let _ = writeln!(out, "  from {}", p.origin.display());
+        for id in &p.rules {
+            let Some(r) = set.rule(id) else { continue };
+            let _ = writeln!(out, "  {:<6} {:<28} {:<8} {:<16} {}", r.code.as_deref().unwrap_or("-"), r.id, r.severity.name(), layers(r), r.summary);
+        }
+    }
+    print!("{out}");
+    0
+}
+
+pub fn explain(args: &ExplainArgs) -> i32 {
+    let mut specs: Vec<String> = rules::load::BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+    specs.extend(args.rules.iter().cloned());
+    let set = match load_or_all(&specs) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let key = args.rule.trim().trim_start_matches("hlolint::").replace('_', "-");
+    if let Some(r) = set.rule(&key) {
+        let mut out = String::new();
+        let _ = writeln!(out, "# {} ({})", r.id, r.code.as_deref().unwrap_or("no code"));
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", r.summary);
+        let _ = writeln!(out);
+        let _ = writeln!(out, "pack: {} · severity: {} · layers: {}", r.pack, r.severity.name(), layers(r));
+        if let RuleKind::Analysis(a, _) = &r.kind {
+            let _ = writeln!(out, "analysis: {} — {}", a.name, a.doc);
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", r.doc.trim());
+        if !r.valid.is_empty() || !r.invalid.is_empty() {
+            let _ = writeln!(out, "\ntests: {} valid, {} invalid (run `hlolint test --filter {}`)", r.valid.len(), r.invalid.len(), r.id);
+        }
+        print!("{out}");
+        return 0;
+    }
+    if let Some(a) = crate::analysis::analysis(&key) {
+        let ls: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
+        println!("# analysis {}\n\nlayers: {}\n\n{}", a.name, ls.join(", "), a.doc);
+        if !a.captures.is_empty() {
+            println!("\ncaptures (`{{analysis.KEY}}` in messages): detail, {}", a.captures.join(", "));
+        }
+        for (o, d) in a.options {
+            println!("option `{o}`: {d}");
+        }
+        return 0;
+    }
+    let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    eprintln!("{:?}", miette::miette!(help = format!("rules: {}", ids.join(", ")), "no rule or analysis `{}`", args.rule));
+    2
+}
+
+/// One case's outcome.
+enum Outcome {
+    Validated,
+    /// A valid case was reported.
+    Noisy(Vec<String>),
+    /// An invalid case was not reported.
+    Missing,
+    Error(String),
+}
+
+pub fn test(args: &TestArgs) -> i32 {
+    let set = match load_or_all(&args.packs) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (mut passed, mut failed, mut untested) = (0, 0, Vec::new());
+    let mut out = String::new();
+    for r in &set.rules {
+        if let Some(f) = &args.filter {
+            if !r.id.contains(f.as_str()) && !r.code.as_deref().is_some_and(|c| c.contains(f.as_str())) {
+                continue;
+            }
+        }
+        if r.valid.is_empty() && r.invalid.is_empty() {
+            untested.push(r.id.clone());
+            continue;
+        }
+        let only = |x: &rules::Rule| if x.id == r.id { Severity::Error } else { Severity::Off };
+        let mut lines = Vec::new();
+        let mut ok = true;
+        for (case, invalid) in r.valid.iter().map(|p| (p, false)).chain(r.invalid.iter().map(|p| (p, true))) {
+            let outcome = if !case.exists() {
+                Outcome::Error(format!("{} does not exist", case.display()))
+            } else {
+                let (reports, errors) = super::check::lint_paths(std::slice::from_ref(case), &set, &only, None);
+                let msgs: Vec<String> = reports.iter().flat_map(|c| &c.findings).map(|f| f.message.clone()).collect();
+                if let Some(e) = errors.first() {
+                    Outcome::Error(format!("{e}"))
+                } else if invalid && msgs.is_empty() {
+                    Outcome::Missing
+                } else if !invalid && !msgs.is_empty() {
+                    Outcome::Noisy(msgs)
+                } else {
+                    Outcome::Validated
+                }
+            };
+            let name = case.display();
+            match outcome {
+                Outcome::Validated => {}
+                Outcome::Noisy(m) => {
+                    ok = false;
+                    lines.push(format!("    noisy: {name} is valid but was reported: {}", m.join(" | ")));
+                }
+                Outcome::Missing => {
+                    ok = false;
+                    lines.push(format!("    missing: {name} is invalid but was not reported"));
+                }
+                Outcome::Error(e) => {
+                    ok = false;
+                    lines.push(format!("    error: {name}: {e}"));
+                }
+            }
+        }
+        let mark = if ok { "✓" } else { "✗" };
+        let _ = writeln!(out, "{mark} {:<6} {:<28} {} valid, {} invalid", r.code.as_deref().unwrap_or("-"), r.id, r.valid.len(), r.invalid.len());
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    print!("{out}");
+    if !untested.is_empty() {
+        println!("rules without test cases: {}", untested.join(", "));
+    }
+    println!("{passed} rule(s) passed, {failed} failed");
+    if failed > 0 {
+        1
+    } else {
+        0
+    }
+}

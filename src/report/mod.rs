@@ -1,0 +1,196 @@
+//! Reports of findings: human (miette diagnostics grouped per compilation, i.e. per kernel version), JSON,
+//! SARIF 2.1.0 and GitHub workflow annotations.
+
+pub mod excerpt;
+pub mod machine;
+
+use crate::rules::engine::Finding;
+use crate::rules::Severity;
+use excerpt::Excerpt;
+use miette::{Diagnostic, LabeledSpan, SourceCode};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// What one compilation (a dump directory: one kernel version on one target) yielded.
+pub struct CompilationReport {
+    pub dir: String,
+    /// `tpu7x (from manifest)`.
+    pub target: Option<String>,
+    pub files: usize,
+    pub findings: Vec<Finding>,
+}
+
+/// The texts of the files findings point into.
+pub type Texts = HashMap<String, Arc<String>>;
+
+/// A finding as a miette diagnostic.
+pub struct FindingDiagnostic<'f> {
+    pub f: &'f Finding,
+    pub src: Excerpt,
+}
+
+impl fmt::Debug for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.f.message)
+    }
+}
+
+impl fmt::Display for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.f.message)
+    }
+}
+
+impl std::error::Error for FindingDiagnostic<'_> {}
+
+impl Diagnostic for FindingDiagnostic<'_> {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(match &self.f.code {
+            Some(c) => format!("{c} {}", self.f.rule),
+            None => self.f.rule.clone(),
+        }))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.f.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            _ => miette::Severity::Advice,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        let mut lines: Vec<String> = self.f.help.iter().cloned().collect();
+        lines.extend(self.f.notes.iter().map(|n| format!("note: {n}")));
+        if lines.is_empty() {
+            None
+        } else {
+            Some(Box::new(lines.join("\n")))
+        }
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.src)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let cap = |s: crate::ir::Span| (s.start as usize, (s.end.saturating_sub(s.start) as usize).min(SPAN_CAP));
+        let primary = LabeledSpan::new_primary_with_span(Some(self.f.label.clone()), cap(self.f.span));
+        let rest = self.f.labels.iter().map(move |(s, t)| LabeledSpan::new_with_span(Some(t.clone()), cap(*s)));
+        Some(Box::new(std::iter::once(primary).chain(rest)))
+    }
+}
+
+/// Labels longer than this are cut (an HLO instruction with its backend config is one very long span).
+const SPAN_CAP: usize = 120;
+
+fn severity_counts(findings: &[&Finding]) -> String {
+    let n = |s| findings.iter().filter(|f| f.severity == s).count();
+    let mut parts = Vec::new();
+    for (s, word) in [(Severity::Error, "error"), (Severity::Warning, "warning"), (Severity::Info, "info")] {
+        let k = n(s);
+        if k > 0 {
+            parts.push(format!("{k} {word}{}", if k == 1 || s == Severity::Info { "" } else { "s" }));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The human report: one block per compilation with its findings as miette diagnostics, then a tally.
+pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> String {
+    let mut out = String::new();
+    let mut all: Vec<&Finding> = Vec::new();
+    for r in reports {
+        let target = r.target.as_deref().map(|t| format!(" · target {t}")).unwrap_or_default();
+        let dir = if r.dir.is_empty() { "." } else { &r.dir };
+        let refs: Vec<&Finding> = r.findings.iter().collect();
+        if r.findings.is_empty() {
+            out.push_str(&format!("✓ {dir}{target} · {} file(s) · clean\n", r.files));
+            continue;
+        }
+        let mark = if refs.iter().any(|f| f.severity >= Severity::Warning) { '✗' } else { 'ℹ' };
+        out.push_str(&format!("{mark} {dir}{target} · {} file(s) · {}\n", r.files, severity_counts(&refs)));
+        for f in &r.findings {
+            let text = texts.get(&f.path).cloned().unwrap_or_default();
+            let d = FindingDiagnostic { f, src: Excerpt { name: f.path.clone(), text } };
+            let report = miette::Report::new(OwnedDiag::from(&d));
+            out.push_str(&format!("{report:?}\n"));
+        }
+        all.extend(refs);
+    }
+    if statistics && !all.is_empty() {
+        let mut by_rule: std::collections::BTreeMap<(String, String), usize> = Default::default();
+        for f in &all {
+            *by_rule.entry((f.code.clone().unwrap_or_default(), f.rule.clone())).or_default() += 1;
+        }
+        let mut rows: Vec<_> = by_rule.into_iter().collect();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        for ((code, rule), n) in rows {
+            out.push_str(&format!("{n:>5}  {code:<6} {rule}\n"));
+        }
+    }
+    let compilations = reports.len();
+    let failing = reports.iter().filter(|r| !r.findings.is_empty()).count();
+    if all.is_empty() {
+        out.push_str(&format!("no findings in {compilations} compilation(s)\n"));
+    } else {
+        out.push_str(&format!("{} in {failing} of {compilations} compilation(s)\n", severity_counts(&all)));
+    }
+    out
+}
+
+/// miette's `Report::new` needs `'static`: an owned copy of the diagnostic.
+struct OwnedDiag {
+    message: String,
+    code: String,
+    severity: Option<miette::Severity>,
+    help: Option<String>,
+    src: Excerpt,
+    labels: Vec<LabeledSpan>,
+}
+
+impl From<&FindingDiagnostic<'_>> for OwnedDiag {
+    fn from(d: &FindingDiagnostic<'_>) -> Self {
+        OwnedDiag {
+            message: d.f.message.clone(),
+            code: d.code().map(|c| c.to_string()).unwrap_or_default(),
+            severity: d.severity(),
+            help: d.help().map(|h| h.to_string()),
+            src: d.src.clone(),
+            labels: d.labels().map(|l| l.collect()).unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Debug for OwnedDiag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+
+impl fmt::Display for OwnedDiag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for OwnedDiag {}
+
+impl Diagnostic for OwnedDiag {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(&self.code))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        self.severity
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.src)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        Some(Box::new(self.labels.iter().cloned()))
+    }
+}

@@ -1,0 +1,363 @@
+//! Runs rules over a compilation: matchers over every op of each unit of the rule's layers, named analyses per
+//! unit; renders messages; links and deduplicates what several units of one kernel say (a kernel is often
+//! present as a Mosaic dump *and* as a body decoded from the HLO: one finding, saying where it was seen).
+
+use super::eval::{self, Caps};
+use super::model::*;
+use super::template::render;
+use super::RuleSet;
+use crate::analysis::{At, Hit};
+use crate::ir::{Layer, Module, OpId, Span};
+use crate::lint::{Compilation, Unit};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One finding, ready to report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub rule: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub severity: Severity,
+    pub pack: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+    pub path: String,
+    pub span: Span,
+    pub label: String,
+    /// Secondary labels in the same file.
+    pub labels: Vec<(Span, String)>,
+    /// Everything else worth saying: the same fact in other layers, where else it was seen.
+    pub notes: Vec<String>,
+    /// The compilation (dump directory) and its target.
+    pub compilation: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    pub layer: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// Which unit said it: a file, or a kernel decoded from a custom call.
+    pub source: String,
+    #[serde(skip)]
+    key: Key,
+    #[serde(skip)]
+    rank: u8,
+}
+
+/// What makes two findings the same: rule, kernel (or file), and the op by opcode and ordinal within the
+/// kernel — equal between a kernel's Mosaic dump and its decoded body, which have the same ops in the same order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+struct Key {
+    rule: String,
+    scope: String,
+    what: String,
+    /// Findings of a rule in a later stage of the same program/kernel are dropped when a canonical stage has
+    /// some: `kernel:NAME` for Mosaic, `program` for HLO/StableHLO, the file for LLO.
+    family: String,
+}
+
+/// Severity per rule after `--severity`/config overrides.
+pub type SeverityOf<'r> = dyn Fn(&Rule) -> Severity + Sync + 'r;
+
+pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rule in &rules.rules {
+        let sev = severity_of(rule);
+        if sev == Severity::Off {
+            continue;
+        }
+        for (ui, unit) in c.units.iter().enumerate() {
+            if !rule.layers.contains(&unit.layer()) {
+                continue;
+            }
+            match &rule.kind {
+                RuleKind::Select(mt) => {
+                    for (op, caps) in eval::select(&unit.module, mt) {
+                        out.push(from_match(rule, sev, c, ui, op, &caps));
+                    }
+                }
+                RuleKind::Analysis(a, options) => {
+                    for hit in (a.run)(c, ui, options) {
+                        out.push(from_hit(rule, sev, c, hit));
+                    }
+                }
+            }
+        }
+    }
+    dedupe(out)
+}
+
+fn target_text(c: &Compilation<'_>) -> String {
+    c.target.as_ref().map(|t| t.name().to_string()).unwrap_or_else(|| "an unknown target".into())
+}
+
+/// Values every template can use.
+fn global(key: &str, rule: &Rule, c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Option<String> {
+    Some(match key {
+        "target" => target_text(c),
+        "target.source" => c.target.as_ref().map(|t| format!("{:?}", t.source).to_lowercase()).unwrap_or_else(|| "none".into()),
+        "native_fp8_on" => crate::lint::target::native_fp8_generations(),
+        "kernel" => kernel_of(unit, op).unwrap_or_else(|| "-".into()),
+        "file" => unit.path.to_string(),
+        "unit" => unit.describe(),
+        "rule.id" => rule.id.clone(),
+        "rule.code" => rule.code.clone().unwrap_or_default(),
+        _ => return None,
+    })
+}
+
+/// The kernel a Mosaic op belongs to (its function), or the custom call a decoded unit came from.
+fn kernel_of(unit: &Unit<'_>, op: Option<OpId>) -> Option<String> {
+    if unit.layer() != Layer::Mosaic {
+        return None;
+    }
+    let m = &unit.module;
+    let f = match op {
+        Some(op) => m.func_of(op),
+        None => m.entry?,
+    };
+    Some(m.func(f).name.to_string())
+}
+
+/// A property of a captured op for templates.
+pub fn op_prop(m: &Module<'_>, id: OpId, prop: &str) -> Option<String> {
+    let op = m.op(id);
+    let dt = |d: Option<crate::ir::DType>| d.map(|d| d.name().to_string());
+    Some(match prop {
+        "name" => {
+            if op.name.is_empty() {
+                op.opcode.to_string()
+            } else {
+                format!("%{}", op.name)
+            }
+        }
+        "opcode" => op.opcode.to_string(),
+        "dtype" | "to" => dt(eval::result_dtype(m, id))?,
+        "from" => dt(eval::operand_dtype(m, id, 0))?,
+        "type" => match &op.ty {
+            crate::ir::Type::Shape(s) => s.to_string(),
+            crate::ir::Type::Mlir(t) => t.to_string(),
+            crate::ir::Type::Text(t) => t.to_string(),
+            crate::ir::Type::None => return None,
+        },
+        "function" => m.func(m.func_of(id)).name.to_string(),
+        "memory_space" => eval::memory_space(m, id)?,
+        "rank" | "elements" => {
+            let (r, e) = eval::rank_elements(m, id);
+            if prop == "rank" {
+                r?.to_string()
+            } else {
+                e?.to_string()
+            }
+        }
+        "source" => eval::metadata_field(m, id, "source")?,
+        "custom_call_target" => eval::custom_call_target(m, id)?,
+        p => {
+            if let Some(a) = p.strip_prefix("attr.") {
+                eval::attr_text(m, id, a)?
+            } else if let Some(k) = p.strip_prefix("metadata.") {
+                eval::metadata_field(m, id, k)?
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+fn display_name(m: &Module<'_>, id: OpId) -> String {
+    let op = m.op(id);
+    if op.name.is_empty() {
+        format!("`{}`", op.opcode)
+    } else if m.layer == Layer::Hlo {
+        format!("`%{}` ({})", op.name, op.opcode)
+    } else {
+        format!("`%{}` ({})", op.name, op.opcode)
+    }
+}
+
+/// Which stage a finding should come from, best first. Mosaic: the kernel as written (`original`,
+/// `post-deserialization`, a decoded body) before later lowering stages. HLO: the optimized, scheduled HLO (what
+/// runs), then HLO before optimizations, then StableHLO. A rule's findings at a worse rank are dropped (as a note)
+/// when the same program or kernel has some at a better one.
+fn stage_rank(unit: &Unit<'_>) -> u8 {
+    match unit.layer() {
+        Layer::Mosaic => u8::from(matches!(unit.stage, Some(s) if s != "post-deserialization" && s != "original" && s != "tpu_custom_call body")),
+        Layer::Hlo if unit.module.scheduled => 0,
+        Layer::Hlo => 1,
+        Layer::StableHlo => 2,
+        Layer::Llo => 0,
+    }
+}
+
+fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str) -> Key {
+    let m = &unit.module;
+    match (unit.layer(), op) {
+        (Layer::Mosaic, Some(op)) => {
+            let f = m.func_of(op);
+            let opcode = m.op(op).opcode;
+            let ordinal = m.func_ops(f).iter().filter(|&&o| m.op(o).opcode == opcode).position(|&o| o == op).unwrap_or(0);
+            let scope = format!("kernel:{}", m.func(f).name);
+            Key { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{opcode}#{ordinal}") }
+        }
+        // HLO op names are unique in a program: the same message on the same op in two HLO files of one
+        // compilation (the dump and `llo/*-TLP-hlo.txt`) is one finding
+        (Layer::Hlo | Layer::StableHlo, _) => {
+            Key { rule: rule.id.clone(), scope: "program".into(), what: message.to_string(), family: "program".into() }
+        }
+        _ => {
+            let scope = format!("file:{}", unit.path);
+            Key { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{op:?}|{message}") }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finding(rule: &Rule, sev: Severity, c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>, span: Span, message: String, label: String) -> Finding {
+    Finding {
+        rule: rule.id.clone(),
+        code: rule.code.clone(),
+        severity: sev,
+        pack: rule.pack.clone(),
+        key: key_for(rule, unit, op, &message),
+        message,
+        help: None,
+        path: unit.path.to_string(),
+        span,
+        label,
+        labels: Vec::new(),
+        notes: Vec::new(),
+        compilation: c.dir.clone(),
+        target: c.target.as_ref().map(|t| t.name().to_string()),
+        layer: unit.layer().name(),
+        kernel: kernel_of(unit, op),
+        source: unit.describe(),
+        rank: stage_rank(unit),
+    }
+}
+
+fn from_match(rule: &Rule, sev: Severity, c: &Compilation<'_>, ui: usize, op: OpId, caps: &Caps) -> Finding {
+    let unit = &c.units[ui];
+    let m = &unit.module;
+    let lookup = |k: &str| -> Option<String> {
+        if let Some(v) = global(k, rule, c, unit, Some(op)) {
+            return Some(v);
+        }
+        let (cap, prop) = k.split_once('.').unwrap_or((k, "name"));
+        let id = *caps.get(cap)?;
+        op_prop(m, id, prop)
+    };
+    let message = render(&rule.message, &lookup);
+    let label = rule.label.as_deref().map(|t| render(t, &lookup)).unwrap_or_else(|| "here".into());
+    let mut f = finding(rule, sev, c, unit, Some(op), unit.span_of(op), message, label);
+    f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
+    for (at, text) in &rule.labels {
+        let Some(&id) = caps.get(at) else { continue };
+        let text = render(text, &lookup);
+        if unit.host.is_none() {
+            f.labels.push((crate::lint::compilation::headline(m.op(id)), text));
+        } else {
+            f.notes.push(format!("{text}: {}", display_name(m, id)));
+        }
+    }
+    if unit.host.is_some() {
+        f.notes.insert(0, format!("in {}: {}", unit.describe(), display_name(m, op)));
+    }
+    f
+}
+
+fn at_unit(at: &At) -> usize {
+    match at {
+        At::Op { unit, .. } | At::Span { unit, .. } => *unit,
+    }
+}
+
+fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Finding {
+    let ui = at_unit(&hit.at).min(c.units.len().saturating_sub(1));
+    let unit = &c.units[ui];
+    let op = match hit.at {
+        At::Op { op, .. } => Some(op),
+        At::Span { .. } => None,
+    };
+    let lookup = |k: &str| -> Option<String> {
+        if let Some(v) = global(k, rule, c, unit, op) {
+            return Some(v);
+        }
+        if let Some(a) = k.strip_prefix("analysis.") {
+            return hit.captures.get(a).cloned();
+        }
+        let (cap, prop) = k.split_once('.').unwrap_or((k, "name"));
+        (cap == "op").then_some(())?;
+        op_prop(&unit.module, op?, prop)
+    };
+    let message = render(&rule.message, &lookup);
+    let label = rule.label.as_deref().map(|t| render(t, &lookup)).unwrap_or_else(|| hit.label.clone());
+    let span = match hit.at {
+        At::Op { op, .. } => unit.span_of(op),
+        At::Span { span, .. } => span,
+    };
+    let mut f = finding(rule, sev, c, unit, op, span, message, label);
+    f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
+    if let (Some(op), Some(_)) = (op, &unit.host) {
+        f.notes.push(format!("in {}: {}", unit.describe(), display_name(&unit.module, op)));
+    }
+    for l in hit.labels {
+        let lu = at_unit(&l.at).min(c.units.len().saturating_sub(1));
+        let other = &c.units[lu];
+        let same_file = other.path == unit.path && other.host.is_none();
+        match (&l.at, same_file) {
+            (At::Op { op, .. }, true) => f.labels.push((crate::lint::compilation::headline(other.module.op(*op)), l.text)),
+            (At::Span { span, .. }, true) => f.labels.push((*span, l.text)),
+            (At::Op { op, .. }, false) => f.notes.push(format!("{}: {} in {}", l.text, display_name(&other.module, *op), other.describe())),
+            (At::Span { .. }, false) => f.notes.push(format!("{} in {}", l.text, other.describe())),
+        }
+    }
+    f.notes.extend(hit.related);
+    f
+}
+
+/// A unit's description with its path cut to the file name.
+fn short(source: &str) -> String {
+    source.split(' ').map(|w| w.rsplit('/').next().unwrap_or(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// One finding per key: the first from a unit with text of its own (a dump) is primary, the others become a
+/// note saying where else it was seen; worse-ranked stages only speak for a program or kernel when better ones
+/// said nothing for that rule.
+fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by_key(|&i| (all[i].rank, all[i].source.contains(" decoded from ")));
+    let mut index: HashMap<Key, usize> = HashMap::new();
+    // (rule, family) → (best rank, first finding at it)
+    let mut best: HashMap<(String, String), (u8, usize)> = HashMap::new();
+    for i in order {
+        let f = &all[i];
+        if let Some(&k) = index.get(&f.key) {
+            let note = format!("also seen in {}", short(&f.source));
+            if out[k].source != f.source && !out[k].notes.contains(&note) {
+                out[k].notes.push(note);
+            }
+            continue;
+        }
+        let scope = (f.rule.clone(), f.key.family.clone());
+        match best.get(&scope) {
+            Some(&(rank, k)) if f.rank > rank => {
+                let note = format!("also seen at another stage: {}", short(&f.source));
+                if out[k].source != f.source && !out[k].notes.contains(&note) {
+                    out[k].notes.push(note);
+                }
+                continue;
+            }
+            Some(_) => {}
+            None => {
+                best.insert(scope, (f.rank, out.len()));
+            }
+        }
+        index.insert(f.key.clone(), out.len());
+        out.push(f.clone());
+    }
+    // report order: by file and position
+    out.sort_by(|a, b| (a.compilation.as_str(), a.path.as_str(), a.span.start, a.rule.as_str()).cmp(&(b.compilation.as_str(), b.path.as_str(), b.span.start, b.rule.as_str())));
+    out
+}

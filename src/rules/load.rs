@@ -1,0 +1,564 @@
+//! Loading rule packs: built-in packs embedded from `rules/*.yaml`, user packs by path; `extends` resolved (cycles
+//! are errors); every rule checked against the layers it names and compiled. Every error is a miette diagnostic
+//! pointing into the YAML.
+
+use super::families::{self, check_op_name, MOSAIC_SPACES};
+use super::model::*;
+use super::schema::*;
+use crate::ir::Layer;
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The built-in packs: (name, YAML).
+pub static BUILTIN: &[(&str, &str)] = &[
+    ("core", include_str!("../../rules/core.yaml")),
+    ("v1-auto", include_str!("../../rules/v1-auto.yaml")),
+    ("v2-dma", include_str!("../../rules/v2-dma.yaml")),
+    ("v3-smem", include_str!("../../rules/v3-smem.yaml")),
+];
+
+/// A problem in a rule pack.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+#[diagnostic(code(hlolint::rules::invalid))]
+pub struct RuleError {
+    pub message: String,
+    #[source_code]
+    pub src: Option<NamedSource<String>>,
+    #[label("{label}")]
+    pub span: Option<SourceSpan>,
+    pub label: String,
+    #[help]
+    pub help: Option<String>,
+}
+
+impl RuleError {
+    fn plain(message: impl Into<String>, help: Option<String>) -> Self {
+        RuleError { message: message.into(), src: None, span: None, label: String::new(), help }
+    }
+}
+
+/// A pack as loaded (for `hlolint rules`).
+#[derive(Debug, serde::Serialize)]
+pub struct PackInfo {
+    pub name: String,
+    pub description: String,
+    pub origin: Origin,
+    pub extends: Vec<String>,
+    /// The rules it defines itself (not those it extends).
+    pub rules: Vec<String>,
+}
+
+/// The rules selected for a run, in pack order, each once.
+pub struct RuleSet {
+    pub packs: Vec<PackInfo>,
+    pub rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    pub fn rule(&self, key: &str) -> Option<&Rule> {
+        let k = key.trim();
+        self.rules.iter().find(|r| r.id == k || r.code.as_deref().is_some_and(|c| c.eq_ignore_ascii_case(k)))
+    }
+}
+
+/// Loads the packs named by `specs` (built-in names or paths; comma lists allowed), with what they extend.
+pub fn load(specs: &[String]) -> Result<RuleSet, RuleError> {
+    let mut set = RuleSet { packs: Vec::new(), rules: Vec::new() };
+    let mut stack = Vec::new();
+    for spec in specs.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        load_one(spec, None, &mut set, &mut stack)?;
+    }
+    Ok(set)
+}
+
+/// Every built-in pack with everything it extends.
+pub fn load_all_builtin() -> Result<RuleSet, RuleError> {
+    load(&BUILTIN.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>())
+}
+
+fn resolve(spec: &str, base: Option<&Path>) -> Result<(Origin, String), RuleError> {
+    if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == spec) {
+        return Ok((Origin::Builtin(name.to_string()), text.to_string()));
+    }
+    let path = match base {
+        Some(b) if Path::new(spec).is_relative() => b.join(spec),
+        _ => PathBuf::from(spec),
+    };
+    if path.is_file() {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| RuleError::plain(format!("cannot read rule pack {}: {e}", path.display()), None))?;
+        return Ok((Origin::File(path), text));
+    }
+    let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    Err(RuleError::plain(
+        format!("unknown rule pack `{spec}`"),
+        Some(format!("built-in packs: {}; or give the path of a YAML pack", names.join(", "))),
+    ))
+}
+
+fn key_of(o: &Origin) -> String {
+    match o {
+        Origin::Builtin(n) => format!("builtin:{n}"),
+        Origin::File(p) => format!("file:{}", p.canonicalize().unwrap_or(p.clone()).display()),
+    }
+}
+
+fn load_one(spec: &str, from: Option<(&Origin, &str, usize)>, set: &mut RuleSet, stack: &mut Vec<String>) -> Result<(), RuleError> {
+    let base = match from {
+        Some((Origin::File(p), ..)) => p.parent().map(Path::to_path_buf),
+        _ => None,
+    };
+    let (origin, text) = match resolve(spec, base.as_deref()) {
+        Ok(x) => x,
+        Err(mut e) => {
+            // point at the `extends` entry that names it
+            if let Some((o, t, at)) = from {
+                e.span = locate(t, at, spec).map(Into::into);
+                e.label = "extended here".into();
+                e.src = Some(NamedSource::new(o.display(), t.to_string()));
+            }
+            return Err(e);
+        }
+    };
+    let key = key_of(&origin);
+    if stack.contains(&key) {
+        let (o, t, at) = from.expect("a cycle needs an extending pack");
+        let mut chain: Vec<String> = stack.clone();
+        chain.push(key.clone());
+        return Err(RuleError {
+            message: format!("cycle in `extends`: {}", chain.join(" → ")),
+            src: Some(NamedSource::new(o.display(), t.to_string())),
+            span: locate(t, at, spec).map(Into::into),
+            label: "extends a pack that extends this one".into(),
+            help: Some("a pack may extend another only once along any chain".into()),
+        });
+    }
+    if set.packs.iter().any(|p| key_of(&p.origin) == key) {
+        return Ok(()); // already loaded (two packs extend the same one)
+    }
+    let src = || NamedSource::new(origin.display(), text.clone());
+    let file: PackFile = serde_yaml::from_str(&text).map_err(|e| {
+        let span = e.location().map(|l| SourceSpan::from((l.index().min(text.len().saturating_sub(1)), 1)));
+        RuleError {
+            message: format!("invalid rule pack: {}", strip_location(&e.to_string())),
+            src: Some(src()),
+            span,
+            label: "here".into(),
+            help: Some("see rules/README.md for the schema; `hlolint rules` lists the built-in packs".into()),
+        }
+    })?;
+    stack.push(key);
+    let extends_at = text.find("extends").unwrap_or(0);
+    for e in &file.extends {
+        load_one(e, Some((&origin, &text, extends_at)), set, stack)?;
+    }
+    stack.pop();
+    let mut ids = Vec::new();
+    let mut cursor = 0;
+    for def in file.rules {
+        let at = find_rule(&text, &def.id, cursor);
+        cursor = at;
+        let cx = Cx { text: &text, origin: &origin, at };
+        let rule = compile_rule(def, &file.pack, &origin, &cx)?;
+        if let Some(prev) = set.rules.iter().find(|r| r.id == rule.id || (r.code.is_some() && r.code == rule.code)) {
+            return Err(cx.err(
+                &rule.id,
+                format!("duplicate rule `{}`: already defined by pack `{}` ({})", rule.title(), prev.pack, prev.origin.display()),
+                "defined again here",
+                Some("rule ids and codes are unique across the packs of a run".into()),
+            ));
+        }
+        ids.push(rule.id.clone());
+        set.rules.push(rule);
+    }
+    set.packs.push(PackInfo { name: file.pack, description: file.description, origin, extends: file.extends, rules: ids });
+    Ok(())
+}
+
+/// serde_yaml appends "at line L column C"; the diagnostic shows the place itself.
+fn strip_location(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// The offset of rule `id`'s definition (`id: ID`) at or after `from`.
+fn find_rule(text: &str, id: &str, from: usize) -> usize {
+    let mut i = from.min(text.len());
+    while let Some(k) = text.get(i..).and_then(|t| t.find(id)) {
+        let pos = i + k;
+        let before = text[..pos].trim_end_matches([' ', '"', '\'']);
+        if before.ends_with("id:") {
+            return pos;
+        }
+        i = pos + id.len();
+    }
+    from
+}
+
+/// The span of `needle` at or after `from` (YAML quoting aside).
+fn locate(text: &str, from: usize, needle: &str) -> Option<(usize, usize)> {
+    let from = from.min(text.len());
+    text.get(from..)?.find(needle).map(|k| (from + k, needle.len().max(1)))
+}
+
+/// Context for errors about one rule.
+struct Cx<'t> {
+    text: &'t str,
+    origin: &'t Origin,
+    at: usize,
+}
+
+impl Cx<'_> {
+    fn err(&self, needle: &str, message: String, label: &str, help: Option<String>) -> RuleError {
+        let span = locate(self.text, self.at, needle).or(Some((self.at, 1)));
+        RuleError {
+            message,
+            src: Some(NamedSource::new(self.origin.display(), self.text.to_string())),
+            span: span.map(Into::into),
+            label: label.into(),
+            help,
+        }
+    }
+}
+
+fn parse_layers(def: &RuleDef, cx: &Cx) -> Result<Vec<Layer>, RuleError> {
+    let items = def.layer.items();
+    if items.is_empty() {
+        return Err(cx.err(&def.id, format!("rule `{}` has no `layer`", def.id), "this rule", Some("layer: hlo | stablehlo | mosaic | llo | any, or a list".into())));
+    }
+    let mut out = Vec::new();
+    for l in items {
+        match l.as_str() {
+            "any" => out.extend([Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo]),
+            "hlo" => out.push(Layer::Hlo),
+            "stablehlo" => out.push(Layer::StableHlo),
+            "mosaic" => out.push(Layer::Mosaic),
+            "llo" => out.push(Layer::Llo),
+            other => {
+                return Err(cx.err(other, format!("unknown layer `{other}` in rule `{}`", def.id), "not a layer", Some("layers: hlo, stablehlo, mosaic, llo, any".into())))
+            }
+        }
+    }
+    out.dedup();
+    Ok(out)
+}
+
+fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Rule, RuleError> {
+    if def.id.is_empty() || !def.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err(cx.err(&def.id, format!("rule id `{}` must be kebab-case letters, digits and dashes", def.id), "this id", None));
+    }
+    let severity = Severity::parse(&def.severity).ok_or_else(|| {
+        cx.err(&def.severity, format!("unknown severity `{}` in rule `{}`", def.severity, def.id), "not a severity", Some("severities: error, warning, info, off".into()))
+    })?;
+    let layers = parse_layers(&def, cx)?;
+    let kind = match (&def.select, &def.analysis) {
+        (Some(_), Some(a)) | (None, Some(a)) if def.select.is_some() => {
+            return Err(cx.err(a, format!("rule `{}` has both `select` and `analysis`", def.id), "one of the two", None))
+        }
+        (Some(m), None) => {
+            let mut captures = vec!["op".to_string()];
+            let matcher = compile_matcher(m, &layers, cx, false, &mut captures)?;
+            check_templates(&def, &captures, false, cx)?;
+            RuleKind::Select(matcher)
+        }
+        (None, Some(name)) => {
+            let a = crate::analysis::analysis(name).ok_or_else(|| {
+                let names: Vec<&str> = crate::analysis::ANALYSES.iter().map(|a| a.name).collect();
+                cx.err(name, format!("unknown analysis `{name}` in rule `{}`", def.id), "no such analysis", Some(format!("analyses: {}", names.join(", "))))
+            })?;
+            for l in &layers {
+                if !a.layers.contains(l) {
+                    let has: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
+                    return Err(cx.err(name, format!("analysis `{name}` does not read layer {} (it reads: {})", l.name(), has.join(", ")), "for this layer", None));
+                }
+            }
+            let mut options = BTreeMap::new();
+            for (k, v) in &def.options {
+                if !a.options.iter().any(|(n, _)| n == k) {
+                    let known: Vec<&str> = a.options.iter().map(|(n, _)| *n).collect();
+                    return Err(cx.err(k, format!("analysis `{name}` has no option `{k}`"), "unknown option", Some(if known.is_empty() { "it takes no options".into() } else { format!("options: {}", known.join(", ")) })));
+                }
+                let json = serde_json::to_value(v).unwrap_or(serde_json::Value::Null);
+                options.insert(k.clone(), json);
+            }
+            let mut captures = vec!["op".to_string()];
+            captures.extend(a.captures.iter().map(|c| format!("analysis.{c}")));
+            captures.push("analysis.detail".into());
+            check_templates(&def, &captures, true, cx)?;
+            RuleKind::Analysis(a, options)
+        }
+        (None, None) => {
+            return Err(cx.err(&def.id, format!("rule `{}` needs `select` (a matcher) or `analysis` (a named analysis)", def.id), "this rule", None))
+        }
+        _ => unreachable!("all four combinations are handled above"),
+    };
+    let base = match origin {
+        Origin::File(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        Origin::Builtin(_) => builtin_dir(),
+    };
+    Ok(Rule {
+        id: def.id,
+        code: def.code,
+        severity,
+        layers,
+        summary: def.summary,
+        kind,
+        message: def.message,
+        label: def.label,
+        labels: def.labels.into_iter().map(|l| (l.at, l.text)).collect(),
+        help: def.help,
+        doc: def.doc,
+        valid: def.tests.valid.iter().map(|p| base.join(p)).collect(),
+        invalid: def.tests.invalid.iter().map(|p| base.join(p)).collect(),
+        pack: pack.to_string(),
+        origin: origin.clone(),
+    })
+}
+
+/// Where the built-in packs' test paths are relative to: the source tree's `rules/` (for `hlolint test` in a
+/// checkout), else `./rules`.
+pub fn builtin_dir() -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    if src.is_dir() {
+        src
+    } else {
+        PathBuf::from("rules")
+    }
+}
+
+/// `{name}` and `{name.prop}` references in a template.
+pub fn template_refs(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = t;
+    while let Some(i) = rest.find('{') {
+        let after = &rest[i + 1..];
+        if let Some(stripped) = after.strip_prefix('{') {
+            rest = stripped;
+            continue;
+        }
+        match after.find('}') {
+            Some(j) => {
+                out.push(after[..j].trim());
+                rest = &after[j + 1..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+const GLOBALS: &[&str] = &["target", "target.source", "native_fp8_on", "kernel", "file", "unit", "rule.id", "rule.code"];
+pub const OP_PROPS: &[&str] =
+    &["name", "opcode", "dtype", "from", "to", "type", "function", "memory_space", "rank", "elements", "source", "custom_call_target"];
+
+fn check_templates(def: &RuleDef, captures: &[String], analysis: bool, cx: &Cx) -> Result<(), RuleError> {
+    let mut templates: Vec<&str> = vec![&def.message];
+    templates.extend(def.label.as_deref());
+    templates.extend(def.help.as_deref());
+    templates.extend(def.labels.iter().map(|l| l.text.as_str()));
+    for l in &def.labels {
+        if !captures.iter().any(|c| c == &l.at) {
+            return Err(cx.err(&l.at, format!("label at `{}`: no such capture in rule `{}`", l.at, def.id), "not captured", Some(format!("captures: {}", captures.join(", ")))));
+        }
+    }
+    for t in templates {
+        for r in template_refs(t) {
+            if GLOBALS.contains(&r) || captures.iter().any(|c| c == r) {
+                continue;
+            }
+            let ok = match r.split_once('.') {
+                Some(("analysis", _)) => analysis && captures.iter().any(|c| c == r),
+                Some((cap, prop)) => {
+                    captures.iter().any(|c| c == cap)
+                        && (OP_PROPS.contains(&prop) || prop.starts_with("attr.") || prop.starts_with("metadata."))
+                }
+                None => false,
+            };
+            if !ok {
+                let mut known: Vec<String> = captures.to_vec();
+                known.extend(GLOBALS.iter().map(|s| s.to_string()));
+                return Err(cx.err(
+                    r,
+                    format!("template `{{{r}}}` in rule `{}` names nothing the rule captures", def.id),
+                    "unknown placeholder",
+                    Some(format!("placeholders: {}; op properties: {}", known.join(", "), OP_PROPS.join(", "))),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn glob(p: &str, cx: &Cx) -> Result<globset::GlobMatcher, RuleError> {
+    globset::Glob::new(p)
+        .map(|g| g.compile_matcher())
+        .map_err(|e| cx.err(p, format!("bad pattern `{p}`: {e}"), "here", None))
+}
+
+fn op_pats(names: &[String], layers: &[Layer], cx: &Cx) -> Result<Vec<OpPat>, RuleError> {
+    let mut out = Vec::new();
+    for n in names {
+        // a name must exist in the rule's layer; a rule over several layers may name what only some of them have
+        let results: Vec<Result<(), String>> = layers.iter().map(|l| check_op_name(n, *l)).collect();
+        if results.iter().all(Result::is_err) {
+            let msg = results.into_iter().find_map(Result::err).unwrap_or_default();
+            return Err(cx.err(n, msg, "unknown here", Some("`hlolint rules --families` lists the op families per layer".into())));
+        }
+        match families::family(n) {
+            Some(f) => out.push(OpPat::Family(f)),
+            None => out.push(OpPat::Glob(glob(n, cx)?)),
+        }
+    }
+    Ok(out)
+}
+
+fn dtype_pats(names: &[String], cx: &Cx) -> Result<Vec<DtypePat>, RuleError> {
+    let mut out = Vec::new();
+    for n in names {
+        let lower = n.to_ascii_lowercase();
+        let g = glob(&lower, cx)?;
+        let any = crate::ir::DType::all().any(|d| g.is_match(d.name()));
+        if !any {
+            return Err(cx.err(n, format!("`{n}` matches no element type"), "not a dtype", Some("element types as HLO spells them: f8e4m3fn, f8e5m2, bf16, f32, s8, ... (globs like `f8*` allowed)".into())));
+        }
+        out.push(DtypePat::Glob(g));
+    }
+    Ok(out)
+}
+
+fn regex(r: &str, cx: &Cx) -> Result<Regex, RuleError> {
+    Regex::new(r).map_err(|e| cx.err(r, format!("bad regex `{r}`: {}", e.to_string().lines().last().unwrap_or("")), "this regex", None))
+}
+
+fn count(c: CountDef) -> Count {
+    match c {
+        CountDef::Exactly(n) => Count { min: n, max: n },
+        CountDef::Range { min, max } => Count { min: min.unwrap_or(0), max: max.unwrap_or(u64::MAX) },
+    }
+}
+
+fn compile_matcher(m: &MatcherDef, layers: &[Layer], cx: &Cx, relation: bool, caps: &mut Vec<String>) -> Result<Matcher, RuleError> {
+    if !relation {
+        for (k, present) in [("index", m.index.is_some()), ("depth", m.depth.is_some()), ("through", !m.through.is_empty()), ("count", m.count.is_some()), ("every", m.every)] {
+            if present {
+                return Err(cx.err(k, format!("`{k}` belongs under a relation (operand, user, inside, precedes, follows, paired)"), "not a relation", None));
+            }
+        }
+    }
+    let mut out = Matcher { ops: op_pats(&m.op.items(), layers, cx)?, ..Default::default() };
+    out.name = m.name.as_deref().map(|r| regex(r, cx)).transpose()?;
+    let mut to = m.dtype.items();
+    to.extend(m.to.items());
+    out.dtype = dtype_pats(&to, cx)?;
+    out.from = dtype_pats(&m.from.items(), cx)?;
+    out.operand_dtype = dtype_pats(&m.operand_dtype.items(), cx)?;
+    out.rank = m.rank.map(count);
+    out.elements = m.elements.map(count);
+    for s in m.memory_space.items() {
+        let ok = if layers.iter().all(|l| *l == Layer::Hlo) {
+            s.starts_with("S(") || s.parse::<i64>().is_ok()
+        } else {
+            MOSAIC_SPACES.contains(&s.as_str()) || s.starts_with("S(") || s.parse::<i64>().is_ok()
+        };
+        if !ok {
+            return Err(cx.err(&s, format!("unknown memory space `{s}`"), "not a memory space", Some(format!("Mosaic spaces: {}; HLO spaces: S(1), S(2), ...", MOSAIC_SPACES.join(", ")))));
+        }
+        out.memory_space.push(s);
+    }
+    for (k, r) in &m.attr {
+        if layers.iter().all(|l| *l == Layer::Hlo) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
+            return Err(cx.err(k, format!("HLO has no attribute `{k}`"), "unknown attribute", Some("HLO attributes are XLA's (custom_call_target, backend_config, dimensions, ...)".into())));
+        }
+        out.attr.push((k.clone(), regex(r, cx)?));
+    }
+    for k in &m.no_attr {
+        if layers.iter().all(|l| *l == Layer::Hlo) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
+            return Err(cx.err(k, format!("HLO has no attribute `{k}`"), "unknown attribute", None));
+        }
+        out.no_attr.push(k.clone());
+    }
+    for (k, r) in &m.metadata {
+        if !["op_name", "op_type", "source_file", "source_line", "source"].contains(&k.as_str()) {
+            return Err(cx.err(k, format!("unknown metadata field `{k}`"), "here", Some("metadata fields: op_name, op_type, source_file, source_line, source (file:line of the stack)".into())));
+        }
+        if !layers.contains(&Layer::Hlo) {
+            return Err(cx.err(k, "`metadata` is HLO's; this rule's layers have none".into(), "here", None));
+        }
+        out.metadata.push((k.clone(), regex(r, cx)?));
+    }
+    out.custom_call_target = m.custom_call_target.as_deref().map(|r| regex(r, cx)).transpose()?;
+    out.function = m.function.as_deref().map(|r| regex(r, cx)).transpose()?;
+    if let Some(c) = &m.capture {
+        if caps.contains(c) || c == "analysis" || GLOBALS.contains(&c.as_str()) {
+            return Err(cx.err(c, format!("capture name `{c}` is used twice or reserved"), "here", None));
+        }
+        caps.push(c.clone());
+        out.capture = Some(c.clone());
+    }
+    let rels: [(RelKind, &Option<Box<MatcherDef>>); 6] = [
+        (RelKind::Operand, &m.operand),
+        (RelKind::User, &m.user),
+        (RelKind::Inside, &m.inside),
+        (RelKind::Precedes, &m.precedes),
+        (RelKind::Follows, &m.follows),
+        (RelKind::Paired, &m.paired),
+    ];
+    for (kind, def) in rels {
+        let Some(d) = def else { continue };
+        let sub = compile_matcher(d, layers, cx, true, caps)?;
+        let mut through = Vec::new();
+        let (mut tfp, mut tf) = (false, false);
+        let plain: Vec<String> = d
+            .through
+            .iter()
+            .filter(|t| match t.as_str() {
+                "fusion-parameter" => {
+                    tfp = true;
+                    false
+                }
+                "fusion" | "call" => {
+                    tf = true;
+                    false
+                }
+                _ => true,
+            })
+            .cloned()
+            .collect();
+        through.extend(op_pats(&plain, layers, cx)?);
+        if d.index.is_some() && kind != RelKind::Operand {
+            return Err(cx.err("index", format!("`index` applies to `operand`, not `{}`", kind.key()), "here", None));
+        }
+        out.relations.push(Relation {
+            kind,
+            matcher: sub,
+            index: d.index,
+            depth: d.depth.unwrap_or(if kind == RelKind::Inside { 64 } else { 1 }).min(64),
+            through,
+            through_fusion_parameter: tfp,
+            through_fusion: tf,
+            count: d.count.map(count).unwrap_or(Count::AT_LEAST_ONE),
+            every: d.every,
+        });
+    }
+    if let Some(b) = &m.scheduled_between {
+        if !caps.contains(&b.and) {
+            return Err(cx.err(&b.and, format!("`scheduled_between.and`: `{}` is not captured before it", b.and), "not captured", Some(format!("captures so far: {}", caps.join(", ")))));
+        }
+        out.between = Some(Between { and: b.and.clone(), count: count(b.count), ignore: op_pats(&b.ignore, layers, cx)? });
+    }
+    for a in &m.all {
+        out.all.push(compile_matcher(a, layers, cx, false, caps)?);
+    }
+    for a in &m.any {
+        out.any.push(compile_matcher(a, layers, cx, false, caps)?);
+    }
+    if let Some(n) = &m.not {
+        out.not = Some(Box::new(compile_matcher(n, layers, cx, false, caps)?));
+    }
+    Ok(out)
+}

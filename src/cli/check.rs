@@ -126,7 +126,7 @@ pub fn check(args: &CheckArgs) -> i32 {
                 }
                 print!("{}", crate::summary::link::render(&crate::summary::link::link(&files)));
             }
-            if !args.quiet || !findings.is_empty() {
+            if !ruleset.rules.is_empty() && (!args.quiet || !findings.is_empty()) {
                 let text = report::human(&comp_reports, &texts, args.lint.statistics);
                 if args.quiet {
                     // only the diagnostics: drop the clean lines and the tally

@@ -71,7 +71,8 @@ pub struct CheckArgs {
 /// Which rules run and how their findings count.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LintArgs {
-    /// Rule packs: built-in names (core, v1-auto, v2-dma, v3-smem) or paths to YAML packs; repeatable, comma lists.
+    /// Rule packs: built-in names (core, v1-auto, v2-dma, v3-smem) or paths to YAML packs; repeatable, comma lists;
+    /// `none` runs no rule.
     #[arg(long, short = 'r', value_name = "PACK", default_value = "core")]
     pub rules: Vec<String>,
     /// Only these rules (ids, codes or code prefixes; comma lists).

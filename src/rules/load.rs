@@ -68,7 +68,8 @@ impl RuleSet {
 pub fn load(specs: &[String]) -> Result<RuleSet, RuleError> {
     let mut set = RuleSet { packs: Vec::new(), rules: Vec::new() };
     let mut stack = Vec::new();
-    for spec in specs.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+    // `none`: no rules at all (summaries only)
+    for spec in specs.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty() && *s != "none") {
         load_one(spec, None, &mut set, &mut stack)?;
     }
     Ok(set)

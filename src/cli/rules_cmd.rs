@@ -163,6 +163,19 @@ enum Outcome {
     Error(String),
 }
 
+/// The cases a `tests:` entry names: a file is one case; a directory holds cases, one per file or
+/// subdirectory (a subdirectory is the dump folder of one compilation). Missing paths are kept (reported as errors).
+pub fn cases_in(p: &std::path::Path) -> Vec<std::path::PathBuf> {
+    if !p.is_dir() {
+        return vec![p.to_path_buf()];
+    }
+    let mut out: Vec<std::path::PathBuf> = std::fs::read_dir(p)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|x| !x.file_name().is_some_and(|n| n == "README.md")).collect())
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
 pub fn test(args: &TestArgs) -> i32 {
     let set = match load_or_all(&args.packs) {
         Ok(s) => s,
@@ -183,7 +196,11 @@ pub fn test(args: &TestArgs) -> i32 {
         let only = |x: &rules::Rule| if x.id == r.id { Severity::Error } else { Severity::Off };
         let mut lines = Vec::new();
         let mut ok = true;
-        for (case, invalid) in r.valid.iter().map(|p| (p, false)).chain(r.invalid.iter().map(|p| (p, true))) {
+        let cases: Vec<(std::path::PathBuf, bool)> =
+            r.valid.iter().flat_map(|p| cases_in(p)).map(|p| (p, false)).chain(r.invalid.iter().flat_map(|p| cases_in(p)).map(|p| (p, true))).collect();
+        let (nv, ni) = (cases.iter().filter(|c| !c.1).count(), cases.iter().filter(|c| c.1).count());
+        for (case, invalid) in &cases {
+            let (case, invalid) = (case, *invalid);
             let outcome = if !case.exists() {
                 Outcome::Error(format!("{} does not exist", case.display()))
             } else {
@@ -217,7 +234,7 @@ pub fn test(args: &TestArgs) -> i32 {
             }
         }
         let mark = if ok { "✓" } else { "✗" };
-        let _ = writeln!(out, "{mark} {:<6} {:<28} {} valid, {} invalid", r.code.as_deref().unwrap_or("-"), r.id, r.valid.len(), r.invalid.len());
+        let _ = writeln!(out, "{mark} {:<6} {:<28} {nv} valid, {ni} invalid", r.code.as_deref().unwrap_or("-"), r.id);
         for l in lines {
             let _ = writeln!(out, "{l}");
         }

@@ -1,0 +1,226 @@
+//! The rule language as a pack author and a user meet it: built-in rules against their own valid/invalid cases
+//! (with the diagnostics of every invalid case snapshotted), errors in rule packs pointing into the YAML, rule
+//! selection and severities, exit codes, the output formats.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn hlolint() -> Command {
+    let mut c = Command::cargo_bin("hlolint").unwrap();
+    c.env("NO_COLOR", "1").env("COLUMNS", "110").current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).replace(env!("CARGO_MANIFEST_DIR"), "[CRATE]")
+}
+
+fn all_packs() -> &'static str {
+    "core,v1-auto,v2-dma,v3-smem"
+}
+
+/// `(id, code, valid cases, invalid cases)` of every built-in rule, from `hlolint rules --json` and the YAML.
+fn builtin_rules() -> Vec<(String, String)> {
+    let out = hlolint().args(["rules", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["rules"].as_array().unwrap().iter().map(|r| (r["id"].as_str().unwrap().to_string(), r["code"].as_str().unwrap_or("").to_string())).collect()
+}
+
+fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir).map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
+    v.retain(|p: &std::path::PathBuf| !p.ends_with("README.md"));
+    v.sort();
+    v
+}
+
+#[test]
+fn every_builtin_rule_passes_its_own_valid_and_invalid_cases() {
+    let out = hlolint().arg("test").output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    assert!(!stdout.contains("rules without test cases"), "every built-in rule has cases:\n{stdout}");
+    for (id, _) in builtin_rules() {
+        let line = stdout.lines().find(|l| l.contains(&format!(" {id} "))).unwrap_or_else(|| panic!("{id} not tested:\n{stdout}"));
+        assert!(line.starts_with('✓'), "{line}");
+        assert!(!line.contains(" 0 valid") && !line.contains(" 0 invalid"), "{id} needs valid and invalid cases: {line}");
+    }
+}
+
+#[test]
+fn diagnostics_of_every_invalid_case() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules");
+    for (id, code) in builtin_rules() {
+        let mut all = String::new();
+        for case in cases(&root.join(&id).join("invalid")) {
+            let out = hlolint().args(["--rules", all_packs(), "--select", &id, "-q"]).arg(&case).output().unwrap();
+            assert_eq!(out.status.code().unwrap_or(-1) <= 1, true, "{}", text(&out.stderr));
+            let s = text(&out.stdout);
+            assert!(s.contains(&id), "{id} must report {}:\n{s}{}", case.display(), text(&out.stderr));
+            all.push_str(&format!("=== {}\n{s}", case.strip_prefix(&root).unwrap().display()));
+        }
+        insta::assert_snapshot!(format!("invalid_{}_{id}", if code.is_empty() { "x" } else { &code }), all);
+    }
+}
+
+fn pack_error(yaml: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("mine.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    let out = hlolint().args(["--rules"]).arg(&p).arg("tests/data/rules/async-no-overlap/invalid/adjacent_copy.hlo").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "a bad pack is a usage error: {}", text(&out.stdout));
+    text(&out.stderr).replace(&tmp.path().display().to_string(), "[TMP]")
+}
+
+const RULE_HEAD: &str = "pack: mine\nrules:\n  - id: my-rule\n    layer: hlo\n    message: \"{op.name}\"\n";
+
+#[test]
+fn errors_in_rule_packs_point_into_the_yaml() {
+    let cases = [
+        ("unknown_key", format!("{RULE_HEAD}    select: {{ op: dot, operandz: {{ op: convert }} }}\n")),
+        ("bad_regex", format!("{RULE_HEAD}    select: {{ op: dot, name: \"(unclosed\" }}\n")),
+        ("unknown_family", format!("{RULE_HEAD}    select: {{ op: dotproduct }}\n")),
+        ("family_not_in_layer", format!("{RULE_HEAD}    select: {{ op: dma-wait }}\n")),
+        ("unknown_attribute", format!("{RULE_HEAD}    select: {{ op: dot, attr: {{ precision_config: \"HIGH\" }} }}\n")),
+        ("unknown_dtype", format!("{RULE_HEAD}    select: {{ op: convert, to: fp8 }}\n")),
+        ("unknown_placeholder", "pack: mine\nrules:\n  - id: my-rule\n    layer: hlo\n    select: { op: dot }\n    message: \"{upcast.name}\"\n".to_string()),
+        ("unknown_analysis", "pack: mine\nrules:\n  - id: my-rule\n    layer: mosaic\n    analysis: dma-balanse\n    message: \"{analysis.detail}\"\n".to_string()),
+        ("unknown_pack", "pack: mine\nextends: [core, v9-magic]\nrules: []\n".to_string()),
+        ("duplicate_id", "pack: mine\nextends: [core]\nrules:\n  - id: fp8-upcast-before-dot\n    layer: hlo\n    select: { op: dot }\n    message: x\n".to_string()),
+        ("relation_key_outside_relation", format!("{RULE_HEAD}    select: {{ op: dot, through: [bitcast] }}\n")),
+    ];
+    for (name, yaml) in cases {
+        insta::assert_snapshot!(format!("pack_error_{name}"), pack_error(&yaml));
+    }
+}
+
+#[test]
+fn cycles_in_extends_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a.yaml"), "pack: a\nextends: [b.yaml]\nrules: []\n").unwrap();
+    std::fs::write(tmp.path().join("b.yaml"), "pack: b\nextends: [a.yaml]\nrules: []\n").unwrap();
+    let out = hlolint().args(["rules", "--rules"]).arg(tmp.path().join("a.yaml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("cycle in `extends`"), "{err}");
+    assert!(err.contains("extends a pack that extends this one"), "{err}");
+}
+
+#[test]
+fn a_users_own_pack_extends_a_builtin_one_and_adds_a_rule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack = tmp.path().join("team.yaml");
+    std::fs::write(
+        &pack,
+        r#"pack: team
+description: our checks
+extends: [core]
+rules:
+  - id: no-f32-dot
+    code: TM001
+    severity: warning
+    layer: hlo
+    summary: dots should not compute in f32
+    select:
+      op: dot
+      operand: { index: 0, dtype: f32, capture: lhs }
+    message: "{op.name} multiplies {lhs.dtype} operands ({lhs.type})"
+    tests:
+      invalid: [case.hlo]
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("case.hlo"),
+        "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  %a = f32[8,8]{1,0} parameter(0)\n  ROOT %d = f32[8,8]{1,0} dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    )
+    .unwrap();
+    let out = hlolint().args(["--rules"]).arg(&pack).arg(tmp.path().join("case.hlo")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    assert!(s.contains("TM001 no-f32-dot") && s.contains("%d multiplies f32 operands (f32[8,8])"), "{s}");
+    let out = hlolint().args(["test"]).arg(&pack).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("✓ TM001  no-f32-dot"));
+    // rules lists the pack with what it extends
+    let out = hlolint().args(["rules", "--rules"]).arg(&pack).output().unwrap();
+    let s = text(&out.stdout);
+    assert!(s.contains("team (extends core)") && s.contains("TM001") && s.contains("HL001"), "{s}");
+}
+
+#[test]
+fn hlolint_test_reports_noisy_and_missing_cases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack = tmp.path().join("p.yaml");
+    std::fs::write(
+        &pack,
+        "pack: p\nrules:\n  - id: any-dot\n    layer: hlo\n    select: { op: dot }\n    message: \"{op.name}\"\n    tests:\n      valid: [dot.hlo]\n      invalid: [nodot.hlo]\n",
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("dot.hlo"), "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  %a = f32[8,8]{1,0} parameter(0)\n  ROOT %d = f32[8,8]{1,0} dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n").unwrap();
+    std::fs::write(tmp.path().join("nodot.hlo"), "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  ROOT %a = f32[8,8]{1,0} parameter(0)\n}\n").unwrap();
+    let out = hlolint().args(["test"]).arg(&pack).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    assert!(s.contains("noisy:") && s.contains("dot.hlo is valid but was reported"), "{s}");
+    assert!(s.contains("missing:") && s.contains("nodot.hlo is invalid but was not reported"), "{s}");
+}
+
+#[test]
+fn selection_severity_and_exit_codes() {
+    let case = "tests/data/rules/fp8-upcast-before-dot/invalid/convert_then_dot.hlo";
+    let code = |args: &[&str]| hlolint().args(args).arg(case).output().unwrap().status.code();
+    assert_eq!(code(&[]), Some(1), "an error finding exits 1");
+    assert_eq!(code(&["--exit-zero"]), Some(0));
+    assert_eq!(code(&["--severity", "HL001=info"]), Some(0), "info findings do not fail");
+    assert_eq!(code(&["--ignore", "HL001"]), Some(0));
+    assert_eq!(code(&["--select", "HL0"]), Some(1), "code prefixes select");
+    assert_eq!(code(&["--select", "async-no-overlap"]), Some(0));
+    assert_eq!(code(&["--select", "XX999"]), Some(2), "selecting nothing that exists is a usage error");
+    assert_eq!(code(&["--severity", "HL001=loud"]), Some(2));
+    assert_eq!(code(&["--rules", "no-such-pack"]), Some(2));
+    assert_eq!(code(&["--target", "tpu9"]), Some(2));
+}
+
+#[test]
+fn machine_formats() {
+    let case = "tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo";
+    let out = hlolint().args(["--format", "json"]).arg(case).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "fp8-upcast-before-dot");
+    assert_eq!(f["code"], "HL001");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["start"]["line"], 12);
+    assert_eq!(f["labels"][0]["line"], 5, "the convert inside the kLoop fusion");
+
+    let out = hlolint().args(["--format", "sarif"]).arg(case).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let run = &v["runs"][0];
+    assert!(run["tool"]["driver"]["rules"].as_array().unwrap().iter().any(|r| r["id"] == "fp8-upcast-before-dot"));
+    assert_eq!(run["results"][0]["level"], "error");
+    assert_eq!(run["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"], 12);
+
+    let out = hlolint().args(["--format", "github"]).arg(case).output().unwrap();
+    let s = text(&out.stdout);
+    assert!(s.starts_with("::error file=tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo,line=12,col="), "{s}");
+    assert!(s.contains("title=HL001 fp8-upcast-before-dot::"), "{s}");
+}
+
+#[test]
+fn explain_and_rules() {
+    let out = hlolint().args(["explain", "HL001"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let s = text(&out.stdout);
+    assert!(s.starts_with("# fp8-upcast-before-dot (HL001)") && s.contains("## Why is this bad?"), "{s}");
+    assert_eq!(hlolint().args(["explain", "fp8-upcast-before-dot"]).output().unwrap().status.code(), Some(0));
+    assert_eq!(hlolint().args(["explain", "HL999"]).output().unwrap().status.code(), Some(2));
+    let out = hlolint().args(["rules"]).output().unwrap();
+    let s = text(&out.stdout);
+    for pack in ["core", "v1-auto", "v2-dma", "v3-smem"] {
+        assert!(s.lines().any(|l| l.starts_with(pack)), "{pack} listed:\n{s}");
+    }
+    let out = hlolint().args(["rules", "--families"]).output().unwrap();
+    assert!(text(&out.stdout).contains("dma-wait"));
+}

@@ -213,7 +213,7 @@ fn explain_and_rules() {
     let out = hlolint().args(["explain", "HL001"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let s = text(&out.stdout);
-    assert!(s.starts_with("# fp8-upcast-before-dot (HL001)") && s.contains("## Why is this bad?"), "{s}");
+    assert!(s.starts_with("## fp8-upcast-before-dot (HL001)") && s.contains("### Why is this bad?"), "{s}");
     assert_eq!(hlolint().args(["explain", "fp8-upcast-before-dot"]).output().unwrap().status.code(), Some(0));
     assert_eq!(hlolint().args(["explain", "HL999"]).output().unwrap().status.code(), Some(2));
     let out = hlolint().args(["rules"]).output().unwrap();
@@ -223,4 +223,12 @@ fn explain_and_rules() {
     }
     let out = hlolint().args(["rules", "--families"]).output().unwrap();
     assert!(text(&out.stdout).contains("dma-wait"));
+}
+
+#[test]
+fn docs_rules_md_is_generated_from_the_packs() {
+    let out = hlolint().args(["rules", "--docs"]).output().unwrap();
+    let generated = text(&out.stdout);
+    let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md")).unwrap_or_default();
+    assert!(generated == committed, "docs/rules.md is stale: run `cargo run -- rules --docs > docs/rules.md`");
 }

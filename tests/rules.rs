@@ -232,3 +232,23 @@ fn docs_rules_md_is_generated_from_the_packs() {
     let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md")).unwrap_or_default();
     assert!(generated == committed, "docs/rules.md is stale: run `cargo run -- rules --docs > docs/rules.md`");
 }
+
+#[test]
+fn pyproject_config_sets_packs_and_severities_and_the_command_line_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/fp8-upcast-before-dot/invalid/convert_then_dot.hlo");
+    std::fs::write(tmp.path().join("pyproject.toml"), "[project]\nname = \"model\"\n\n[tool.hlolint]\nrules = [\"v3-smem\"]\nseverity = { HL001 = \"info\" }\n").unwrap();
+    let sub = tmp.path().join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = Command::cargo_bin("hlolint").unwrap();
+        c.env("NO_COLOR", "1").current_dir(&sub).args(args).arg(&case).output().unwrap()
+    };
+    assert_eq!(run(&[]).status.code(), Some(0), "the closest pyproject.toml makes HL001 info");
+    assert_eq!(run(&["--severity", "HL001=error"]).status.code(), Some(1), "the command line wins");
+    assert_eq!(run(&["--isolated"]).status.code(), Some(1), "--isolated ignores the file");
+    std::fs::write(tmp.path().join("pyproject.toml"), "[tool.hlolint]\nrulez = [\"core\"]\n").unwrap();
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown field `rulez`"), "{}", text(&out.stderr));
+}

@@ -40,7 +40,17 @@ struct GroupOutcome {
 }
 
 /// Loads the packs and applies `--select`/`--ignore`/`--severity`: the rules of this run and their severities.
-pub fn rule_setup(lint: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity>), miette::Report> {
+pub fn rule_setup(cli: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity>, Option<String>), miette::Report> {
+    let cfg_path = if cli.isolated {
+        None
+    } else {
+        cli.config.clone().or_else(|| std::env::current_dir().ok().and_then(|d| super::config::discover(&d)))
+    };
+    let cfg = match &cfg_path {
+        Some(p) => super::config::load(p).map_err(miette::Report::new)?,
+        None => super::config::Config::default(),
+    };
+    let lint = &super::config::apply(cli, &cfg);
     let mut set = rules::load(&lint.rules).map_err(miette::Report::new)?;
     let list = |v: &[String]| -> Vec<String> { v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect() };
     let (select, ignore) = (list(&lint.select), list(&lint.ignore));
@@ -70,24 +80,25 @@ pub fn rule_setup(lint: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity
             sev.insert(id, level);
         }
     }
-    Ok((set, sev))
+    Ok((set, sev, cfg.target.clone()))
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
-    if let Some(t) = &args.target {
-        if crate::lint::Target::lookup(t).is_none() {
-            let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
-            eprintln!("{:?}", miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`"));
-            return 2;
-        }
-    }
-    let (ruleset, severities) = match rule_setup(&args.lint) {
+    let (ruleset, severities, cfg_target) = match rule_setup(&args.lint) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("{e:?}");
             return 2;
         }
     };
+    let target = args.target.clone().or(cfg_target);
+    if let Some(t) = &target {
+        if crate::lint::Target::lookup(t).is_none() {
+            let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
+            eprintln!("{:?}", miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`"));
+            return 2;
+        }
+    }
     let (candidates, input_errors) = source::expand(&args.paths, args.all_stages);
     let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
     let loaded: Vec<Result<Option<SourceFile>, source::InputError>> = candidates.par_iter().map(source::load).collect();
@@ -105,7 +116,7 @@ pub fn check(args: &CheckArgs) -> i32 {
     }
     let sev_of = |r: &rules::Rule| severities.get(&r.id).copied().unwrap_or(r.severity);
     let groups: Vec<(String, Vec<&SourceFile>)> = groups.into_iter().collect();
-    let outcomes: Vec<GroupOutcome> = groups.par_iter().map(|(dir, files)| lint_group(dir, files, &ruleset, &sev_of, args.target.as_deref())).collect();
+    let outcomes: Vec<GroupOutcome> = groups.par_iter().map(|(dir, files)| lint_group(dir, files, &ruleset, &sev_of, target.as_deref())).collect();
 
     let texts: Texts = sources.iter().map(|f| (f.path.clone(), Arc::new(f.text.clone()))).collect();
     let mut comp_reports = Vec::new();

@@ -5,6 +5,7 @@
 //! the other files are still processed.
 
 pub(crate) mod check;
+pub mod config;
 pub(crate) mod rules_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -73,7 +74,8 @@ pub struct CheckArgs {
 pub struct LintArgs {
     /// Rule packs: built-in names (core, v1-auto, v2-dma, v3-smem) or paths to YAML packs; repeatable, comma lists;
     /// `none` runs no rule.
-    #[arg(long, short = 'r', value_name = "PACK", default_value = "core")]
+    /// (Default: the config file's `rules`, else `core`.)
+    #[arg(long, short = 'r', value_name = "PACK")]
     pub rules: Vec<String>,
     /// Only these rules (ids, codes or code prefixes; comma lists).
     #[arg(long, value_name = "RULE")]
@@ -90,6 +92,13 @@ pub struct LintArgs {
     /// Exit 0 even when there are findings (errors in the input still exit 2).
     #[arg(long)]
     pub exit_zero: bool,
+    /// The configuration file (default: the closest `.hlolint.toml`, `hlolint.toml` or `pyproject.toml` with
+    /// `[tool.hlolint]`).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Ignore configuration files.
+    #[arg(long)]
+    pub isolated: bool,
 }
 
 #[derive(Debug, clap::Args)]

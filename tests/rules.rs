@@ -237,7 +237,7 @@ fn docs_rules_md_is_generated_from_the_packs() {
 fn pyproject_config_sets_packs_and_severities_and_the_command_line_wins() {
     let tmp = tempfile::tempdir().unwrap();
     let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/fp8-upcast-before-dot/invalid/convert_then_dot.hlo");
-    std::fs::write(tmp.path().join("pyproject.toml"), "[project]\nname = \"model\"\n\n[tool.hlolint]\nrules = [\"v3-smem\"]\nseverity = { HL001 = \"info\" }\n").unwrap();
+    std::fs::write(tmp.path().join("pyproject.toml"), "[project]\nname = \"model\"\n\n[tool.hlolint]\nrules = [\"core\", \"v3-smem\"]\nseverity = { HL001 = \"info\" }\n").unwrap();
     let sub = tmp.path().join("src");
     std::fs::create_dir_all(&sub).unwrap();
     let run = |args: &[&str]| {

@@ -22,6 +22,8 @@ const MAX_DEPTH: usize = 12;
 const MAX_STEPS: usize = 50_000;
 /// Fixed-point rounds for loops (the count lattice {0, 1, 2+} converges in a few).
 const MAX_ROUNDS: usize = 6;
+/// Deepest recursion of a walk (nested values in flight); deeper gives up on the start or done.
+const MAX_STACK: usize = 128;
 /// Longest witness (choices and dones) kept to explain a path.
 const MAX_WITNESS: usize = 10;
 
@@ -187,7 +189,7 @@ impl<'m, 'a> Forward<'m, 'a> {
             return o.clone();
         }
         self.steps += 1;
-        if self.steps > MAX_STEPS || path.len() > MAX_DEPTH || ctx.len() > MAX_DEPTH || self.stack.len() > 256 {
+        if self.steps > MAX_STEPS || path.len() > MAX_DEPTH || ctx.len() > MAX_DEPTH || self.stack.len() > MAX_STACK {
             self.gave_up = true;
             return Outcome::zero();
         }
@@ -381,7 +383,7 @@ impl Backward<'_, '_> {
         };
         let key: Key = (op, path.to_vec(), ctx.to_vec());
         self.steps += 1;
-        if self.steps > MAX_STEPS || path.len() > MAX_DEPTH || ctx.len() > MAX_DEPTH || self.stack.len() > 256 {
+        if self.steps > MAX_STEPS || path.len() > MAX_DEPTH || ctx.len() > MAX_DEPTH || self.stack.len() > MAX_STACK {
             return;
         }
         if !self.stack.insert(key.clone()) {

@@ -126,7 +126,7 @@ pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, de
         let (hu, call) = host_call(c, unit, k.name)?;
         Some(call_arrays(&c.units.get(hu)?.module, call))
     });
-    let steps: i64 = k.iteration_bounds.iter().product();
+    let steps: i64 = k.iteration_bounds.iter().try_fold(1i64, |a, &b| a.checked_mul(b.max(0))).unwrap_or(i64::MAX);
     if steps <= 1 {
         let names: Vec<String> = windows.iter().filter_map(|(w, _)| arg_of(*w)).map(|a| format!("`%{}`", a.name)).collect();
         let grid = if k.iteration_bounds.is_empty() { "no grid".to_string() } else { format!("grid ({})", k.iteration_bounds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")) };
@@ -300,6 +300,109 @@ mod tests {
                 assert_eq!(!h.is_empty(), want, "{rel}: {h:?}");
             }
             assert!(n >= 2);
+        }
+    }
+}
+
+/// Tests over the project's fixtures and the corpus: each version directory is one compilation.
+#[cfg(test)]
+pub(crate) mod real {
+    use super::super::{analysis, Hit, Options};
+    use crate::lint::compilation::{parse_texts, source_file, Parsed};
+    use crate::lint::Compilation;
+    use std::path::Path;
+
+    /// Runs analysis `name` over every unit of the compilation in `dir` (files of `dir` and its sibling
+    /// `<dir>_hlo.txt`); returns (unit description, stage, hit) for each hit.
+    pub(crate) fn run_dir(dir: &Path, name: &str) -> Vec<(String, String, Hit)> {
+        let mut files = Vec::new();
+        for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
+            let p = e.path().display().to_string();
+            if e.file_type().is_file() && !p.contains("memory-usage-report") && !p.ends_with(".json") {
+                if let Ok(text) = std::fs::read_to_string(e.path()) {
+                    files.push(source_file(&p, &text));
+                }
+            }
+        }
+        let parsed: Vec<Parsed> = parse_texts(&files).into_iter().filter_map(Result::ok).collect();
+        let c = Compilation::new(dir.display().to_string(), &parsed, None);
+        let a = analysis(name).expect("registered");
+        let mut out = Vec::new();
+        for u in 0..c.units.len() {
+            if !a.layers.contains(&c.units[u].layer()) {
+                continue;
+            }
+            for h in (a.run)(&c, u, &Options::new()) {
+                out.push((c.units[u].describe(), c.units[u].stage.unwrap_or("").to_string(), h));
+            }
+        }
+        out
+    }
+
+    /// Version directories of the fixtures: (version, dir).
+    pub(crate) fn fixture_dirs() -> Vec<(String, std::path::PathBuf)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d");
+        let mut out = Vec::new();
+        for e in walkdir::WalkDir::new(&root).min_depth(2).max_depth(2).sort_by_file_name().into_iter().filter_map(Result::ok) {
+            if e.file_type().is_dir() {
+                let n = e.file_name().to_string_lossy().to_string();
+                let version = n.split('@').next().unwrap_or("").to_string();
+                out.push((version, e.into_path()));
+            }
+        }
+        out
+    }
+
+    pub(crate) fn corpus_dir(case: &str) -> Option<std::path::PathBuf> {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus").join(case);
+        if p.is_dir() {
+            Some(p)
+        } else {
+            eprintln!("notice: {} absent; corpus check skipped", p.display());
+            None
+        }
+    }
+
+    fn kinds_by_version(name: &str) -> Vec<(String, String, Vec<(String, String, Hit)>)> {
+        fixture_dirs()
+            .into_iter()
+            .map(|(v, d)| {
+                let h = run_dir(&d, name);
+                (v, d.file_name().unwrap().to_string_lossy().to_string(), h)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fixture_versions() {
+        for (v, dir, h) in kinds_by_version("auto-pipelining") {
+            match v.as_str() {
+                // v1 pipelines 4x4x4 steps with blocks smaller than the arrays; v2/v3 windows are the output
+                // block and (v2) the per-row scale blocks; their x/w operands have no window (`{}`)
+                "bug_scales_vmem" => {
+                    assert!(!h.is_empty(), "{dir}: the whole-array scale tables");
+                    for (unit, _, h) in &h {
+                        assert_eq!(h.captures["kind"], "full-array-window", "{dir} {unit}");
+                        assert!(["%arg4", "%arg5"].contains(&h.captures["operand"].as_str()), "{dir}: {h:?}");
+                        assert_eq!((h.captures["window"].as_str(), h.captures["array"].as_str()), ("4x4x1x1", "4x4x1x1"));
+                        assert!(h.captures["detail"].contains("synchronous"), "{}", h.captures["detail"]);
+                    }
+                    // every stage and the decoded body see it
+                    let stages: std::collections::BTreeSet<&str> = h.iter().map(|x| x.1.as_str()).collect();
+                    assert!(stages.contains("post-deserialization") && stages.contains("tpu_custom_call body"), "{stages:?}");
+                    assert!(stages.contains("post-finalize-llo"), "{stages:?}");
+                }
+                _ => assert!(h.is_empty(), "{dir}: {:?}", h.iter().map(|x| &x.2.captures["detail"]).collect::<Vec<_>>()),
+            }
+        }
+    }
+
+    #[test]
+    fn corpus_pallas_matmul_is_pipelined() {
+        for t in ["pallas_matmul@tpu7x", "pallas_matmul@v5e", "pallas_matmul@v6e"] {
+            let Some(d) = corpus_dir(t) else { continue };
+            let h = run_dir(&d, "auto-pipelining");
+            assert!(h.is_empty(), "{t}: {:?}", h.iter().map(|x| &x.2.captures["detail"]).collect::<Vec<_>>());
         }
     }
 }

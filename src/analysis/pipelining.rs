@@ -10,7 +10,7 @@
 
 use super::kernel::{self, ArgRole, Kernel};
 use super::{At, Hit, Options};
-use crate::ir::{Def, Layer, Module, OpId};
+use crate::ir::{Def, Layer, Module, OpId, Span};
 use crate::lint::Compilation;
 
 /// The array shapes of a custom call: operands then results (dims only).
@@ -105,7 +105,8 @@ fn dims(v: &[i64]) -> String {
     v.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
 }
 
-pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, decoded: bool, k: &Kernel<'_>) -> Vec<Hit> {
+/// `host_span`: for a kernel decoded from a custom call, where its findings point (the call's backend_config).
+pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, host_span: Option<Span>, k: &Kernel<'_>) -> Vec<Hit> {
     let mut hits = Vec::new();
     let func = m.func(k.func);
     let windows: Vec<(usize, &kernel::WindowParam<'_>)> =
@@ -117,9 +118,10 @@ pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, de
     // Where a finding about the kernel or one operand points: the argument in a dump, the host call for a body.
     let at_arg = |w: Option<usize>| -> At {
         let p = w.and_then(arg_of).and_then(|a| func.params.get(a.index));
-        match (decoded, p) {
-            (false, Some(p)) => At::Span { unit, span: p.span },
-            _ => At::Span { unit, span: func.name_span },
+        match (host_span, p) {
+            (Some(span), _) => At::Span { unit, span },
+            (None, Some(p)) => At::Span { unit, span: p.span },
+            (None, None) => At::Span { unit, span: func.name_span },
         }
     };
     let arrays = c.and_then(|c| {
@@ -197,16 +199,16 @@ pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, de
     hits
 }
 
-pub fn check_module(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, decoded: bool) -> Vec<Hit> {
+pub fn check_module(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, host_span: Option<Span>) -> Vec<Hit> {
     if m.layer != Layer::Mosaic {
         return Vec::new();
     }
-    kernel::kernels(m).iter().flat_map(|k| check_kernel(c, m, unit, decoded, k)).collect()
+    kernel::kernels(m).iter().flat_map(|k| check_kernel(c, m, unit, host_span, k)).collect()
 }
 
 pub fn run(c: &Compilation<'_>, unit: usize, _opts: &Options) -> Vec<Hit> {
     match c.units.get(unit) {
-        Some(u) => check_module(Some(c), &u.module, unit, u.host.is_some()),
+        Some(u) => check_module(Some(c), &u.module, unit, u.host.as_ref().map(|h| h.span)),
         None => Vec::new(),
     }
 }

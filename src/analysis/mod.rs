@@ -4,8 +4,11 @@
 //! (with the whole compilation at hand for cross-layer facts and the target). It returns [`Hit`]s; the rule that
 //! calls it supplies the id, severity and message template, which reads the hit's captures as `{analysis.KEY}`.
 
+pub mod async_balance;
 pub mod async_pairs;
 pub mod kernel;
+pub mod pipelining;
+pub mod smem;
 
 use crate::ir::{Layer, OpId, Span};
 use crate::lint::Compilation;
@@ -78,7 +81,32 @@ pub struct Analysis {
 }
 
 /// Every named analysis. Rule packs refer to them by name.
-pub static ANALYSES: &[Analysis] = &[];
+pub static ANALYSES: &[Analysis] = &[
+    Analysis {
+        name: "async-balance",
+        layers: &[Layer::Hlo],
+        doc: async_balance::DOC,
+        captures: &["kind", "family", "start", "done"],
+        options: &[],
+        run: async_balance::run,
+    },
+    Analysis {
+        name: "smem-scales",
+        layers: &[Layer::Mosaic],
+        doc: smem::DOC,
+        captures: &["kind", "arg", "memref"],
+        options: &[("max_scale_elements", "largest operand (in elements) still treated as a scale table; default 4096")],
+        run: smem::run,
+    },
+    Analysis {
+        name: "auto-pipelining",
+        layers: &[Layer::Mosaic],
+        doc: pipelining::DOC,
+        captures: &["kind", "operand", "window", "array"],
+        options: &[],
+        run: pipelining::run,
+    },
+];
 
 pub fn analysis(name: &str) -> Option<&'static Analysis> {
     ANALYSES.iter().find(|a| a.name == name)

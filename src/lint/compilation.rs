@@ -166,6 +166,7 @@ impl<'p> Compilation<'p> {
     /// is detected from the dumps (see [`Target::detect`]).
     pub fn new(dir: String, parsed: &'p [Parsed<'p>], flag: Option<&str>) -> Self {
         let mut units = Vec::new();
+        let mut hosts: Vec<(usize, &'p DecodedCall)> = Vec::new();
         for p in parsed {
             let Some(m) = &p.graph else { continue };
             let host_unit = units.len();
@@ -176,15 +177,33 @@ impl<'p> Compilation<'p> {
                 stage: crate::source::mosaic_stage(&p.file.path),
                 host: None,
             });
-            for d in &p.decoded {
-                units.push(Unit {
-                    path: &p.file.path,
-                    text: &p.file.text,
-                    module: ModuleRef::Owned(Box::new(d.kernel.module.module())),
-                    stage: Some("tpu_custom_call body"),
-                    host: Some(Host { unit: host_unit, call: d.call, call_name: d.call_name.clone(), span: d.span }),
-                });
+            hosts.extend(p.decoded.iter().map(|d| (host_unit, d)));
+        }
+        // The same kernel body sits in every HLO-family file of a compilation (StableHLO, HLO before and after
+        // optimizations, the LLO folder's copy): decode it once, from the best host — the optimized HLO (what
+        // runs, and the instruction names the LLO uses), then HLO before optimizations, then StableHLO.
+        let rank = |u: &Unit<'_>| match u.layer() {
+            Layer::Hlo if u.module.scheduled && !u.path.contains("/llo/") => 0,
+            Layer::Hlo if u.module.scheduled => 1,
+            Layer::Hlo => 2,
+            _ => 3,
+        };
+        hosts.sort_by_key(|(u, _)| rank(&units[*u]));
+        let mut seen: Vec<(Option<String>, usize)> = Vec::new();
+        for (host_unit, d) in hosts {
+            let key = (d.kernel.name().map(str::to_string), d.kernel.body_len);
+            if seen.contains(&key) {
+                continue;
             }
+            seen.push(key);
+            let (path, text) = (units[host_unit].path, units[host_unit].text);
+            units.push(Unit {
+                path,
+                text,
+                module: ModuleRef::Owned(Box::new(d.kernel.module.module())),
+                stage: Some("tpu_custom_call body"),
+                host: Some(Host { unit: host_unit, call: d.call, call_name: d.call_name.clone(), span: d.span }),
+            });
         }
         let mut c = Compilation { dir, target: None, units };
         c.target = Target::detect(flag, Path::new(&c.dir), &c);

@@ -192,13 +192,23 @@ fn stage_rank(unit: &Unit<'_>) -> u8 {
 
 fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str) -> Key {
     let m = &unit.module;
+    let analysis = matches!(rule.kind, RuleKind::Analysis(..));
     match (unit.layer(), op) {
-        (Layer::Mosaic, Some(op)) => {
+        (Layer::Mosaic, Some(op)) if !analysis => {
             let f = m.func_of(op);
             let opcode = m.op(op).opcode;
             let ordinal = m.func_ops(f).iter().filter(|&&o| m.op(o).opcode == opcode).position(|&o| o == op).unwrap_or(0);
             let scope = format!("kernel:{}", m.func(f).name);
             Key { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{opcode}#{ordinal}") }
+        }
+        // an analysis's hit (on an op, an argument, the signature): the same message about the same kernel
+        (Layer::Mosaic, _) => {
+            let name = match op {
+                Some(op) => m.func(m.func_of(op)).name,
+                None => m.entry.map(|f| m.func(f).name).unwrap_or(m.name),
+            };
+            let scope = format!("kernel:{name}");
+            Key { rule: rule.id.clone(), family: scope.clone(), scope, what: message.to_string() }
         }
         // HLO op names are unique in a program: the same message on the same op in two HLO files of one
         // compilation (the dump and `llo/*-TLP-hlo.txt`) is one finding

@@ -5,7 +5,10 @@
 //! calls it supplies the id, severity and message template, which reads the hit's captures as `{analysis.KEY}`.
 
 pub mod async_pairs;
+pub mod crosslink;
+pub mod fp8;
 pub mod kernel;
+pub mod placement;
 
 use crate::ir::{Layer, OpId, Span};
 use crate::lint::Compilation;
@@ -78,7 +81,24 @@ pub struct Analysis {
 }
 
 /// Every named analysis. Rule packs refer to them by name.
-pub static ANALYSES: &[Analysis] = &[];
+pub static ANALYSES: &[Analysis] = &[
+    Analysis {
+        name: fp8::NAME,
+        layers: &[Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo],
+        doc: fp8::DOC,
+        captures: fp8::CAPTURES,
+        options: fp8::OPTIONS,
+        run: fp8::run,
+    },
+    Analysis {
+        name: placement::NAME,
+        layers: &[Layer::Hlo, Layer::Llo],
+        doc: placement::DOC,
+        captures: placement::CAPTURES,
+        options: placement::OPTIONS,
+        run: placement::run,
+    },
+];
 
 pub fn analysis(name: &str) -> Option<&'static Analysis> {
     ANALYSES.iter().find(|a| a.name == name)

@@ -243,10 +243,25 @@ pub mod sweep {
         pub hit: Hit,
     }
 
-    pub fn run(dir: &Path, f: fn(&Compilation<'_>, usize, &Options) -> Vec<Hit>, opts: &Options) -> Vec<Found> {
-        let files = testutil::dir_files(dir);
+    pub type Run = fn(&Compilation<'_>, usize, &Options) -> Vec<Hit>;
+
+    pub fn run(dir: &Path, f: Run, opts: &Options) -> Vec<Found> {
+        run_with(dir, f, opts, None)
+    }
+
+    /// A test case: a directory (one compilation, its name giving the target) or a single file (a compilation of
+    /// its own, no target). `flag` is a `--target`.
+    pub fn run_with(path: &Path, f: Run, opts: &Options, flag: Option<&str>) -> Vec<Found> {
+        let (dir, files) = if path.is_dir() {
+            (path.to_path_buf(), testutil::dir_files(path))
+        } else {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let file = crate::lint::compilation::source_file(&path.display().to_string(), &text);
+            (path.parent().unwrap_or(Path::new("")).to_path_buf(), vec![file])
+        };
         let parsed = testutil::parse(&files);
-        let c = Compilation::new(dir.display().to_string(), &parsed, None);
+        assert_eq!(parsed.len(), files.len(), "every file of {} parses", path.display());
+        let c = Compilation::new(dir.display().to_string(), &parsed, flag);
         let mut out = Vec::new();
         for i in 0..c.units.len() {
             for h in f(&c, i, opts) {
@@ -254,6 +269,25 @@ pub mod sweep {
             }
         }
         out
+    }
+
+    /// The cases of `tests/data/rules/<analysis>/<kind>/`: files and directories, README.md aside.
+    pub fn cases(analysis: &str, kind: &str) -> Vec<std::path::PathBuf> {
+        let dir = testutil::root().join("tests/data/rules").join(analysis).join(kind);
+        let mut out: Vec<_> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n != "README.md"))
+            .collect();
+        out.sort();
+        assert!(!out.is_empty(), "no cases in {}", dir.display());
+        out
+    }
+
+    pub fn case(analysis: &str, kind: &str, name: &str) -> std::path::PathBuf {
+        testutil::root().join("tests/data/rules").join(analysis).join(kind).join(name)
     }
 
     /// The version directories of the project fixtures: `(name@target, path)`.

@@ -284,16 +284,87 @@ pub fn run(c: &Compilation<'_>, unit: usize, _opts: &Options) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::crosslink::sweep;
+    use crate::analysis::crosslink::sweep::{self, Found};
+
+    fn hits(path: &std::path::Path) -> Vec<Found> {
+        sweep::run(path, run, &Options::new())
+    }
 
     #[test]
-    fn print_fixture_verdicts() {
-        for (name, dir) in sweep::fixture_dirs() {
-            let hits = sweep::run(&dir, run, &Options::new());
-            println!("== {name}: {}", hits.len());
-            for f in &hits {
-                println!("  [{}] {} :: {} | {:?} | {:?}", f.layer, f.unit, f.hit.captures["detail"], f.hit.labels.iter().map(|l| &l.text).collect::<Vec<_>>(), f.hit.related);
+    fn invalid_cases_hit_and_valid_cases_do_not() {
+        for p in sweep::cases(NAME, "invalid") {
+            let h = hits(&p);
+            assert!(!h.is_empty(), "{}: expected a hit", p.display());
+            for f in &h {
+                for k in CAPTURES.iter().chain(&["detail"]) {
+                    assert!(f.hit.captures.contains_key(*k), "{}: capture {k}", p.display());
+                }
             }
+        }
+        for p in sweep::cases(NAME, "valid") {
+            let h = hits(&p);
+            assert!(h.is_empty(), "{}: unexpected {:?}", p.display(), h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn reported_at_the_copy_start_with_a_label_on_the_call() {
+        let p = sweep::case(NAME, "invalid", "any_in_vmem@tpu7x");
+        let files = crate::analysis::crosslink::testutil::dir_files(&p);
+        let parsed = crate::analysis::crosslink::testutil::parse(&files);
+        let c = Compilation::new(p.display().to_string(), &parsed, None);
+        let all: Vec<Hit> = (0..c.units.len()).flat_map(|i| run(&c, i, &Options::new())).collect();
+        assert_eq!(all.len(), 1, "once per operand: the LLO unit does not repeat the HLO's finding");
+        let h = &all[0];
+        let At::Op { unit, op } = h.at else { panic!("an op") };
+        assert_eq!(c.units[unit].module.op(op).opcode, "copy-start");
+        assert_eq!(h.labels.len(), 1);
+        let At::Op { op: call, .. } = h.labels[0].at else { panic!("an op") };
+        assert_eq!(c.units[unit].module.op(call).name, "k.1");
+        assert_eq!(h.captures["operand"], "0");
+        assert_eq!(h.captures["call"], "k.1");
+        assert_eq!(h.captures["kernel_arg"], "%arg1");
+        let d = &h.captures["detail"];
+        assert!(d.contains("operand 0 of `k.1` (%arg1 of @k, declared memory_space=ANY) was placed in VMEM"), "{d}");
+        assert!(d.contains("`copy-start` copies `x` to S(1)") && d.contains("copy VMEM→VMEM"), "{d}");
+        assert!(h.related.iter().any(|r| r.starts_with("LLO `k.1`: inlined_call_operand.vmem index 0")), "{:?}", h.related);
+    }
+
+    #[test]
+    fn from_llo_when_no_hlo_shows_the_call() {
+        let h = hits(&sweep::case(NAME, "invalid", "llo_only"));
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].layer, "llo");
+        assert_eq!(h[0].hit.captures["operand"], "0");
+        assert!(h[0].hit.captures["detail"].contains("inlined_call_operand.vmem index 0 (f8e4m3fn[512,512])"));
+    }
+
+    /// Only bug_any_in_vmem on tpu7x has ANY operands placed in VMEM (on v6e XLA leaves them in HBM).
+    #[test]
+    fn fixture_verdicts() {
+        for (name, dir) in sweep::fixture_dirs() {
+            let h = hits(&dir);
+            if name == "bug_any_in_vmem@tpu7x" {
+                let ops: Vec<&str> = h.iter().map(|f| f.hit.captures["operand"].as_str()).collect();
+                assert_eq!(ops, ["0", "1"], "x and w");
+                for f in &h {
+                    assert_eq!(f.layer, "hlo");
+                    assert_eq!(f.hit.captures["call"], "fp8_mm_bug_any_in_vmem.1");
+                    assert!(f.hit.captures["detail"].contains("declared memory_space=ANY) was placed in VMEM by XLA (`copy-start"));
+                    assert!(f.hit.related.iter().any(|r| r.contains("inlined_call_operand.vmem")));
+                    assert!(f.hit.related.iter().any(|r| r.contains("llo.unspecified_memory_space")));
+                }
+            } else {
+                assert!(h.is_empty(), "{name}: {:?}", h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn corpus_verdicts() {
+        for (name, dir) in sweep::corpus_dirs() {
+            let h = hits(&dir);
+            assert!(h.is_empty(), "{name}: {:?}", h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>());
         }
     }
 }

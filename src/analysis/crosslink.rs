@@ -290,6 +290,35 @@ pub mod sweep {
         testutil::root().join("tests/data/rules").join(analysis).join(kind).join(name)
     }
 
+    /// Runs `f` over every unit of every hand-written input under `tests/data/{hlo,mlir,llo,rules}` taken as one
+    /// compilation per folder (robustness: no panic on any input).
+    pub fn all_test_data(f: Run) -> usize {
+        let root = testutil::root().join("tests/data");
+        let mut n = 0;
+        let mut dirs = vec![root.clone()];
+        for e in walkdir::WalkDir::new(&root).into_iter().flatten() {
+            if e.file_type().is_dir() {
+                dirs.push(e.path().to_path_buf());
+            }
+        }
+        for d in dirs {
+            let mut files = Vec::new();
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                let Ok(text) = std::fs::read_to_string(&p) else { continue };
+                if p.is_file() && crate::source::sniff(&text).is_some() {
+                    files.push(crate::lint::compilation::source_file(&p.display().to_string(), &text));
+                }
+            }
+            let parsed = testutil::parse(&files);
+            let c = Compilation::new(d.display().to_string(), &parsed, None);
+            for i in 0..c.units.len() + 1 {
+                n += f(&c, i, &Options::new()).len();
+            }
+        }
+        n
+    }
+
     /// The version directories of the project fixtures: `(name@target, path)`.
     pub fn fixture_dirs() -> Vec<(String, std::path::PathBuf)> {
         let root = testutil::root().join("fixtures/fp8_matmul_2d");

@@ -532,6 +532,11 @@ mod tests {
     }
 
     #[test]
+    fn no_panic_on_any_test_input() {
+        assert!(sweep::all_test_data(run) > 0, "the invalid cases among the inputs hit");
+    }
+
+    #[test]
     fn invalid_cases_hit_and_valid_cases_do_not() {
         for p in sweep::cases(NAME, "invalid") {
             let h = hits(&p);

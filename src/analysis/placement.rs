@@ -170,7 +170,7 @@ fn what_happens(a: &AnyArg) -> &'static str {
 
 fn related(a: &AnyArg, llo: Option<(&str, &str)>) -> Vec<String> {
     let mut out = Vec::new();
-    out.push(format!("Mosaic `@{}`: {} : {} declared memory_space=ANY, {} DMA(s) read it", a.kernel, a.name, a.ty, a.dma_reads));
+    out.push(format!("Mosaic `@{}`: {} : {} declared memory_space=ANY, read by {} DMA start(s)", a.kernel, a.name, a.ty, a.dma_reads));
     if let Some((space, stage)) = &a.placed {
         out.push(format!("Mosaic `@{}` ({stage}): {} placed in {space} (llo.unspecified_memory_space)", a.kernel, a.name));
     }
@@ -288,6 +288,11 @@ mod tests {
 
     fn hits(path: &std::path::Path) -> Vec<Found> {
         sweep::run(path, run, &Options::new())
+    }
+
+    #[test]
+    fn no_panic_on_any_test_input() {
+        assert!(sweep::all_test_data(run) > 0, "the invalid cases among the inputs hit");
     }
 
     #[test]

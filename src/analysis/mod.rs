@@ -6,9 +6,12 @@
 
 pub mod async_balance;
 pub mod async_pairs;
+pub mod crosslink;
+pub mod fp8;
 pub mod kernel;
 pub mod pipelining;
 pub mod smem;
+pub mod placement;
 
 use crate::ir::{Layer, OpId, Span};
 use crate::lint::Compilation;
@@ -105,6 +108,22 @@ pub static ANALYSES: &[Analysis] = &[
         captures: &["kind", "operand", "window", "array"],
         options: &[],
         run: pipelining::run,
+    },
+    Analysis {
+        name: fp8::NAME,
+        layers: &[Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo],
+        doc: fp8::DOC,
+        captures: fp8::CAPTURES,
+        options: fp8::OPTIONS,
+        run: fp8::run,
+    },
+    Analysis {
+        name: placement::NAME,
+        layers: &[Layer::Hlo, Layer::Llo],
+        doc: placement::DOC,
+        captures: placement::CAPTURES,
+        options: placement::OPTIONS,
+        run: placement::run,
     },
 ];
 

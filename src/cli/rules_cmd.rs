@@ -103,7 +103,7 @@ pub fn rules(args: &RulesArgs) -> i32 {
             .iter()
             .map(|r| {
                 serde_json::json!({"id": r.id, "code": r.code, "severity": r.severity, "layers": layers(r), "pack": r.pack, "summary": r.summary,
-                    "analysis": match &r.kind { RuleKind::Analysis(a, _) => Some(a.name), _ => None }})
+                    "analysis": match &r.kind { RuleKind::Analysis(a, ..) => Some(a.name), _ => None }})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"packs": set.packs, "rules": rules})).unwrap_or_default());
@@ -129,7 +129,7 @@ fn rule_doc(r: &rules::Rule) -> String {
     let _ = writeln!(out, "## {} ({})\n", r.id, r.code.as_deref().unwrap_or("no code"));
     let _ = writeln!(out, "{}\n", r.summary);
     let _ = writeln!(out, "pack `{}` · severity `{}` · layers `{}`", r.pack, r.severity.name(), layers(r));
-    if let RuleKind::Analysis(a, _) = &r.kind {
+    if let RuleKind::Analysis(a, ..) = &r.kind {
         let _ = writeln!(out, "\nanalysis `{}`: {}", a.name, a.doc);
     }
     let doc = r.doc.trim().replace("\n## ", "\n### ");

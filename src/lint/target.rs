@@ -112,14 +112,61 @@ fn from_manifest(dir: &Path) -> Option<Generation> {
     kind.and_then(Target::lookup).or_else(|| r.get("target").and_then(|v| v.as_str()).and_then(Target::lookup))
 }
 
-/// A native fp8 MXU op in an LLO dump proves an fp8 generation (tpu7x today). Absence proves nothing.
+/// A native fp8 MXU matmul in an LLO dump (`vmatmul.mubr.f8e4m3fn`: every dtype in the mnemonic is fp8) proves an
+/// fp8 generation (tpu7x today). `vmatmul.mubr.msk.f8e4m3b11.bf16` does not: v5e/v6e widen fp8 to bf16 on the way
+/// into the MXU. Absence proves nothing.
 fn from_llo(c: &Compilation<'_>) -> Option<Generation> {
+    use crate::parse::llo::view::{mxu_ops, MxuKind};
     for (_, u) in c.units_of(Layer::Llo) {
-        for mx in crate::parse::llo::view::mxu_ops(&u.module) {
-            if mx.format.is_some_and(|f| f.starts_with("f8") && !f.contains('.')) {
+        for mx in mxu_ops(&u.module) {
+            if mx.kind == MxuKind::Matmul && crate::analysis::fp8::is_native_fp8_mnemonic(mx.mnemonic) {
                 return GENERATIONS.iter().copied().find(|g| g.native_fp8 == Some(true));
             }
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lint::compilation::{parse_texts, source_file, Parsed};
+
+    fn llo(mnemonic: &str) -> String {
+        format!(
+            "= control target key start\nLH: loop header\n= control target key end\n\n     0   :  {{ %s1_s0 = inlined_call_operand.vmem [shape: f8e4m3fn[8,128], index: 0, kind: input, shape index: {{}}] }} /* entry bundle: %fusion = fusion(%x) */\n   0x1   :  {{ %2 = {mnemonic}.gmra.mxu0 %s1_s0 }}\n"
+        )
+    }
+
+    fn target_of(dir: &str, flag: Option<&str>, files: &[(&str, String)]) -> Option<(&'static str, TargetSource)> {
+        let files: Vec<_> = files.iter().map(|(p, t)| source_file(p, t)).collect();
+        let parsed: Vec<Parsed> = parse_texts(&files).into_iter().filter_map(Result::ok).collect();
+        assert_eq!(parsed.len(), files.len());
+        let c = Compilation::new(dir.to_string(), &parsed, flag);
+        c.target.map(|t| (t.name(), t.source))
+    }
+
+    #[test]
+    fn flag_then_dir_name_then_llo_evidence() {
+        let native = [("d/llo/1-fusion-03-final_bundles.txt", llo("vmatmul.mubr.f8e4m3fn"))];
+        assert_eq!(target_of("nowhere/case@v6e", Some("v5e"), &native), Some(("v5e", TargetSource::Flag)));
+        assert_eq!(target_of("nowhere/case@v6e", Some("TPU v6 lite"), &[]), Some(("v6e", TargetSource::Flag)));
+        assert_eq!(target_of("nowhere/case@v6e", None, &native), Some(("v6e", TargetSource::DirName)));
+        assert_eq!(target_of("nowhere/case", None, &native), Some(("tpu7x", TargetSource::LloEvidence)));
+    }
+
+    #[test]
+    fn the_manifest_names_the_device_kind() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d/v5e/v1@v5e");
+        assert_eq!(target_of(&dir.display().to_string(), None, &[]), Some(("v5e", TargetSource::Manifest)));
+    }
+
+    /// v5e/v6e feed fp8 to the MXU widened (`f8e4m3b11.bf16`), or run an f32/bf16 matmul: no proof of a generation.
+    #[test]
+    fn widened_or_wide_mxu_formats_prove_nothing() {
+        for m in ["vmatmul.mubr.msk.f8e4m3b11.bf16", "vmatmul.msk.f8e4m3b11.bf16", "vmatmul.mubr.f32", "vmatmul.bf16"] {
+            let f = [("d/llo/1-fusion-03-final_bundles.txt", llo(m))];
+            assert_eq!(target_of("nowhere/case", None, &f), None, "{m}");
+        }
+    }
 }

@@ -77,8 +77,11 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
                         out.push(from_match(rule, sev, c, ui, op, &caps));
                     }
                 }
-                RuleKind::Analysis(a, options) => {
+                RuleKind::Analysis(a, options, when) => {
                     for hit in (a.run)(c, ui, options) {
+                        if !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
+                            continue;
+                        }
                         out.push(from_hit(rule, sev, c, hit));
                     }
                 }

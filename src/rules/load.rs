@@ -262,6 +262,9 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
             return Err(cx.err(a, format!("rule `{}` has both `select` and `analysis`", def.id), "one of the two", None))
         }
         (Some(m), None) => {
+            if !def.when.is_empty() {
+                return Err(cx.err("when", "`when` filters an analysis's hits; use the matcher for `select` rules".into(), "here", None));
+            }
             let mut captures = vec!["op".to_string()];
             let matcher = compile_matcher(m, &layers, cx, false, &mut captures)?;
             check_templates(&def, &captures, false, cx)?;
@@ -291,7 +294,14 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
             captures.extend(a.captures.iter().map(|c| format!("analysis.{c}")));
             captures.push("analysis.detail".into());
             check_templates(&def, &captures, true, cx)?;
-            RuleKind::Analysis(a, options)
+            let mut when = Vec::new();
+            for (k, r) in &def.when {
+                if k != "detail" && !a.captures.contains(&k.as_str()) {
+                    return Err(cx.err(k, format!("analysis `{name}` has no capture `{k}`"), "unknown capture", Some(format!("captures: detail, {}", a.captures.join(", ")))));
+                }
+                when.push((k.clone(), regex(r, cx)?));
+            }
+            RuleKind::Analysis(a, options, when)
         }
         (None, None) => {
             return Err(cx.err(&def.id, format!("rule `{}` needs `select` (a matcher) or `analysis` (a named analysis)", def.id), "this rule", None))

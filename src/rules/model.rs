@@ -84,7 +84,8 @@ impl Rule {
 
 pub enum RuleKind {
     Select(Matcher),
-    Analysis(&'static Analysis, Options),
+    /// The analysis, its options, and `when` filters over its captures.
+    Analysis(&'static Analysis, Options, Vec<(String, Regex)>),
 }
 
 /// An op pattern: a family's per-layer globs, or one glob/opcode.

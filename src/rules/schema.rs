@@ -40,6 +40,9 @@ pub struct RuleDef {
     pub analysis: Option<String>,
     #[serde(default)]
     pub options: BTreeMap<String, serde_yaml::Value>,
+    /// For analysis rules: keep only hits whose captures match these regexes (`{kind: "never-waited"}`).
+    #[serde(default)]
+    pub when: BTreeMap<String, String>,
     /// The message template: `{op.name}`, `{capture.dtype}`, `{analysis.detail}`, `{target}`, ...
     pub message: String,
     /// Secondary labels on captured ops.

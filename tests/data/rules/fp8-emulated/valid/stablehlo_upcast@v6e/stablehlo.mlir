@@ -1,0 +1,7 @@
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<256x256xbf16>, %arg1: tensor<256x256xf8E4M3FN>) -> (tensor<256x256xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.convert %arg1 : (tensor<256x256xf8E4M3FN>) -> tensor<256x256xbf16>
+    %1 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<256x256xbf16>, tensor<256x256xbf16>) -> tensor<256x256xf32>
+    return %1 : tensor<256x256xf32>
+  }
+}

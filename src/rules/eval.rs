@@ -215,6 +215,9 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
         if !b.count.holds(between(m, id, other, &b.ignore)) {
             return false;
         }
+        if b.independent_work && !independent_work(m, id, other, &b.ignore) {
+            return false;
+        }
     }
     for a in &mt.all {
         if !matches(m, id, a, &mut local) {
@@ -267,6 +270,32 @@ fn between(m: &Module<'_>, a: OpId, b: OpId, ignore: &[OpPat]) -> u64 {
     let (pa, pb) = (m.position(a), m.position(b));
     let (lo, hi) = (pa.min(pb), pa.max(pb));
     block.ops[lo + 1..hi].iter().filter(|&&o| !any_pat(ignore, m.layer, m.op(o).opcode)).count() as u64
+}
+
+/// Is there an op in the block of `a` and `b` (not ignored) that could run between them: one that does not
+/// depend on the later of the two and is not needed by the earlier?
+fn independent_work(m: &Module<'_>, a: OpId, b: OpId, ignore: &[OpPat]) -> bool {
+    if m.op(a).block != m.op(b).block {
+        return false;
+    }
+    let (first, last) = if m.position(a) <= m.position(b) { (a, b) } else { (b, a) };
+    let closure = |start: OpId, next: &dyn Fn(OpId) -> Vec<OpId>| -> HashSet<OpId> {
+        let mut seen = HashSet::new();
+        let mut stack = vec![start];
+        while let Some(x) = stack.pop() {
+            if seen.len() > WALK_LIMIT * 4 || !seen.insert(x) {
+                continue;
+            }
+            stack.extend(next(x));
+        }
+        seen
+    };
+    let after_last = closure(last, &|x| m.op(x).users.clone());
+    let before_first = closure(first, &|x| m.operand_ops(x).collect());
+    let block = &m.blocks[m.op(a).block.idx()];
+    block.ops.iter().any(|&o| {
+        !after_last.contains(&o) && !before_first.contains(&o) && !any_pat(ignore, m.layer, m.op(o).opcode) && !m.op(o).is_root
+    })
 }
 
 /// The ops a relation reaches from `id`.

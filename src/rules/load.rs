@@ -560,7 +560,7 @@ fn compile_matcher(m: &MatcherDef, layers: &[Layer], cx: &Cx, relation: bool, ca
         if !caps.contains(&b.and) {
             return Err(cx.err(&b.and, format!("`scheduled_between.and`: `{}` is not captured before it", b.and), "not captured", Some(format!("captures so far: {}", caps.join(", ")))));
         }
-        out.between = Some(Between { and: b.and.clone(), count: count(b.count), ignore: op_pats(&b.ignore, layers, cx)? });
+        out.between = Some(Between { and: b.and.clone(), count: count(b.count), ignore: op_pats(&b.ignore, layers, cx)?, independent_work: b.independent_work });
     }
     for a in &m.all {
         out.all.push(compile_matcher(a, layers, cx, false, caps)?);

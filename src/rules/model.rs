@@ -175,4 +175,5 @@ pub struct Between {
     pub and: String,
     pub count: Count,
     pub ignore: Vec<OpPat>,
+    pub independent_work: bool,
 }

@@ -205,4 +205,8 @@ pub struct BetweenDef {
     /// Ops that do not count as work (families/globs).
     #[serde(default)]
     pub ignore: Vec<String>,
+    /// Hold only when the block has work that could have been scheduled between: an op (not ignored) that neither
+    /// depends on the later op nor is needed by the earlier one. Without it, nothing could overlap.
+    #[serde(default)]
+    pub independent_work: bool,
 }

@@ -5,6 +5,9 @@
 //! calls it supplies the id, severity and message template, which reads the hit's captures as `{analysis.KEY}`.
 
 pub mod async_pairs;
+pub mod dma_balance;
+pub mod dma_pipeline;
+pub mod dma_sim;
 pub mod kernel;
 
 use crate::ir::{Layer, OpId, Span};
@@ -78,7 +81,24 @@ pub struct Analysis {
 }
 
 /// Every named analysis. Rule packs refer to them by name.
-pub static ANALYSES: &[Analysis] = &[];
+pub static ANALYSES: &[Analysis] = &[
+    Analysis {
+        name: "dma-balance",
+        layers: &[Layer::Mosaic],
+        doc: dma_balance::DOC,
+        captures: &["kind", "semaphore", "slot"],
+        options: &[],
+        run: dma_balance::run,
+    },
+    Analysis {
+        name: "dma-double-buffering",
+        layers: &[Layer::Mosaic],
+        doc: dma_pipeline::DOC,
+        captures: &["kind", "buffer", "slots"],
+        options: &[],
+        run: dma_pipeline::run,
+    },
+];
 
 pub fn analysis(name: &str) -> Option<&'static Analysis> {
     ANALYSES.iter().find(|a| a.name == name)

@@ -165,7 +165,6 @@ pub struct Sim<'m, 'a> {
     entry: Option<BlockId>,
     arg_types: Vec<Option<MlirType<'a>>>,
     sem_args: BTreeSet<usize>,
-    grid_n: usize,
 }
 
 /// Sample the indices `0..n` (see the module doc).
@@ -198,7 +197,6 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
         entry,
         arg_types: k.args.iter().map(|a| a.ty.clone()).collect(),
         sem_args: k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect(),
-        grid_n,
     };
     let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
     // the grid steps, sampled per dimension, in row-major order
@@ -282,7 +280,6 @@ impl<'m, 'a> Sim<'m, 'a> {
     fn arg_value(&self, i: usize) -> V {
         let ty = self.arg_types.get(i).cloned().flatten();
         let dims = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()).unwrap_or_default();
-        let _ = self.grid_n;
         V::Ref(RefV {
             base: Base::Arg(i),
             offs: vec![Some(0); dims.len()],
@@ -564,8 +561,8 @@ impl<'m, 'a> Sim<'m, 'a> {
             return match (arg(0), arg(1)) {
                 (V::Ref(r), off) => {
                     let cur = if r.bytes { r.offs.first().copied().flatten() } else if r.offs.iter().all(|x| *x == Some(0)) { Some(0) } else { None };
-                    let add = if let V::Int(o) = off { Some(o * mult) } else { None };
-                    V::Ref(RefV { base: r.base, offs: vec![cur.zip(add).map(|(a, b)| a + b)], ext: Vec::new(), map: None, bytes: true })
+                    let add = if let V::Int(o) = off { o.checked_mul(mult) } else { None };
+                    V::Ref(RefV { base: r.base, offs: vec![cur.zip(add).and_then(|(a, b)| a.checked_add(b))], ext: Vec::new(), map: None, bytes: true })
                 }
                 _ => V::Unknown,
             };
@@ -580,7 +577,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                         let d = map[v];
                         if d < r.offs.len() {
                             r.offs[d] = match (r.offs[d], i) {
-                                (Some(a), V::Int(x)) => Some(a + x),
+                                (Some(a), V::Int(x)) => a.checked_add(*x),
                                 _ => None,
                             };
                             r.ext[d] = *n;
@@ -712,8 +709,14 @@ impl<'m, 'a> Sim<'m, 'a> {
             "subi" | "sub" => self.lin(x, y, -1),
             "muli" | "mul" => int2(x, y, |a, b| a.checked_mul(b)),
             "divsi" | "divui" | "div" => int2(x, y, |a, b| a.checked_div(b)),
-            "floordivsi" | "floordiv" => int2(x, y, |a, b| if b == 0 { None } else { Some(a.div_euclid(b) - if b < 0 && a.rem_euclid(b) != 0 { 1 } else { 0 }) }),
-            "ceildivsi" | "ceildiv" => int2(x, y, |a, b| if b == 0 { None } else { Some(-((-a).div_euclid(b))) }),
+            "floordivsi" | "floordiv" => int2(x, y, |a, b| {
+                let q = a.checked_div(b)?;
+                Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q })
+            }),
+            "ceildivsi" | "ceildiv" => int2(x, y, |a, b| {
+                let q = a.checked_div(b)?;
+                Some(if a % b != 0 && ((a < 0) == (b < 0)) { q + 1 } else { q })
+            }),
             "remsi" | "remui" | "rem" => int2(x, y, |a, b| a.checked_rem(b)),
             "minsi" | "minui" | "min" => int2(x, y, |a, b| Some(a.min(b))),
             "maxsi" | "maxui" | "max" => int2(x, y, |a, b| Some(a.max(b))),
@@ -746,9 +749,9 @@ impl<'m, 'a> Sim<'m, 'a> {
 
     fn lin(&self, x: V, y: V, sign: i64) -> V {
         match (x, y) {
-            (V::Int(a), V::Int(b)) => a.checked_add(sign * b).map(V::Int).unwrap_or(V::Unknown),
-            (V::Sym { atom, off }, V::Int(b)) => V::Sym { atom, off: off + sign * b },
-            (V::Int(a), V::Sym { atom, off }) if sign == 1 => V::Sym { atom, off: off + a },
+            (V::Int(a), V::Int(b)) => a.checked_add(sign.saturating_mul(b)).map(V::Int).unwrap_or(V::Unknown),
+            (V::Sym { atom, off }, V::Int(b)) => off.checked_add(sign.saturating_mul(b)).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown),
+            (V::Int(a), V::Sym { atom, off }) if sign == 1 => off.checked_add(a).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown),
             _ => V::Unknown,
         }
     }
@@ -766,7 +769,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 "ge" => a >= b,
                 _ => return V::Unknown,
             })),
-            (V::Sym { atom, off }, V::Int(c)) => sym_cmp(*atom, &p, c - off),
+            (V::Sym { atom, off }, V::Int(c)) => c.checked_sub(*off).map(|c| sym_cmp(*atom, &p, c)).unwrap_or(V::Unknown),
             (V::Int(c), V::Sym { atom, off }) => {
                 let flipped = match p.as_str() {
                     "lt" => "gt",
@@ -775,7 +778,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                     "ge" => "le",
                     o => o,
                 };
-                sym_cmp(*atom, flipped, c - off)
+                c.checked_sub(*off).map(|c| sym_cmp(*atom, flipped, c)).unwrap_or(V::Unknown)
             }
             (V::Cond { atom, lo, hi, neg }, V::Int(c)) | (V::Int(c), V::Cond { atom, lo, hi, neg }) if *c == 0 || *c == 1 => {
                 let same = (p == "ne") == (*c == 0);
@@ -808,8 +811,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         // iterations: a list of induction values, or `None` for a dynamic bound
         let plan: Option<Vec<i64>> = match (&lb, &ub) {
             (V::Int(l), V::Int(u)) => {
-                let n = if u > l { (u - l + step - 1) / step } else { 0 };
-                Some(sample(n, FULL_LOOP).into_iter().map(|k| l + k * step).collect())
+                let n = if u > l { u.saturating_sub(*l).saturating_add(step - 1) / step } else { 0 };
+                Some(sample(n, FULL_LOOP).into_iter().map(|k| l.saturating_add(k.saturating_mul(step))).collect())
             }
             _ => None,
         };
@@ -818,7 +821,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         let lb_known = if let V::Int(l) = lb { Some(l) } else { None };
         let iters: Vec<Option<i64>> = match &plan {
             Some(p) => p.iter().map(|&x| Some(x)).collect(),
-            None => (0..DYN_ITERS).map(|k| lb_known.map(|l| l + k * step)).collect(),
+            None => (0..DYN_ITERS).map(|k| lb_known.map(|l| l.saturating_add(k.saturating_mul(step)))).collect(),
         };
         for iv in iters {
             if live.is_empty() || self.exhausted {
@@ -1152,9 +1155,9 @@ fn sym_cmp(atom: u32, p: &str, c: i64) -> V {
     let (lo, hi, neg) = match p {
         "eq" => (c, c, false),
         "ne" => (c, c, true),
-        "lt" => (i64::MIN / 4, c - 1, false),
+        "lt" => (i64::MIN / 4, c.saturating_sub(1), false),
         "le" => (i64::MIN / 4, c, false),
-        "gt" => (c + 1, i64::MAX / 4, false),
+        "gt" => (c.saturating_add(1), i64::MAX / 4, false),
         "ge" => (c, i64::MAX / 4, false),
         _ => return V::Unknown,
     };
@@ -1178,7 +1181,7 @@ fn index_region(mut r: RefV, idx: &[V], shape: &[i64]) -> RefV {
             continue;
         }
         r.offs[d] = match (r.offs[d], i) {
-            (Some(a), V::Int(x)) => Some(a + x),
+            (Some(a), V::Int(x)) => a.checked_add(*x),
             _ => None,
         };
         // extent: the accessed shape's dim aligned to the trailing view dims, else 1
@@ -1200,7 +1203,7 @@ pub fn overlaps(a: &RefV, b: &RefV) -> bool {
         return false;
     }
     (0..a.offs.len()).all(|d| match (a.offs[d], b.offs[d]) {
-        (Some(x), Some(y)) => x < y + b.ext[d].max(1) && y < x + a.ext[d].max(1),
+        (Some(x), Some(y)) => x < y.saturating_add(b.ext[d].max(1)) && y < x.saturating_add(a.ext[d].max(1)),
         _ => false,
     })
 }
@@ -1247,4 +1250,20 @@ pub fn base_label(m: &Module<'_>, f: FuncId, b: Base) -> String {
 /// `%arg7[0, 0, 0]` of a `2x128x128` buffer).
 pub fn slot_text(r: &RefV) -> String {
     r.offs.iter().map(|o| o.map(|x| x.to_string()).unwrap_or_else(|| "?".into())).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_ops_fold_without_overflow_panics() {
+        let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
+        let sim = Sim { m: &m, budget: 1, truncated: false, exhausted: false, unaccountable: None, entry: None, arg_types: Vec::new(), sem_args: BTreeSet::new() };
+        assert_eq!(sim.lin(V::Int(i64::MAX), V::Int(1), 1), V::Unknown);
+        assert_eq!(sim.compare("slt", V::Int(1), V::Int(2)), V::Int(1));
+        assert_eq!(sim.compare("slt", V::Sym { atom: 0, off: i64::MIN }, V::Int(i64::MAX)), V::Unknown);
+        assert_eq!(int2(V::Int(i64::MIN), V::Int(-1), |a, b| a.checked_rem(b)), V::Unknown);
+        assert!(matches!(sim.compare("sge", V::Sym { atom: 0, off: 1 }, V::Int(3)), V::Cond { lo: 2, .. }));
+    }
 }

@@ -8,6 +8,9 @@ pub mod async_balance;
 pub mod async_pairs;
 pub mod crosslink;
 pub mod fp8;
+pub mod dma_balance;
+pub mod dma_pipeline;
+pub mod dma_sim;
 pub mod kernel;
 pub mod pipelining;
 pub mod smem;
@@ -124,6 +127,22 @@ pub static ANALYSES: &[Analysis] = &[
         captures: placement::CAPTURES,
         options: placement::OPTIONS,
         run: placement::run,
+    },
+    Analysis {
+        name: "dma-balance",
+        layers: &[Layer::Mosaic],
+        doc: dma_balance::DOC,
+        captures: &["kind", "semaphore", "slot"],
+        options: &[],
+        run: dma_balance::run,
+    },
+    Analysis {
+        name: "dma-double-buffering",
+        layers: &[Layer::Mosaic],
+        doc: dma_pipeline::DOC,
+        captures: &["kind", "buffer", "slots"],
+        options: &[],
+        run: dma_pipeline::run,
     },
 ];
 

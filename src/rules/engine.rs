@@ -193,7 +193,7 @@ fn stage_rank(unit: &Unit<'_>) -> u8 {
     }
 }
 
-fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str) -> Key {
+fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts: Option<String>) -> Key {
     let m = &unit.module;
     let analysis = matches!(rule.kind, RuleKind::Analysis(..));
     match (unit.layer(), op) {
@@ -204,14 +204,16 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str) -> Key
             let scope = format!("kernel:{}", m.func(f).name);
             Key { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{opcode}#{ordinal}") }
         }
-        // an analysis's hit (on an op, an argument, the signature): the same message about the same kernel
+        // an analysis's hit (on an op, an argument, the signature): the same facts (its captures besides the
+        // wording of `detail`, which may cite line numbers only a dump has) about the same kernel
         (Layer::Mosaic, _) => {
             let name = match op {
                 Some(op) => m.func(m.func_of(op)).name,
                 None => m.entry.map(|f| m.func(f).name).unwrap_or(m.name),
             };
             let scope = format!("kernel:{name}");
-            Key { rule: rule.id.clone(), family: scope.clone(), scope, what: message.to_string() }
+            let what = facts.filter(|f| !f.is_empty()).unwrap_or_else(|| message.to_string());
+            Key { rule: rule.id.clone(), family: scope.clone(), scope, what }
         }
         // HLO op names are unique in a program: the same message on the same op in two HLO files of one
         // compilation (the dump and `llo/*-TLP-hlo.txt`) is one finding
@@ -232,7 +234,7 @@ fn finding(rule: &Rule, sev: Severity, c: &Compilation<'_>, unit: &Unit<'_>, op:
         code: rule.code.clone(),
         severity: sev,
         pack: rule.pack.clone(),
-        key: key_for(rule, unit, op, &message),
+        key: key_for(rule, unit, op, &message, None),
         message,
         help: None,
         path: unit.path.to_string(),
@@ -309,7 +311,9 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
         At::Op { op, .. } => unit.span_of(op),
         At::Span { span, .. } => span,
     };
+    let facts: Vec<String> = hit.captures.iter().filter(|(k, _)| *k != "detail").map(|(k, v)| format!("{k}={v}")).collect();
     let mut f = finding(rule, sev, c, unit, op, span, message, label);
+    f.key = key_for(rule, unit, op, &f.message, Some(facts.join("|")));
     f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
     if let (Some(op), Some(_)) = (op, &unit.host) {
         f.notes.push(format!("in {}: {}", unit.describe(), display_name(&unit.module, op)));

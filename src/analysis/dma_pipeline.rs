@@ -1,0 +1,399 @@
+//! `dma-double-buffering`: the explicit (manual DMA) double-buffering pattern of Pallas TPU kernels: buffers that
+//! DMAs refill in a loop or across grid steps have a second slot, the next slot's DMA runs while the current slot
+//! is computed on, and a slot is read only after its DMA was waited. Judged on the simulated trace of
+//! [`super::dma_sim`] (starts, waits, reads of memref regions, matmuls and stores, in program order), not on names.
+
+use super::dma_sim::{self, overlaps, slot_text, Base, Dma, Ev, Outcome, State};
+use super::kernel;
+use super::{At, Hit, Options};
+use crate::ir::{Layer, Module, OpId};
+use crate::lint::Compilation;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const DOC: &str = "Checks explicit double buffering in Pallas TPU kernels that copy with manual DMAs \
+(`pltpu.make_async_copy` → `tpu.enqueue_dma` / `tpu.wait_dma2`). For every buffer that DMAs refill more than once (in a \
+loop or across grid steps), the kernel is simulated (as in `dma-balance`: per grid step, with concrete loop indices) \
+and its trace of starts, waits, loads of buffer regions and compute (matmuls, stores) is checked. `single-slot`: \
+every refill of the buffer lands in the same region (one slot, or a slot index that never changes), so the next \
+block's copy either overwrites the data being computed on (a race: wrong results on hardware) or must wait before \
+the compute (no overlap). `wait-after-use`: a slot of a multi-slot buffer is read while a DMA into it is still \
+outstanding (its wait comes later, or a wait consumed a different transfer). `no-overlap`: the buffer has several \
+slots but every DMA into it is waited with no compute between its start and its wait, so nothing hides the \
+transfer: the copy costs its full latency each time. A hit matters because manual double buffering is done for \
+speed, and the two failure modes are silent races or silently serial copies. Bounds are those of `dma-balance` \
+(grid and loop sampling, at most 48 paths; a finding is reported only if every explored path that ran the op shows \
+it). `post-finalize-llo` dumps (byte addresses) are skipped: the earlier stages of the same kernel are judged.";
+
+#[derive(Clone, Debug)]
+struct Finding {
+    kind: &'static str,
+    detail: String,
+    buffer: String,
+    slots: usize,
+    related: Vec<(OpId, String)>,
+}
+
+pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
+    let Some(u) = c.units.get(unit) else { return Vec::new() };
+    if u.layer() != Layer::Mosaic {
+        return Vec::new();
+    }
+    let m = &*u.module;
+    let mut hits = Vec::new();
+    for k in kernel::kernels(m) {
+        if k.dma_starts.is_empty() {
+            continue;
+        }
+        let out = dma_sim::simulate(m, &k);
+        if out.unaccountable.is_some() || out.states.iter().any(|s| s.dmas.iter().any(|d| d.target.as_ref().is_some_and(|t| t.bytes))) {
+            continue;
+        }
+        hits.extend(judge(m, unit, &out));
+    }
+    hits
+}
+
+fn line(m: &Module<'_>, op: OpId) -> String {
+    let o = m.op(op);
+    match m.text.get(..o.span.start as usize) {
+        Some(t) if o.span.end > o.span.start => format!("line {}", t.matches('\n').count() + 1),
+        _ => format!("`{}`", o.opcode),
+    }
+}
+
+/// Findings of one path, by the op they point at; and the ops the path ran that findings could point at.
+fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Finding>, BTreeSet<OpId>) {
+    let mut found: BTreeMap<OpId, Finding> = BTreeMap::new();
+    let mut ran: BTreeSet<OpId> = BTreeSet::new();
+    for e in &s.trace {
+        match e {
+            Ev::Read { op, .. } => {
+                ran.insert(*op);
+            }
+            Ev::Start { dma } => {
+                if let Some(d) = s.dmas.get(*dma) {
+                    ran.insert(d.op);
+                }
+            }
+            _ => {}
+        }
+    }
+    // DMAs per target buffer
+    let mut by_buf: BTreeMap<Base, Vec<usize>> = BTreeMap::new();
+    for (i, d) in s.dmas.iter().enumerate() {
+        if let Some(t) = &d.target {
+            by_buf.entry(t.base).or_default().push(i);
+        }
+    }
+    let end = s.trace.len();
+    let busy = |d: &Dma| {
+        // compute or a read of another region while the DMA is in flight
+        let stop = d.waited.unwrap_or(end).min(end);
+        s.trace.get(d.started..stop).unwrap_or(&[]).iter().any(|e| match e {
+            Ev::Compute { .. } => true,
+            Ev::Read { region, .. } => d.target.as_ref().is_none_or(|t| !overlaps(t, region)),
+            _ => false,
+        })
+    };
+    for (base, idx) in &by_buf {
+        if idx.len() < 2 {
+            continue; // refilled once: nothing to double-buffer
+        }
+        let buffer = dma_sim::base_label(m, out.func, *base);
+        // regions per start op; a region with an unknown offset proves nothing
+        let mut per_op: BTreeMap<OpId, BTreeSet<Vec<i64>>> = BTreeMap::new();
+        let mut unknown = false;
+        let mut regions: BTreeSet<Vec<i64>> = BTreeSet::new();
+        for &i in idx {
+            let d = &s.dmas[i];
+            let Some(t) = &d.target else { continue };
+            match t.offs.iter().copied().collect::<Option<Vec<i64>>>() {
+                Some(o) => {
+                    per_op.entry(d.op).or_default().insert(o.clone());
+                    regions.insert(o);
+                }
+                None => unknown = true,
+            }
+        }
+        // races: a read of a region while a DMA into it is outstanding
+        let mut races: Vec<(usize, OpId, usize)> = Vec::new(); // (trace index, read op, dma)
+        for (t, e) in s.trace.iter().enumerate() {
+            let Ev::Read { op, region } = e else { continue };
+            if region.base != *base {
+                continue;
+            }
+            for &i in idx {
+                let d = &s.dmas[i];
+                if d.started < t && d.waited.is_none_or(|w| w > t) && d.target.as_ref().is_some_and(|x| overlaps(x, region)) {
+                    races.push((t, *op, i));
+                    break;
+                }
+            }
+        }
+        let repeated: Vec<OpId> = per_op.keys().copied().filter(|op| idx.iter().filter(|&&i| s.dmas[i].op == *op).count() >= 2).collect();
+        let single = !unknown && !repeated.is_empty() && repeated.iter().all(|op| per_op.get(op).is_some_and(|r| r.len() == 1)) && {
+            // every repeated op refills its one region; the buffer's refills never overlap compute safely
+            let any_overlap = idx.iter().any(|&i| busy(&s.dmas[i]));
+            !races.is_empty() || !any_overlap
+        };
+        if single {
+            let first = repeated[0];
+            let slot = per_op.get(&first).and_then(|r| r.iter().next()).map(|o| o.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+            let why = match races.first() {
+                Some(&(_, rop, _)) => format!(
+                    "the DMA of the next block overwrites it while {} reads the current one (a race)",
+                    line(m, rop)
+                ),
+                None => "each refill is waited before the compute, so no transfer overlaps compute".to_string(),
+            };
+            let mut related = Vec::new();
+            if let Some(&(_, rop, _)) = races.first() {
+                related.push((rop, "reads the slot being refilled".to_string()));
+            }
+            for op in repeated.iter().skip(1) {
+                related.push((*op, "also refills the same slot".to_string()));
+            }
+            found.insert(
+                first,
+                Finding {
+                    kind: "single-slot",
+                    detail: format!(
+                        "every DMA refilling {buffer} targets the same slot [{slot}] ({} region(s) over {} transfers): {why}; give it a leading dimension of 2 and alternate the slot (`k % 2`)",
+                        regions.len(),
+                        idx.len()
+                    ),
+                    buffer: buffer.clone(),
+                    slots: regions.len(),
+                    related,
+                },
+            );
+            continue;
+        }
+        for &(t, rop, i) in &races {
+            let d = &s.dmas[i];
+            let slot = d.target.as_ref().map(slot_text).unwrap_or_default();
+            let after = match d.waited {
+                Some(w) => match s.trace.get(w) {
+                    Some(Ev::Wait { op, .. }) => format!("its wait ({}) comes after this read", line(m, *op)),
+                    _ => "its wait comes after this read".to_string(),
+                },
+                None => "it is never waited".to_string(),
+            };
+            // the last wait before the read on a DMA into this region, if it consumed another transfer
+            let mut note = String::new();
+            for e in s.trace[..t].iter().rev() {
+                if let Ev::Wait { op, dma: Some(j) } = e {
+                    let o = &s.dmas[*j];
+                    if *j != i && o.target.as_ref().zip(d.target.as_ref()).is_some_and(|(a, b)| overlaps(a, b)) {
+                        note = format!("; the wait at {} consumed the DMA started {} instead", line(m, *op), o.when);
+                        break;
+                    }
+                }
+            }
+            found.entry(rop).or_insert(Finding {
+                kind: "wait-after-use",
+                detail: format!(
+                    "slot [{slot}] of {buffer} is read at {} while the DMA into it started {} ({}) is still outstanding: {after}{note}",
+                    line(m, rop),
+                    d.when,
+                    line(m, d.op)
+                ),
+                buffer: buffer.clone(),
+                slots: regions.len(),
+                related: vec![(d.op, "the DMA still in flight".to_string())],
+            });
+        }
+        if races.is_empty() && regions.len() >= 2 && !idx.iter().any(|&i| busy(&s.dmas[i])) {
+            let d = &s.dmas[idx[0]];
+            found.entry(d.op).or_insert(Finding {
+                kind: "no-overlap",
+                detail: format!(
+                    "{buffer} has {} slots but every DMA into it is waited with no compute between its start and its wait (first: started {}), so no transfer overlaps compute; start the next slot's DMA before computing on the current one",
+                    regions.len(),
+                    d.when
+                ),
+                buffer: buffer.clone(),
+                slots: regions.len(),
+                related: Vec::new(),
+            });
+        }
+    }
+    (found, ran)
+}
+
+fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
+    let results: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> = out.states.iter().map(|s| per_state(m, out, s)).collect();
+    let mut ops: BTreeSet<OpId> = BTreeSet::new();
+    for (f, _) in &results {
+        ops.extend(f.keys().copied());
+    }
+    let mut hits = Vec::new();
+    for op in ops {
+        let ran: Vec<&(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> = results.iter().filter(|(_, r)| r.contains(&op)).collect();
+        if ran.is_empty() || !ran.iter().all(|(f, _)| f.contains_key(&op)) {
+            continue;
+        }
+        let Some(f) = ran[0].0.get(&op) else { continue };
+        let mut detail = f.detail.clone();
+        if out.data_dependent() {
+            detail.push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
+        }
+        let label = match f.kind {
+            "single-slot" => "DMA refilling a single slot",
+            "wait-after-use" => "slot read before its DMA is waited",
+            _ => "DMA waited with nothing overlapping it",
+        };
+        let mut h = Hit::new(At::Op { unit, op }, label, detail)
+            .capture("kind", f.kind)
+            .capture("buffer", f.buffer.clone())
+            .capture("slots", f.slots.to_string());
+        for (r, t) in &f.related {
+            h = h.with_label(At::Op { unit, op: *r }, t.clone());
+        }
+        hits.push(h);
+    }
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::dma_balance::tests::{rule_files, run_text};
+
+    fn data(name: &str) -> String {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/dma-double-buffering").join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    #[test]
+    fn two_slot_pipeline_is_clean() {
+        let hits = run_text(&data("valid/two_slot.mlir"), run);
+        assert!(hits.is_empty(), "{hits:?}");
+    }
+
+    #[test]
+    fn single_slot_races() {
+        let hits = run_text(&data("invalid/single_slot.mlir"), run);
+        assert!(hits.iter().any(|h| h.0 == "single-slot" && h.1.contains("race")), "{hits:?}");
+    }
+
+    #[test]
+    fn read_before_wait() {
+        let hits = run_text(&data("invalid/wait_after_use.mlir"), run);
+        assert!(hits.iter().any(|h| h.0 == "wait-after-use"), "{hits:?}");
+        assert!(hits.iter().all(|h| h.0 == "wait-after-use"), "{hits:?}");
+    }
+
+    #[test]
+    fn wait_right_after_start() {
+        let hits = run_text(&data("invalid/no_overlap.mlir"), run);
+        assert!(hits.iter().any(|h| h.0 == "no-overlap"), "{hits:?}");
+    }
+
+    #[test]
+    fn every_rule_file_gives_its_verdict() {
+        for (p, t) in rule_files("dma-double-buffering", "valid") {
+            assert!(run_text(&t, run).is_empty(), "{p}: {:?}", run_text(&t, run));
+        }
+        let inv = rule_files("dma-double-buffering", "invalid");
+        assert!(inv.len() >= 3);
+        for (p, t) in inv {
+            assert!(!run_text(&t, run).is_empty(), "{p}");
+        }
+    }
+
+    #[test]
+    fn paged_attention_double_buffers() {
+        // the balance fixture: two slots alternating through SMEM-held buffer index
+        for f in ["valid/paged_attention.mlir", "valid/paged_attention_dynamic.mlir"] {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/dma-balance").join(f);
+            let t = std::fs::read_to_string(p).unwrap();
+            let hits = run_text(&t, run);
+            assert!(hits.is_empty(), "{f}: {hits:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod fixture_tests {
+    use crate::analysis::{analysis, At, Options};
+    use crate::lint::compilation::{parse_texts, source_file, Compilation, Parsed};
+    use std::path::Path;
+
+    /// (version dir, analysis) → (unit description, kind, detail) per hit, over every Mosaic unit of the dir.
+    fn verdicts(dir: &Path, name: &str) -> (usize, Vec<(String, String, String)>) {
+        let mut files = Vec::new();
+        for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
+            if e.file_type().is_file() {
+                if let Ok(text) = std::fs::read_to_string(e.path()) {
+                    files.push(source_file(&e.path().display().to_string(), &text));
+                }
+            }
+        }
+        let parsed: Vec<Parsed> = parse_texts(&files).into_iter().filter_map(Result::ok).collect();
+        let c = Compilation::new(dir.display().to_string(), &parsed, None);
+        let a = analysis(name).expect("registered");
+        let mut out = Vec::new();
+        let mut units = 0;
+        for (i, u) in c.units_of(crate::ir::Layer::Mosaic) {
+            units += 1;
+            for h in (a.run)(&c, i, &Options::new()) {
+                assert!(matches!(h.at, At::Op { .. }));
+                out.push((format!("{} [{}]", u.describe(), u.stage.unwrap_or("")), h.captures["kind"].clone(), h.captures["detail"].clone()));
+            }
+        }
+        (units, out)
+    }
+
+    fn version_dirs() -> Vec<std::path::PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d");
+        let mut v = Vec::new();
+        for t in std::fs::read_dir(&root).into_iter().flatten().filter_map(Result::ok) {
+            for d in std::fs::read_dir(t.path()).into_iter().flatten().filter_map(Result::ok) {
+                if d.path().is_dir() {
+                    v.push(d.path());
+                }
+            }
+        }
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn project_fixtures_verdicts() {
+        let dirs = version_dirs();
+        assert!(dirs.len() >= 20, "fixtures present");
+        for dir in dirs {
+            let v = dir.file_name().and_then(|n| n.to_str()).unwrap_or("").split('@').next().unwrap_or("").to_string();
+            let (units, bal) = verdicts(&dir, "dma-balance");
+            let (_, dbuf) = verdicts(&dir, "dma-double-buffering");
+            if std::env::var("DMA_VERBOSE").is_ok() {
+                println!("== {} ({units} Mosaic units)", dir.display());
+                for h in bal.iter().chain(&dbuf) {
+                    println!("  {} {}: {}", h.0, h.1, h.2);
+                }
+            }
+            match v.as_str() {
+                "bug_unwaited_dma" => {
+                    assert!(!bal.is_empty() && bal.iter().all(|h| h.1 == "never-waited"), "{}: {bal:?}", dir.display());
+                    assert!(bal.iter().all(|h| h.2.contains("never waited")));
+                    assert!(units > 0);
+                    // every Mosaic unit of the kernel (dumps and decoded bodies) sees it
+                    let per_unit: std::collections::BTreeSet<&String> = bal.iter().map(|h| &h.0).collect();
+                    assert_eq!(per_unit.len(), units, "{bal:?}");
+                    // the stale prefetch is still in flight when the next grid step reads slot 0: a race
+                    assert!(dbuf.iter().all(|h| h.1 == "wait-after-use" && h.2.contains("never waited")), "{dbuf:?}");
+                }
+                "bug_single_slot" => {
+                    assert!(bal.is_empty(), "balanced (racy, not unbalanced): {bal:?}");
+                    assert!(dbuf.iter().any(|h| h.1 == "single-slot"), "{}: {dbuf:?}", dir.display());
+                    assert!(dbuf.iter().all(|h| h.1 == "single-slot"), "{dbuf:?}");
+                }
+                _ => {
+                    assert!(bal.is_empty(), "{}: {bal:?}", dir.display());
+                    assert!(dbuf.is_empty(), "{}: {dbuf:?}", dir.display());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1269 @@
+//! A small bounded abstract interpreter of a Mosaic kernel body, for the DMA analyses (`dma-balance`,
+//! `dma-double-buffering`).
+//!
+//! The kernel body runs once per grid point, sequentially over `iteration_bounds` (last dimension fastest), with the
+//! grid indices as its first arguments. The interpreter keeps concrete integers for grid indices, loop induction
+//! variables, constants and integer arithmetic (`arith.*`, LLO scalar ops `llo.sadd.s32`, ...), follows memref views
+//! (`tpu.memref_slice`, `tpu.memref_squeeze`, `llo.saddr_scaled`) to a base (a kernel argument or a `tpu.sem_alloc`)
+//! with concrete offsets, and models scalar memory (SMEM scalars stored and loaded at concrete indices).
+//!
+//! A value it cannot know (a load of memory nothing stored, a dynamic bound) is an *atom* with an interval of
+//! possible values; a comparison of an atom against a known integer, when the interval does not decide it, forks
+//! the state in two and narrows the interval on each side, so later conditions on the same value stay consistent
+//! (`i < n` then `i + 1 < n`). Other unknown conditions fork without narrowing. The result is a set of *paths*
+//! (states), each with its own outstanding DMAs, trace and findings. Analyses report an op only when every explored
+//! path that executed it shows the problem (without unknowns there is exactly one path, so this is exact).
+//!
+//! Bounds (documented in the analyses' docs):
+//! - grid: every step when the grid has at most [`FULL_GRID`] points; else, per dimension, the first [`KEEP`]
+//!   indices and the last ones, skipping a multiple of 12 indices in between (so `i % 2`, `% 3`, `% 4` slot
+//!   patterns see the same phase they would have);
+//! - `scf.for` with known bounds: every iteration up to [`FULL_LOOP`] iterations, else the first [`KEEP`] and the
+//!   last ones the same way; with an unknown bound at most [`DYN_ITERS`] iterations per path;
+//! - `scf.while`: at most [`DYN_ITERS`] iterations;
+//! - at most [`MAX_STATES`] paths (beyond, paths with fewer findings and fewer unknown decisions are kept) and
+//!   [`OP_BUDGET`] op evaluations per kernel (beyond, the simulation stops and leftovers are not judged).
+
+use super::kernel::{self, is_dma_start, is_dma_wait, is_matmul};
+use crate::ir::mlir_type::MlirType;
+use crate::ir::*;
+use crate::parse::mlir::attr as mattr;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub const FULL_GRID: usize = 64;
+pub const FULL_LOOP: i64 = 32;
+pub const KEEP: i64 = 2;
+pub const DYN_ITERS: i64 = 4;
+pub const MAX_STATES: usize = 48;
+pub const OP_BUDGET: u64 = 3_000_000;
+const MAX_DEPTH: u32 = 48;
+const MAX_TRACE: usize = 200_000;
+
+/// What a memref value is a view of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Base {
+    Arg(usize),
+    Alloc(OpId),
+}
+
+/// A view of a base memref: offsets and extents per dimension of the base (LLO: one byte offset).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefV {
+    pub base: Base,
+    pub offs: Vec<Option<i64>>,
+    pub ext: Vec<i64>,
+    /// View dimension → base dimension; `None` when a reshape lost the correspondence.
+    pub map: Option<Vec<usize>>,
+    /// LLO address arithmetic: `offs[0]` is a byte offset.
+    pub bytes: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum V {
+    Int(i64),
+    /// `atom + off`: an unknown integer.
+    Sym { atom: u32, off: i64 },
+    /// An unknown boolean: `atom ∈ [lo, hi]`, negated when `neg`.
+    Cond { atom: u32, lo: i64, hi: i64, neg: bool },
+    Ref(RefV),
+    Unknown,
+}
+
+/// A semaphore (or buffer) slot: the base and its concrete offsets.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    pub base: Base,
+    pub offs: Vec<Option<i64>>,
+    pub bytes: bool,
+}
+
+/// One DMA started on a path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dma {
+    pub op: OpId,
+    pub sems: Vec<Key>,
+    pub target: Option<RefV>,
+    /// `128x128xf8E4M3FN`: the transfer's shape and element type (`None` when unknown, LLO).
+    pub size: Option<String>,
+    /// Where it was started: `grid step (0, 1), iteration 3 of scf.for at line 40`.
+    pub when: String,
+    /// Trace index of its start and of the wait that consumed it.
+    pub started: usize,
+    pub waited: Option<usize>,
+    /// How many semaphore keys still owe a wait.
+    pub pending: Vec<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ev {
+    Start { dma: usize },
+    Wait { op: OpId, dma: Option<usize> },
+    /// A load of a memref region.
+    Read { op: OpId, region: RefV },
+    /// A matmul or a store.
+    Compute { op: OpId },
+}
+
+/// A problem seen on one path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fail {
+    pub kind: &'static str,
+    pub detail: String,
+    pub semaphore: String,
+    pub slot: String,
+    pub related: Option<OpId>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    env: HashMap<(u8, u32, u32), V>,
+    atoms: Vec<(i64, i64)>,
+    mem: BTreeMap<(Base, Vec<i64>), V>,
+    pub dmas: Vec<Dma>,
+    pub trace: Vec<Ev>,
+    pub executed: BTreeSet<OpId>,
+    pub fails: BTreeMap<OpId, Fail>,
+    ctx: Vec<(OpId, i64)>,
+    step: Vec<i64>,
+    unknown_decisions: u32,
+    yielded: Option<Vec<V>>,
+}
+
+fn dkey(d: Def) -> (u8, u32, u32) {
+    match d {
+        Def::Op { op, index } => (0, op.0, index),
+        Def::BlockArg { block, index } => (1, block.0, index),
+        Def::Unresolved => (2, 0, 0),
+    }
+}
+
+fn opname(opcode: &str) -> &str {
+    opcode.split_once('.').map(|x| x.1).unwrap_or(opcode)
+}
+
+/// The outcome of simulating one kernel.
+pub struct Outcome {
+    pub func: FuncId,
+    pub states: Vec<State>,
+    /// Paths were dropped beyond [`MAX_STATES`].
+    pub truncated: bool,
+    /// The op budget ran out before the end of the grid.
+    pub exhausted: bool,
+    /// A DMA op whose semaphore could not be identified (the unit cannot be accounted reliably).
+    pub unaccountable: Option<OpId>,
+    /// Grid steps simulated / in the grid.
+    pub steps: (usize, i64),
+    pub semaphore_args: BTreeSet<usize>,
+}
+
+pub struct Sim<'m, 'a> {
+    pub m: &'m Module<'a>,
+    budget: u64,
+    truncated: bool,
+    exhausted: bool,
+    unaccountable: Option<OpId>,
+    entry: Option<BlockId>,
+    arg_types: Vec<Option<MlirType<'a>>>,
+    sem_args: BTreeSet<usize>,
+}
+
+/// Sample the indices `0..n` (see the module doc).
+pub fn sample(n: i64, full: i64) -> Vec<i64> {
+    if n <= 0 {
+        return Vec::new();
+    }
+    if n <= full {
+        return (0..n).collect();
+    }
+    let gap = ((n - 2 * KEEP) / 12) * 12;
+    (0..KEEP).chain(KEEP + gap..n).collect()
+}
+
+/// Runs every kernel of a Mosaic module.
+pub fn simulate_module(m: &Module<'_>) -> Vec<Outcome> {
+    kernel::kernels(m).iter().map(|k| simulate(m, k)).collect()
+}
+
+pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
+    let func = m.func(k.func);
+    let entry = m.regions[func.body.idx()].blocks.first().copied();
+    let grid_n = k.iteration_bounds.len().min(func.params.len());
+    let mut sim = Sim {
+        m,
+        budget: OP_BUDGET,
+        truncated: false,
+        exhausted: false,
+        unaccountable: None,
+        entry,
+        arg_types: k.args.iter().map(|a| a.ty.clone()).collect(),
+        sem_args: k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect(),
+    };
+    let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
+    // the grid steps, sampled per dimension, in row-major order
+    let per_dim: Vec<Vec<i64>> = if bounds.iter().product::<i64>() <= FULL_GRID as i64 {
+        bounds.iter().map(|&b| (0..b.max(0)).collect()).collect()
+    } else {
+        bounds.iter().map(|&b| sample(b, 4)).collect()
+    };
+    let mut steps: Vec<Vec<i64>> = vec![Vec::new()];
+    for d in &per_dim {
+        steps = steps.iter().flat_map(|p| d.iter().map(move |&x| [p.as_slice(), &[x]].concat())).collect();
+        if steps.len() > 4096 {
+            steps.truncate(4096);
+        }
+    }
+    let mut states = vec![State {
+        env: HashMap::new(),
+        atoms: Vec::new(),
+        mem: BTreeMap::new(),
+        dmas: Vec::new(),
+        trace: Vec::new(),
+        executed: BTreeSet::new(),
+        fails: BTreeMap::new(),
+        ctx: Vec::new(),
+        step: Vec::new(),
+        unknown_decisions: 0,
+        yielded: None,
+    }];
+    let mut simulated = 0;
+    if let Some(entry) = entry {
+        for step in &steps {
+            if sim.exhausted {
+                break;
+            }
+            for s in states.iter_mut() {
+                s.step = step.clone();
+                s.ctx.clear();
+                for i in 0..func.params.len() {
+                    let v = if i < grid_n { V::Int(step.get(i).copied().unwrap_or(0)) } else { sim.arg_value(i) };
+                    s.env.insert(dkey(Def::BlockArg { block: entry, index: i as u32 }), v);
+                }
+            }
+            states = sim.run_block(entry, states, 0);
+            for s in states.iter_mut() {
+                s.yielded = None;
+            }
+            simulated += 1;
+        }
+    }
+    if !sim.exhausted {
+        // leftovers at the end of the grid
+        for s in states.iter_mut() {
+            let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].pending.iter().any(|&p| p)).collect();
+            for &i in &left {
+                let d = &s.dmas[i];
+                let count = left.iter().filter(|&&j| s.dmas[j].op == d.op).count();
+                let key = d.sems.iter().zip(&d.pending).find(|(_, &p)| p).map(|(k, _)| k.clone());
+                let (sem, slot) = key.as_ref().map(|k| sim.describe_key(k)).unwrap_or_default();
+                let detail = format!(
+                    "a DMA started {} signals {sem}{} and is never waited: {count} DMA(s) from this op still outstanding at the end of the grid",
+                    d.when,
+                    if slot.is_empty() { String::new() } else { format!("[{slot}]") },
+                );
+                // keep the latest instance's detail
+                s.fails.insert(d.op, Fail { kind: "never-waited", detail, semaphore: sem, slot, related: None });
+            }
+        }
+    }
+    Outcome {
+        func: k.func,
+        states,
+        truncated: sim.truncated,
+        exhausted: sim.exhausted,
+        unaccountable: sim.unaccountable,
+        steps: (simulated, bounds.iter().product()),
+        semaphore_args: sim.sem_args.clone(),
+    }
+}
+
+impl<'m, 'a> Sim<'m, 'a> {
+    fn arg_value(&self, i: usize) -> V {
+        let ty = self.arg_types.get(i).cloned().flatten();
+        let dims = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()).unwrap_or_default();
+        V::Ref(RefV {
+            base: Base::Arg(i),
+            offs: vec![Some(0); dims.len()],
+            ext: dims.clone(),
+            map: Some((0..dims.len()).collect()),
+            bytes: false,
+        })
+    }
+
+    fn base_type(&self, b: Base) -> Option<MlirType<'a>> {
+        match b {
+            Base::Arg(i) => self.arg_types.get(i).cloned().flatten(),
+            Base::Alloc(op) => self.m.op(op).ty.mlir().cloned(),
+        }
+    }
+
+    fn base_name(&self, b: Base) -> String {
+        match b {
+            Base::Arg(i) => {
+                let f = self.entry.map(|e| &self.m.blocks[e.idx()]);
+                match f.and_then(|blk| blk.args.get(i)) {
+                    Some(p) => format!("%{}", p.name),
+                    None => format!("argument {i}"),
+                }
+            }
+            Base::Alloc(op) => format!("%{} ({})", self.m.op(op).name, self.m.op(op).opcode),
+        }
+    }
+
+    /// `(%arg9, "1, 0")`: a key's base and slot.
+    pub fn describe_key(&self, k: &Key) -> (String, String) {
+        let name = self.base_name(k.base);
+        let offs: Vec<Option<i64>> = if k.bytes {
+            // LLO: byte offset → element index (4-byte semaphores), unravelled over the base shape
+            let dims = self.base_type(k.base).and_then(|t| t.shaped().and_then(|s| s.static_dims())).unwrap_or_default();
+            match k.offs.first().copied().flatten() {
+                Some(b) if !dims.is_empty() => {
+                    let mut flat = b / 4;
+                    let mut out = vec![None; dims.len()];
+                    for (d, n) in dims.iter().enumerate().rev() {
+                        out[d] = Some(flat % n.max(&1));
+                        flat /= n.max(&1);
+                    }
+                    out
+                }
+                other => vec![other],
+            }
+        } else {
+            k.offs.clone()
+        };
+        let slot = offs.iter().map(|o| o.map(|x| x.to_string()).unwrap_or_else(|| "?".into())).collect::<Vec<_>>().join(", ");
+        (name, slot)
+    }
+
+    /// `line 12` when the op has text (a decoded kernel body has none).
+    fn line(&self, op: OpId) -> Option<String> {
+        let o = self.m.op(op);
+        if o.span.end > o.span.start {
+            let line = self.m.text.get(..o.span.start as usize).map(|t| t.matches('\n').count() + 1)?;
+            return Some(format!("line {line}"));
+        }
+        None
+    }
+
+    fn when(&self, s: &State) -> String {
+        let mut w = if s.step.is_empty() {
+            "in the kernel".to_string()
+        } else {
+            format!(
+                "in grid step ({})",
+                s.step.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+            )
+        };
+        for (op, iv) in &s.ctx {
+            match self.line(*op) {
+                Some(l) => w.push_str(&format!(", iteration {iv} of the {} at {l}", self.m.op(*op).opcode)),
+                None => w.push_str(&format!(", iteration {iv} of the {}", self.m.op(*op).opcode)),
+            }
+        }
+        w
+    }
+
+    fn spend(&mut self) -> bool {
+        if self.budget == 0 {
+            self.exhausted = true;
+            return false;
+        }
+        self.budget -= 1;
+        true
+    }
+
+    fn get(&self, s: &State, o: &Operand<'_>) -> V {
+        if let Def::Op { op, .. } = o.def {
+            if let Some(c) = self.constant(op) {
+                return V::Int(c);
+            }
+        }
+        s.env.get(&dkey(o.def)).cloned().unwrap_or(V::Unknown)
+    }
+
+    fn constant(&self, op: OpId) -> Option<i64> {
+        let o = self.m.op(op);
+        if !opname(o.opcode).starts_with("constant") {
+            return None;
+        }
+        kernel::const_int(self.m, op).or_else(|| {
+            let v = o.payload.as_ref().or_else(|| o.attr("value"))?;
+            v.as_bool().map(i64::from)
+        })
+    }
+
+    fn runs(&mut self, ops: &[OpId], mut states: Vec<State>, depth: u32) -> Vec<State> {
+        for &id in ops {
+            if states.is_empty() || self.exhausted {
+                break;
+            }
+            let mut next = Vec::with_capacity(states.len());
+            for s in states {
+                if s.yielded.is_some() {
+                    next.push(s);
+                    continue;
+                }
+                next.extend(self.op(id, s, depth));
+            }
+            states = self.cap(next);
+        }
+        states
+    }
+
+    fn run_block(&mut self, b: BlockId, states: Vec<State>, depth: u32) -> Vec<State> {
+        let ops = self.m.blocks[b.idx()].ops.clone();
+        self.runs(&ops, states, depth)
+    }
+
+    fn cap(&mut self, mut states: Vec<State>) -> Vec<State> {
+        if states.len() <= MAX_STATES {
+            return states;
+        }
+        let mut uniq: Vec<State> = Vec::new();
+        for s in states.drain(..) {
+            if !uniq.contains(&s) {
+                uniq.push(s);
+            }
+        }
+        if uniq.len() > MAX_STATES {
+            self.truncated = true;
+            uniq.sort_by_key(|s| (s.fails.len(), s.unknown_decisions));
+            uniq.truncate(MAX_STATES);
+        }
+        uniq
+    }
+
+    /// Decides a condition on a state: the states where it holds and those where it does not.
+    fn decide(&self, mut s: State, c: &V) -> (Option<State>, Option<State>) {
+        match c {
+            V::Int(x) => {
+                if *x != 0 {
+                    (Some(s), None)
+                } else {
+                    (None, Some(s))
+                }
+            }
+            V::Cond { atom, lo, hi, neg } => {
+                let Some(&(alo, ahi)) = s.atoms.get(*atom as usize) else { return (Some(s.clone()), Some(s)) };
+                let inside = (alo.max(*lo), ahi.min(*hi));
+                let all_in = alo >= *lo && ahi <= *hi;
+                let none_in = inside.0 > inside.1;
+                let (t_in, t_out) = if *neg { (false, true) } else { (true, false) };
+                let _ = t_out;
+                if all_in {
+                    return if t_in { (Some(s), None) } else { (None, Some(s)) };
+                }
+                if none_in {
+                    return if t_in { (None, Some(s)) } else { (Some(s), None) };
+                }
+                let mut a = s.clone();
+                a.atoms[*atom as usize] = inside;
+                // outside: representable when [lo, hi] covers one end
+                if *lo <= alo {
+                    s.atoms[*atom as usize] = (hi.saturating_add(1), ahi);
+                } else if *hi >= ahi {
+                    s.atoms[*atom as usize] = (alo, lo.saturating_sub(1));
+                }
+                a.unknown_decisions += 1;
+                s.unknown_decisions += 1;
+                if *neg {
+                    (Some(s), Some(a))
+                } else {
+                    (Some(a), Some(s))
+                }
+            }
+            _ => {
+                let mut t = s.clone();
+                t.unknown_decisions += 1;
+                s.unknown_decisions += 1;
+                (Some(t), Some(s))
+            }
+        }
+    }
+
+    fn fresh(&self, s: &mut State) -> V {
+        s.atoms.push((i64::MIN / 4, i64::MAX / 4));
+        V::Sym { atom: s.atoms.len() as u32 - 1, off: 0 }
+    }
+
+    fn set(&self, s: &mut State, op: OpId, i: u32, v: V) {
+        s.env.insert((0, op.0, i), v);
+    }
+
+    fn op(&mut self, id: OpId, mut s: State, depth: u32) -> Vec<State> {
+        if !self.spend() || depth > MAX_DEPTH {
+            return vec![s];
+        }
+        let m = self.m;
+        let op = m.op(id);
+        let oc = op.opcode;
+        let b = opname(oc);
+        if matches!(b, "yield" | "condition" | "return") {
+            s.yielded = Some(op.operands.iter().map(|o| self.get(&s, o)).collect());
+            return vec![s];
+        }
+        if is_dma_start(oc) {
+            self.start(id, &mut s);
+            return vec![s];
+        }
+        if is_dma_wait(oc) {
+            self.wait(id, &mut s);
+            return vec![s];
+        }
+        if !op.regions.is_empty() {
+            return match b {
+                "for" => self.for_loop(id, s, depth),
+                "if" => self.if_op(id, s, depth),
+                "while" => self.while_loop(id, s, depth),
+                "index_switch" => self.switch(id, s, depth),
+                _ => {
+                    // any other region op (tpu.region, scf.execute_region): its regions once, in order
+                    let mut states = vec![s];
+                    for &r in &op.regions {
+                        if let Some(&blk) = m.regions[r.idx()].blocks.first() {
+                            states = self.run_block(blk, states, depth + 1);
+                            for st in states.iter_mut() {
+                                st.yielded = None;
+                            }
+                        }
+                    }
+                    states
+                }
+            };
+        }
+        if is_matmul(oc) {
+            s.trace.push(Ev::Compute { op: id });
+        }
+        if b == "sem_alloc" || b.starts_with("sem_alloc") {
+            let dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default();
+            let r = RefV { base: Base::Alloc(id), offs: vec![Some(0); dims.len()], ext: dims.clone(), map: Some((0..dims.len()).collect()), bytes: false };
+            self.set(&mut s, id, 0, V::Ref(r));
+            return vec![s];
+        }
+        let v = self.value(id, &mut s);
+        self.set(&mut s, id, 0, v);
+        vec![s]
+    }
+
+    /// The value of an ordinary op (and its side effects on memory and the trace).
+    fn value(&mut self, id: OpId, s: &mut State) -> V {
+        let m = self.m;
+        let op = m.op(id);
+        if let Some(c) = self.constant(id) {
+            return V::Int(c);
+        }
+        let oc = op.opcode;
+        let b = opname(oc);
+        let plain: Vec<&Operand<'_>> = op.operands.iter().filter(|o| o.role.is_none()).collect();
+        let arg = |k: usize| plain.get(k).map(|o| self.get(s, o)).unwrap_or(V::Unknown);
+        // views
+        if b == "saddr_scaled" {
+            let mult = op.attr("multiplier_in_bytes").and_then(Value::as_int).unwrap_or(1);
+            return match (arg(0), arg(1)) {
+                (V::Ref(r), off) => {
+                    let cur = if r.bytes { r.offs.first().copied().flatten() } else if r.offs.iter().all(|x| *x == Some(0)) { Some(0) } else { None };
+                    let add = if let V::Int(o) = off { o.checked_mul(mult) } else { None };
+                    V::Ref(RefV { base: r.base, offs: vec![cur.zip(add).and_then(|(a, b)| a.checked_add(b))], ext: Vec::new(), map: None, bytes: true })
+                }
+                _ => V::Unknown,
+            };
+        }
+        if b.starts_with("memref_slice") || b == "subview" {
+            let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
+            let idx: Vec<V> = op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
+            let out_dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
+            match (&r.map, out_dims) {
+                (Some(map), Some(out)) if map.len() == idx.len() && out.len() == idx.len() => {
+                    for (v, (i, n)) in idx.iter().zip(out.iter()).enumerate() {
+                        let d = map[v];
+                        if d < r.offs.len() {
+                            r.offs[d] = match (r.offs[d], i) {
+                                (Some(a), V::Int(x)) => a.checked_add(*x),
+                                _ => None,
+                            };
+                            r.ext[d] = *n;
+                        }
+                    }
+                }
+                _ => {
+                    r.map = None;
+                    for o in r.offs.iter_mut() {
+                        *o = None;
+                    }
+                }
+            }
+            return V::Ref(r);
+        }
+        if b.starts_with("memref_squeeze") {
+            let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
+            let out = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
+            if let (Some(map), Some(out)) = (r.map.clone(), out) {
+                let inn: Vec<i64> = map.iter().map(|&d| r.ext.get(d).copied().unwrap_or(1)).collect();
+                let mut drop = inn.len().saturating_sub(out.len());
+                let mut keep = Vec::new();
+                let mut j = 0;
+                let mut ok = true;
+                for (i, &n) in inn.iter().enumerate() {
+                    if j < out.len() && n == out[j] && !(n == 1 && drop > 0 && inn.len() - i > out.len() - j) {
+                        keep.push(map[i]);
+                        j += 1;
+                    } else if n == 1 && drop > 0 {
+                        drop -= 1;
+                    } else {
+                        ok = false;
+                    }
+                }
+                r.map = if ok && j == out.len() { Some(keep) } else { None };
+            } else {
+                r.map = None;
+            }
+            return V::Ref(r);
+        }
+        if b.starts_with("memref_reshape") || b.starts_with("memref_bitcast") || b.starts_with("reinterpret_cast") || (oc.starts_with("memref.") && matches!(b, "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view")) {
+            let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
+            let out_rank = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.rank());
+            if r.map.as_ref().map(Vec::len) != out_rank {
+                r.map = None;
+            }
+            return V::Ref(r);
+        }
+        // loads and stores
+        let is_load = b.contains("load") && !b.contains("dma");
+        let is_store = b.contains("store") && !b.contains("dma");
+        if is_load || is_store {
+            let memref = op
+                .operands
+                .iter()
+                .find(|o| o.role == Some("into") || o.role == Some("base"))
+                .or_else(|| op.operands.iter().filter(|o| o.role.is_none()).find(|o| matches!(self.get(s, o), V::Ref(_))));
+            let region = memref.and_then(|o| match self.get(s, o) {
+                V::Ref(r) => Some(r),
+                _ => None,
+            });
+            let idx: Vec<V> = op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
+            let shape: Vec<i64> = if is_load {
+                op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default()
+            } else {
+                op.operands
+                    .iter()
+                    .find(|o| !matches!(self.get(s, o), V::Ref(_)) && o.role.is_none())
+                    .and_then(|o| o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped()).and_then(|x| x.static_dims()))
+                    .unwrap_or_default()
+            };
+            let region = region.map(|r| index_region(r, &idx, &shape));
+            if let Some(r) = &region {
+                if is_load {
+                    s.trace.push(Ev::Read { op: id, region: r.clone() });
+                } else {
+                    s.trace.push(Ev::Compute { op: id });
+                }
+            } else if is_store {
+                s.trace.push(Ev::Compute { op: id });
+            }
+            // scalar memory
+            let scalar_ty = |t: Option<&MlirType<'_>>| matches!(t, Some(MlirType::Scalar { dtype, .. }) if !dtype.is_float() && *dtype != crate::ir::DType::Pred);
+            if let Some(r) = region.filter(|r| !r.bytes) {
+                let key: Option<Vec<i64>> = r.offs.iter().copied().collect();
+                if is_load && scalar_ty(op.ty.mlir()) {
+                    if let Some(k) = key {
+                        if let Some(v) = s.mem.get(&(r.base, k.clone())) {
+                            return v.clone();
+                        }
+                        let v = self.fresh(s);
+                        s.mem.insert((r.base, k), v.clone());
+                        return v;
+                    }
+                    return V::Unknown;
+                }
+                if is_store && b != "vector_store" {
+                    let val = op.operands.iter().find(|o| o.role.is_none() && !matches!(self.get(s, o), V::Ref(_))).map(|o| self.get(s, o));
+                    match (key, val) {
+                        (Some(k), Some(v)) if r.offs.len() == r.ext.len() && r.ext.iter().all(|&e| e == 1) => {
+                            s.mem.insert((r.base, k), v);
+                        }
+                        _ => s.mem.retain(|(base, _), _| *base != r.base),
+                    }
+                }
+            }
+            return V::Unknown;
+        }
+        // integer arithmetic: arith.* and LLO scalar ops (`llo.sadd.s32`)
+        let mut name = b.split('.').next().unwrap_or(b);
+        if oc.starts_with("llo.") {
+            if let Some(x) = name.strip_prefix('s').filter(|x| !x.is_empty() && name != "select" && name != "shl") {
+                name = x;
+            }
+        }
+        let pred: Option<String> = if name.starts_with("cmp") {
+            op.payload.as_ref().or_else(|| op.attr("predicate")).and_then(|v| v.word()).map(|w| {
+                match w.parse::<i64>() {
+                    Ok(n) => ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"].get(n as usize).copied().unwrap_or("?").to_string(),
+                    Err(_) => w.trim_start_matches("#arith<cmpi").trim_end_matches('>').trim().to_string(),
+                }
+            })
+        } else {
+            None
+        };
+        let (x, y) = (arg(0), arg(1));
+        match name {
+            "addi" | "add" => self.lin(x, y, 1),
+            "subi" | "sub" => self.lin(x, y, -1),
+            "muli" | "mul" => int2(x, y, |a, b| a.checked_mul(b)),
+            "divsi" | "divui" | "div" => int2(x, y, |a, b| a.checked_div(b)),
+            "floordivsi" | "floordiv" => int2(x, y, |a, b| {
+                let q = a.checked_div(b)?;
+                Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q })
+            }),
+            "ceildivsi" | "ceildiv" => int2(x, y, |a, b| {
+                let q = a.checked_div(b)?;
+                Some(if a % b != 0 && ((a < 0) == (b < 0)) { q + 1 } else { q })
+            }),
+            "remsi" | "remui" | "rem" => int2(x, y, |a, b| a.checked_rem(b)),
+            "minsi" | "minui" | "min" => int2(x, y, |a, b| Some(a.min(b))),
+            "maxsi" | "maxui" | "max" => int2(x, y, |a, b| Some(a.max(b))),
+            "andi" | "and" => int2(x, y, |a, b| Some(a & b)),
+            "ori" | "or" => int2(x, y, |a, b| Some(a | b)),
+            "xori" | "xor" => match (&x, &y) {
+                (V::Cond { atom, lo, hi, neg }, V::Int(1)) | (V::Int(1), V::Cond { atom, lo, hi, neg }) => V::Cond { atom: *atom, lo: *lo, hi: *hi, neg: !neg },
+                _ => int2(x, y, |a, b| Some(a ^ b)),
+            },
+            "shli" | "shl" => int2(x, y, |a, b| if (0..63).contains(&b) { a.checked_shl(b as u32) } else { None }),
+            "shrsi" | "shrui" | "shr" => int2(x, y, |a, b| if (0..63).contains(&b) { Some(a >> b) } else { None }),
+            "index_cast" | "index_castui" | "extsi" | "extui" | "trunci" | "bitcast" | "stov" | "vtos" => x,
+            "select" => match arg(0) {
+                V::Int(c) => {
+                    if c != 0 {
+                        y
+                    } else {
+                        arg(2)
+                    }
+                }
+                _ => V::Unknown,
+            },
+            n if n.starts_with("cmp") || matches!(n, "lt" | "le" | "gt" | "ge" | "eq" | "ne") => {
+                let p = pred.unwrap_or_else(|| n.to_string());
+                self.compare(&p, x, y)
+            }
+            _ => V::Unknown,
+        }
+    }
+
+    fn lin(&self, x: V, y: V, sign: i64) -> V {
+        match (x, y) {
+            (V::Int(a), V::Int(b)) => a.checked_add(sign.saturating_mul(b)).map(V::Int).unwrap_or(V::Unknown),
+            (V::Sym { atom, off }, V::Int(b)) => off.checked_add(sign.saturating_mul(b)).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown),
+            (V::Int(a), V::Sym { atom, off }) if sign == 1 => off.checked_add(a).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown),
+            _ => V::Unknown,
+        }
+    }
+
+    fn compare(&self, p: &str, x: V, y: V) -> V {
+        let p = p.trim_start_matches(['s', 'u']).to_string();
+        let p = if p.is_empty() { "ge".to_string() } else { p }; // never reached for real spellings
+        match (&x, &y) {
+            (V::Int(a), V::Int(b)) => V::Int(i64::from(match p.as_str() {
+                "eq" => a == b,
+                "ne" => a != b,
+                "lt" => a < b,
+                "le" => a <= b,
+                "gt" => a > b,
+                "ge" => a >= b,
+                _ => return V::Unknown,
+            })),
+            (V::Sym { atom, off }, V::Int(c)) => c.checked_sub(*off).map(|c| sym_cmp(*atom, &p, c)).unwrap_or(V::Unknown),
+            (V::Int(c), V::Sym { atom, off }) => {
+                let flipped = match p.as_str() {
+                    "lt" => "gt",
+                    "le" => "ge",
+                    "gt" => "lt",
+                    "ge" => "le",
+                    o => o,
+                };
+                c.checked_sub(*off).map(|c| sym_cmp(*atom, flipped, c)).unwrap_or(V::Unknown)
+            }
+            (V::Cond { atom, lo, hi, neg }, V::Int(c)) | (V::Int(c), V::Cond { atom, lo, hi, neg }) if *c == 0 || *c == 1 => {
+                let same = (p == "ne") == (*c == 0);
+                if p == "ne" || p == "eq" {
+                    V::Cond { atom: *atom, lo: *lo, hi: *hi, neg: if same { *neg } else { !neg } }
+                } else {
+                    V::Unknown
+                }
+            }
+            _ => V::Unknown,
+        }
+    }
+
+    fn for_loop(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let Some(&body) = op.regions.first().and_then(|r| m.regions[r.idx()].blocks.first()) else { return vec![s] };
+        let lb_o = op.operands.iter().find(|o| o.role.is_none());
+        let ub_o = op.operands.iter().find(|o| o.role == Some("to")).or_else(|| op.operands.get(1));
+        let st_o = op.operands.iter().find(|o| o.role == Some("step")).or_else(|| op.operands.get(2));
+        let inits: Vec<&Operand<'_>> = op.operands.iter().filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg"))).collect();
+        let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
+        let lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let step = match st_o.map(|o| self.get(&s, o)) {
+            Some(V::Int(x)) if x > 0 => x,
+            _ => 1,
+        };
+        let init_vals: Vec<V> = inits.iter().map(|o| self.get(&s, o)).collect();
+        // iterations: a list of induction values, or `None` for a dynamic bound
+        let plan: Option<Vec<i64>> = match (&lb, &ub) {
+            (V::Int(l), V::Int(u)) => {
+                let n = if u > l { u.saturating_sub(*l).saturating_add(step - 1) / step } else { 0 };
+                Some(sample(n, FULL_LOOP).into_iter().map(|k| l.saturating_add(k.saturating_mul(step))).collect())
+            }
+            _ => None,
+        };
+        let mut done: Vec<State> = Vec::new();
+        let mut live: Vec<(State, Vec<V>)> = vec![(s, init_vals)];
+        let lb_known = if let V::Int(l) = lb { Some(l) } else { None };
+        let iters: Vec<Option<i64>> = match &plan {
+            Some(p) => p.iter().map(|&x| Some(x)).collect(),
+            None => (0..DYN_ITERS).map(|k| lb_known.map(|l| l.saturating_add(k.saturating_mul(step)))).collect(),
+        };
+        for iv in iters {
+            if live.is_empty() || self.exhausted {
+                break;
+            }
+            let mut entering = Vec::new();
+            for (st, carried) in live.drain(..) {
+                if plan.is_some() {
+                    entering.push((st, carried));
+                    continue;
+                }
+                // dynamic bound: decide `iv < ub`
+                let c = match iv {
+                    Some(i) => self.compare("slt", V::Int(i), ub.clone()),
+                    None => V::Unknown,
+                };
+                let (t, f) = self.decide(st, &c);
+                if let Some(mut f) = f {
+                    self.finish_loop(id, &mut f, &carried);
+                    done.push(f);
+                }
+                if let Some(t) = t {
+                    entering.push((t, carried));
+                }
+            }
+            let mut states = Vec::new();
+            for (mut st, carried) in entering {
+                let ivv = iv.map(V::Int).unwrap_or(V::Unknown);
+                st.env.insert(dkey(Def::BlockArg { block: body, index: 0 }), ivv);
+                for (k, v) in carried.into_iter().enumerate() {
+                    st.env.insert(dkey(Def::BlockArg { block: body, index: k as u32 + 1 }), v);
+                }
+                st.ctx.push((id, iv.unwrap_or(-1)));
+                states.push(st);
+            }
+            let out = self.run_block(body, states, depth + 1);
+            for mut st in out {
+                st.ctx.pop();
+                let y = st.yielded.take().unwrap_or_default();
+                live.push((st, y));
+            }
+        }
+        for (mut st, carried) in live {
+            self.finish_loop(id, &mut st, &carried);
+            done.push(st);
+        }
+        self.cap(done)
+    }
+
+    fn finish_loop(&self, id: OpId, s: &mut State, carried: &[V]) {
+        for (k, v) in carried.iter().enumerate() {
+            self.set(s, id, k as u32, v.clone());
+        }
+    }
+
+    fn if_op(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let (t, f) = self.decide(s, &c);
+        let mut out = Vec::new();
+        for (st, r) in [(t, 0usize), (f, 1usize)] {
+            let Some(st) = st else { continue };
+            let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+            let res = match blk {
+                Some(b) => self.run_block(b, vec![st], depth + 1),
+                None => vec![st],
+            };
+            for mut st in res {
+                let y = st.yielded.take().unwrap_or_default();
+                self.finish_loop(id, &mut st, &y);
+                out.push(st);
+            }
+        }
+        out
+    }
+
+    fn switch(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let cases = op.attr("cases").and_then(mattr::int_array).unwrap_or_default();
+        // regions: default first, then one per case (MLIR's order)
+        let pick: Vec<usize> = match c {
+            V::Int(x) => vec![cases.iter().position(|&k| k == x).map(|p| p + 1).unwrap_or(0)],
+            _ => (0..op.regions.len()).collect(),
+        };
+        let mut out = Vec::new();
+        for r in pick {
+            let mut st = s.clone();
+            if op.regions.len() > 1 && !matches!(c, V::Int(_)) {
+                st.unknown_decisions += 1;
+            }
+            let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+            let res = match blk {
+                Some(b) => self.run_block(b, vec![st], depth + 1),
+                None => vec![st],
+            };
+            for mut st in res {
+                let y = st.yielded.take().unwrap_or_default();
+                self.finish_loop(id, &mut st, &y);
+                out.push(st);
+            }
+        }
+        self.cap(out)
+    }
+
+    fn while_loop(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let blk = |r: usize| op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+        let (Some(before), after) = (blk(0), blk(1)) else { return vec![s] };
+        let init: Vec<V> = op.operands.iter().map(|o| self.get(&s, o)).collect();
+        let mut live = vec![(s, init)];
+        let mut done = Vec::new();
+        for k in 0..=DYN_ITERS {
+            if live.is_empty() || self.exhausted {
+                break;
+            }
+            let mut states = Vec::new();
+            for (mut st, args) in live.drain(..) {
+                for (i, v) in args.into_iter().enumerate() {
+                    st.env.insert(dkey(Def::BlockArg { block: before, index: i as u32 }), v);
+                }
+                states.push(st);
+            }
+            for mut st in self.run_block(before, states, depth + 1) {
+                let y = st.yielded.take().unwrap_or_default();
+                let c = y.first().cloned().unwrap_or(V::Unknown);
+                let rest: Vec<V> = y.into_iter().skip(1).collect();
+                let (t, f) = self.decide(st, &c);
+                if let Some(mut f) = f {
+                    self.finish_loop(id, &mut f, &rest);
+                    done.push(f);
+                }
+                if let (Some(mut t), Some(after)) = (t, after) {
+                    if k == DYN_ITERS {
+                        self.finish_loop(id, &mut t, &rest);
+                        done.push(t);
+                        continue;
+                    }
+                    for (i, v) in rest.iter().enumerate() {
+                        t.env.insert(dkey(Def::BlockArg { block: after, index: i as u32 }), v.clone());
+                    }
+                    t.ctx.push((id, k));
+                    for mut a in self.run_block(after, vec![t], depth + 1) {
+                        a.ctx.pop();
+                        let y = a.yielded.take().unwrap_or_default();
+                        live.push((a, y));
+                    }
+                }
+            }
+        }
+        for (mut st, args) in live {
+            self.finish_loop(id, &mut st, &args);
+            done.push(st);
+        }
+        self.cap(done)
+    }
+
+    /// The semaphore refs of a DMA op: by role, else (LLO) every operand that is a view of a semaphore.
+    fn sem_operands(&self, s: &State, op: &Op<'a>, roles: &[&str]) -> Vec<RefV> {
+        let by_role: Vec<RefV> = op
+            .operands
+            .iter()
+            .filter(|o| o.role.is_some_and(|r| roles.contains(&r)))
+            .filter_map(|o| match self.get(s, o) {
+                V::Ref(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        if !by_role.is_empty() || op.operands.iter().any(|o| o.role.is_some()) {
+            return by_role;
+        }
+        op.operands
+            .iter()
+            .filter_map(|o| match self.get(s, o) {
+                V::Ref(r) if self.is_sem_base(r.base) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn is_sem_base(&self, b: Base) -> bool {
+        match b {
+            Base::Arg(i) => self.sem_args.contains(&i),
+            Base::Alloc(op) => self.m.op(op).ty.mlir().is_some_and(|t| t.is_semaphore()),
+        }
+    }
+
+    fn size_of(op: &Op<'_>, roles: &[&str]) -> Option<String> {
+        for r in roles {
+            if let Some(o) = op.operands.iter().find(|o| o.role == Some(*r)) {
+                if let Some(sh) = o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped()) {
+                    let dims = sh.static_dims()?;
+                    let dt = sh.elem.to_string();
+                    return Some(dims.iter().map(|d| format!("{d}x")).collect::<String>() + &dt);
+                }
+            }
+        }
+        None
+    }
+
+    fn start(&mut self, id: OpId, s: &mut State) {
+        let op = self.m.op(id);
+        s.executed.insert(id);
+        let mut sems = self.sem_operands(s, op, &["target_semaphore"]);
+        sems.extend(self.sem_operands(s, op, &["source_semaphore"]).into_iter().filter(|_| op.operands.iter().any(|o| o.role == Some("source_semaphore"))));
+        if sems.is_empty() {
+            self.unaccountable.get_or_insert(id);
+            return;
+        }
+        let target = op.operands.iter().find(|o| o.role == Some("target")).and_then(|o| match self.get(s, o) {
+            V::Ref(r) => Some(r),
+            _ => None,
+        });
+        let keys: Vec<Key> = sems.iter().map(|r| Key { base: r.base, offs: r.offs.clone(), bytes: r.bytes }).collect();
+        let d = Dma {
+            op: id,
+            pending: vec![true; keys.len()],
+            sems: keys,
+            target,
+            size: Self::size_of(op, &["target", "source"]),
+            when: self.when(s),
+            started: s.trace.len(),
+            waited: None,
+        };
+        s.dmas.push(d);
+        if s.trace.len() < MAX_TRACE {
+            s.trace.push(Ev::Start { dma: s.dmas.len() - 1 });
+        }
+    }
+
+    fn wait(&mut self, id: OpId, s: &mut State) {
+        let op = self.m.op(id);
+        s.executed.insert(id);
+        let sems = self.sem_operands(s, op, &["semaphore", "sem"]);
+        let Some(sem) = sems.first() else {
+            self.unaccountable.get_or_insert(id);
+            return;
+        };
+        let key = Key { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes };
+        let size = Self::size_of(op, &["dst", "ref", "src"]);
+        let dst = op.operands.iter().find(|o| o.role == Some("dst") || o.role == Some("ref")).and_then(|o| match self.get(s, o) {
+            V::Ref(r) => Some(r),
+            _ => None,
+        });
+        let may_eq = |a: &Key, b: &Key| a.base == b.base && a.bytes == b.bytes && a.offs.len() == b.offs.len() && a.offs.iter().zip(&b.offs).all(|(x, y)| x.is_none() || y.is_none() || x == y);
+        // candidates: outstanding DMAs on this semaphore, in start order
+        let cands: Vec<(usize, usize)> = s
+            .dmas
+            .iter()
+            .enumerate()
+            .flat_map(|(i, d)| d.sems.iter().enumerate().filter(|(k, sk)| d.pending[*k] && may_eq(sk, &key)).map(move |(k, _)| (i, k)))
+            .collect();
+        let (sem_name, slot) = self.describe_key(&key);
+        let semtxt = if slot.is_empty() { sem_name.clone() } else { format!("{sem_name}[{slot}]") };
+        let size_ok = |d: &Dma| match (&d.size, &size) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        let same_target = |d: &Dma| match (&d.target, &dst) {
+            (Some(a), Some(b)) => a.base == b.base && a.offs == b.offs,
+            _ => false,
+        };
+        // the most recent matching DMA (the one a pipelined wait is written for: started in the previous
+        // iteration or step into this slot); same target first
+        let pick = cands
+            .iter()
+            .rev()
+            .find(|(i, _)| size_ok(&s.dmas[*i]) && same_target(&s.dmas[*i]))
+            .or_else(|| cands.iter().rev().find(|(i, _)| size_ok(&s.dmas[*i])))
+            .copied();
+        let when = self.when(s);
+        let consumed = match pick {
+            Some((i, k)) => Some((i, k)),
+            None if !cands.is_empty() => {
+                let (i, k) = cands[cands.len() - 1];
+                let d = &s.dmas[i];
+                let detail = format!(
+                    "this wait {when} on {semtxt} is for a {} transfer, but the DMA(s) outstanding on that semaphore are {} (started {})",
+                    size.clone().unwrap_or_else(|| "?".into()),
+                    d.size.clone().unwrap_or_else(|| "?".into()),
+                    d.when
+                );
+                s.fails.entry(id).or_insert(Fail { kind: "mismatched-wait", detail, semaphore: sem_name.clone(), slot: slot.clone(), related: Some(d.op) });
+                Some((i, k))
+            }
+            None => {
+                let others: Vec<String> = s
+                    .dmas
+                    .iter()
+                    .flat_map(|d| d.sems.iter().zip(&d.pending).filter(|(_, &p)| p).map(|(k, _)| k))
+                    .map(|k| {
+                        let (n, sl) = self.describe_key(k);
+                        if sl.is_empty() { n } else { format!("{n}[{sl}]") }
+                    })
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let detail = if others.is_empty() {
+                    format!("this wait {when} on {semtxt} has no DMA outstanding (nothing started on any semaphore is pending)")
+                } else {
+                    format!("this wait {when} on {semtxt} has no DMA outstanding on that semaphore; outstanding: {}", others.join(", "))
+                };
+                s.fails.entry(id).or_insert(Fail { kind: "wait-without-start", detail, semaphore: sem_name, slot, related: None });
+                None
+            }
+        };
+        if let Some((i, k)) = consumed {
+            s.dmas[i].pending[k] = false;
+            if !s.dmas[i].pending.iter().any(|&p| p) {
+                s.dmas[i].waited = Some(s.trace.len());
+            }
+        }
+        if s.trace.len() < MAX_TRACE {
+            s.trace.push(Ev::Wait { op: id, dma: consumed.map(|c| c.0) });
+        }
+    }
+}
+
+fn int2(x: V, y: V, f: impl Fn(i64, i64) -> Option<i64>) -> V {
+    match (x, y) {
+        (V::Int(a), V::Int(b)) => f(a, b).map(V::Int).unwrap_or(V::Unknown),
+        _ => V::Unknown,
+    }
+}
+
+/// `atom <p> c` as a condition.
+fn sym_cmp(atom: u32, p: &str, c: i64) -> V {
+    let (lo, hi, neg) = match p {
+        "eq" => (c, c, false),
+        "ne" => (c, c, true),
+        "lt" => (i64::MIN / 4, c.saturating_sub(1), false),
+        "le" => (i64::MIN / 4, c, false),
+        "gt" => (c.saturating_add(1), i64::MAX / 4, false),
+        "ge" => (c, i64::MAX / 4, false),
+        _ => return V::Unknown,
+    };
+    V::Cond { atom, lo, hi, neg }
+}
+
+/// The region a load/store touches: `r` indexed by `idx` (view dims), extents from the accessed shape aligned to
+/// the trailing dimensions.
+fn index_region(mut r: RefV, idx: &[V], shape: &[i64]) -> RefV {
+    if r.bytes {
+        return r;
+    }
+    let Some(map) = r.map.clone() else { return r };
+    if idx.len() != map.len() {
+        return r;
+    }
+    let rank = map.len();
+    for (v, i) in idx.iter().enumerate() {
+        let d = map[v];
+        if d >= r.offs.len() {
+            continue;
+        }
+        r.offs[d] = match (r.offs[d], i) {
+            (Some(a), V::Int(x)) => a.checked_add(*x),
+            _ => None,
+        };
+        // extent: the accessed shape's dim aligned to the trailing view dims, else 1
+        let k = v as i64 - (rank as i64 - shape.len() as i64);
+        // (clamped to the view: packed vreg shapes such as `vector<8x128x4xf8E4M3FN>` do not follow memref dims)
+        let view = r.ext[d].max(1);
+        r.ext[d] = if k >= 0 { shape.get(k as usize).copied().unwrap_or(1).clamp(1, view) } else { 1 };
+    }
+    r
+}
+
+/// Two regions of one base certainly overlap (every offset known and the boxes intersect). Regions with an
+/// unknown offset are not claimed to overlap: findings built on this are definite.
+pub fn overlaps(a: &RefV, b: &RefV) -> bool {
+    if a.base != b.base || a.bytes || b.bytes {
+        return false;
+    }
+    if a.offs.len() != b.offs.len() || a.ext.len() != a.offs.len() || b.ext.len() != b.offs.len() {
+        return false;
+    }
+    (0..a.offs.len()).all(|d| match (a.offs[d], b.offs[d]) {
+        (Some(x), Some(y)) => x < y.saturating_add(b.ext[d].max(1)) && y < x.saturating_add(a.ext[d].max(1)),
+        _ => false,
+    })
+}
+
+impl Outcome {
+    /// Ops that failed on every explored path that executed them (or, for never-waited starts, on every final
+    /// path that executed them), with the failure seen on the first such path.
+    pub fn must_fail(&self) -> Vec<(OpId, Fail)> {
+        let mut ops: BTreeSet<OpId> = BTreeSet::new();
+        for s in &self.states {
+            ops.extend(s.fails.keys().copied());
+        }
+        let mut out = Vec::new();
+        for op in ops {
+            let ran: Vec<&State> = self.states.iter().filter(|s| s.executed.contains(&op)).collect();
+            if !ran.is_empty() && ran.iter().all(|s| s.fails.contains_key(&op)) {
+                let s = ran.iter().min_by_key(|s| s.unknown_decisions).copied();
+                if let Some(f) = s.and_then(|s| s.fails.get(&op)) {
+                    out.push((op, f.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Any explored path decided a condition the simulation could not compute.
+    pub fn data_dependent(&self) -> bool {
+        self.states.iter().any(|s| s.unknown_decisions > 0)
+    }
+}
+
+/// The view a function argument or allocation is known by (`%arg7`).
+pub fn base_label(m: &Module<'_>, f: FuncId, b: Base) -> String {
+    match b {
+        Base::Arg(i) => {
+            let func = m.func(f);
+            func.params.get(i).map(|p| format!("%{}", p.name)).unwrap_or_else(|| format!("argument {i}"))
+        }
+        Base::Alloc(op) => format!("%{}", m.op(op).name),
+    }
+}
+
+/// The slot of a region: its offsets on the dimensions the DMA targets do not cover fully (`0` for
+/// `%arg7[0, 0, 0]` of a `2x128x128` buffer).
+pub fn slot_text(r: &RefV) -> String {
+    r.offs.iter().map(|o| o.map(|x| x.to_string()).unwrap_or_else(|| "?".into())).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_ops_fold_without_overflow_panics() {
+        let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
+        let sim = Sim { m: &m, budget: 1, truncated: false, exhausted: false, unaccountable: None, entry: None, arg_types: Vec::new(), sem_args: BTreeSet::new() };
+        assert_eq!(sim.lin(V::Int(i64::MAX), V::Int(1), 1), V::Unknown);
+        assert_eq!(sim.compare("slt", V::Int(1), V::Int(2)), V::Int(1));
+        assert_eq!(sim.compare("slt", V::Sym { atom: 0, off: i64::MIN }, V::Int(i64::MAX)), V::Unknown);
+        assert_eq!(int2(V::Int(i64::MIN), V::Int(-1), |a, b| a.checked_rem(b)), V::Unknown);
+        assert!(matches!(sim.compare("sge", V::Sym { atom: 0, off: 1 }, V::Int(3)), V::Cond { lo: 2, .. }));
+    }
+}

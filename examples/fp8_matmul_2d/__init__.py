@@ -34,6 +34,21 @@ VERSIONS = {
 }
 
 
+# The hlolint rule pack each version is written against (the user's guide's checklist per version); the driver
+# records it in the manifest and `hlolint` lints each version with its own pack.
+RULES = {
+    "v1": "v1-auto",
+    "v2": "v2-dma",
+    "v3": "v3-smem",
+    "bug_upcast": "v1-auto",
+    "bug_unwaited_dma": "v2-dma",
+    "bug_single_slot": "v2-dma",
+    "bug_scales_vmem": "v3-smem",
+    "bug_any_in_vmem": "v2-dma",
+    "bug_bad_block": "v1-auto",
+}
+
+
 def example_args(m: int = M, n: int = N, k: int = K, block: int = BLOCK):
     return (
         jax.ShapeDtypeStruct((m, k), jnp.float8_e4m3fn),

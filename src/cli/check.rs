@@ -39,8 +39,21 @@ struct GroupOutcome {
     problems: Vec<miette::Report>,
 }
 
-/// Loads the packs and applies `--select`/`--ignore`/`--severity`: the rules of this run and their severities.
-pub fn rule_setup(cli: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity>, Option<String>), miette::Report> {
+/// The rules of a run: a rule set and each rule's severity after overrides.
+pub struct Rules {
+    pub set: RuleSet,
+    pub severities: BTreeMap<String, Severity>,
+}
+
+impl Rules {
+    pub fn severity(&self, r: &rules::Rule) -> Severity {
+        self.severities.get(&r.id).copied().unwrap_or(r.severity)
+    }
+}
+
+/// The command line completed by the configuration file, whether packs were chosen (on the command line or in
+/// the config), and the config's target.
+pub fn resolve_lint_args(cli: &LintArgs) -> Result<(LintArgs, bool, Option<String>), miette::Report> {
     let cfg_path = if cli.isolated {
         None
     } else {
@@ -50,7 +63,13 @@ pub fn rule_setup(cli: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity>
         Some(p) => super::config::load(p).map_err(miette::Report::new)?,
         None => super::config::Config::default(),
     };
-    let lint = &super::config::apply(cli, &cfg);
+    let explicit = !cli.rules.is_empty() || !cfg.rules.is_empty();
+    Ok((super::config::apply(cli, &cfg), explicit, cfg.target.clone()))
+}
+
+/// Loads the packs and applies `--select`/`--ignore`/`--severity`. `strict`: a selector or override that matches
+/// no rule is an error (for the packs the user named; packs named by a kernel module's manifest are lenient).
+pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report> {
     let mut set = rules::load(&lint.rules).map_err(miette::Report::new)?;
     let list = |v: &[String]| -> Vec<String> { v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect() };
     let (select, ignore) = (list(&lint.select), list(&lint.ignore));
@@ -58,7 +77,7 @@ pub fn rule_setup(cli: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity>
         pats.iter().any(|p| p == "ALL" || r.id == *p || r.code.as_deref().is_some_and(|c| c.to_ascii_uppercase().starts_with(&p.to_ascii_uppercase())))
     };
     for p in select.iter().chain(&ignore) {
-        if p != "ALL" && !set.rules.iter().any(|r| hits(r, std::slice::from_ref(p))) {
+        if strict && p != "ALL" && !set.rules.iter().any(|r| hits(r, std::slice::from_ref(p))) {
             return Err(miette::miette!(help = "`hlolint rules` lists the rules of the selected packs", "no rule matches `{p}` in the selected packs"));
         }
     }
@@ -73,24 +92,37 @@ pub fn rule_setup(cli: &LintArgs) -> Result<(RuleSet, BTreeMap<String, Severity>
         };
         let level = Severity::parse(v).ok_or_else(|| miette::miette!(help = "levels: error, warning, info, off", "unknown severity `{v}`"))?;
         let ids: Vec<String> = set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
-        if ids.is_empty() {
+        if ids.is_empty() && strict {
             return Err(miette::miette!("--severity: no rule matches `{k}` in the selected packs"));
         }
         for id in ids {
             sev.insert(id, level);
         }
     }
-    Ok((set, sev, cfg.target.clone()))
+    Ok(Rules { set, severities: sev })
+}
+
+/// The pack a kernel module names for the version in `dir` (the driver's manifest records `RULES`).
+fn manifest_pack(dir: &str) -> Option<String> {
+    crate::lint::target::manifest_result(std::path::Path::new(dir))?.get("rules")?.as_str().map(str::to_string)
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
-    let (ruleset, severities, cfg_target) = match rule_setup(&args.lint) {
+    let (lint, explicit, cfg_target) = match resolve_lint_args(&args.lint) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("{e:?}");
             return 2;
         }
     };
+    let base = match load_rules(&lint, true) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e:?}");
+            return 2;
+        }
+    };
+    let ruleset = &base.set;
     let target = args.target.clone().or(cfg_target);
     if let Some(t) = &target {
         if crate::lint::Target::lookup(t).is_none() {
@@ -114,9 +146,43 @@ pub fn check(args: &CheckArgs) -> i32 {
     for f in &sources {
         groups.entry(group_dir(&f.path)).or_default().push(f);
     }
-    let sev_of = |r: &rules::Rule| severities.get(&r.id).copied().unwrap_or(r.severity);
     let groups: Vec<(String, Vec<&SourceFile>)> = groups.into_iter().collect();
-    let outcomes: Vec<GroupOutcome> = groups.par_iter().map(|(dir, files)| lint_group(dir, files, &ruleset, &sev_of, target.as_deref())).collect();
+    // Without packs on the command line or in a config, a version compiled by `hlolint compile` is linted with the
+    // pack its kernel module names for it (RULES in the module, recorded in the manifest).
+    let mut by_pack: BTreeMap<String, Rules> = BTreeMap::new();
+    if !explicit {
+        for (dir, _) in &groups {
+            if let Some(p) = manifest_pack(dir) {
+                if !by_pack.contains_key(&p) {
+                    let mut l = lint.clone();
+                    l.rules = vec![p.clone()];
+                    match load_rules(&l, false) {
+                        Ok(r) => {
+                            by_pack.insert(p, r);
+                        }
+                        Err(e) => reports.push(e),
+                    }
+                }
+            }
+        }
+    }
+    let rules_for = |dir: &str| -> &Rules {
+        if explicit {
+            return &base;
+        }
+        manifest_pack(dir).and_then(|p| by_pack.get(&p)).unwrap_or(&base)
+    };
+    let outcomes: Vec<GroupOutcome> = groups
+        .par_iter()
+        .map(|(dir, files)| {
+            let r = rules_for(dir);
+            let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target.as_deref());
+            if !std::ptr::eq(r, &base) {
+                o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
+            }
+            o
+        })
+        .collect();
 
     let texts: Texts = sources.iter().map(|f| (f.path.clone(), Arc::new(f.text.clone()))).collect();
     let mut comp_reports = Vec::new();
@@ -162,7 +228,7 @@ pub fn check(args: &CheckArgs) -> i32 {
             let findings_json: Vec<serde_json::Value> = findings.iter().map(|f| report::machine::finding_json(f, &texts)).collect();
             let doc = serde_json::json!({
                 "findings": findings_json,
-                "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "findings": r.findings.len()})).collect::<Vec<_>>(),
+                "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs, "findings": r.findings.len()})).collect::<Vec<_>>(),
                 "rules": ruleset.rules.iter().map(|r| &r.id).collect::<Vec<_>>(),
                 "files": json_files,
                 "linked": linked,
@@ -212,7 +278,7 @@ fn lint_group(dir: &str, files: &[&SourceFile], rules: &RuleSet, sev: &(dyn Fn(&
     let c = Compilation::new(dir.to_string(), &parsed, target);
     let findings = engine::run(rules, &c, sev);
     let target = c.target.as_ref().map(|t| format!("{} (from {})", t.name(), t.source.describe()));
-    let report = CompilationReport { dir: dir.to_string(), target, files: parsed.len(), findings };
+    let report = CompilationReport { dir: dir.to_string(), target, files: parsed.len(), packs: None, findings };
     drop(c);
     let files = parsed.into_iter().map(|p| (p.file.path.clone(), p.summary)).collect();
     GroupOutcome { report, files, problems }

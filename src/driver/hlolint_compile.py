@@ -11,6 +11,8 @@ Usage (the Rust side embeds this file and runs it from a file path, not with `py
 Kernel module convention (see docs/driver.md): the module exposes
     VERSIONS = {"v1": fn, ...}    callables to jit
     example_args()                tuple of jax.ShapeDtypeStruct (the driver attaches the target's sharding)
+    RULES = {"v1": "v1-auto"}     optional: the hlolint rule pack each version is written against (recorded in
+                                  the manifest; `hlolint` uses it for that version unless --rules is given)
 and optionally reference(*arrays) and make_inputs(key) (not used by the driver).
 
 Recipe (compile-only TPU, no TPU needed): jax.experimental.topologies.get_topology_desc(platform="tpu",
@@ -369,6 +371,19 @@ def module_versions(mod) -> list[str]:
     return list(versions)
 
 
+def module_rules(mod, versions: list[str]) -> dict:
+    """The optional RULES = {version: "pack[,pack]"} of the module, checked against VERSIONS."""
+    rules = getattr(mod, "RULES", None)
+    if rules is None:
+        return {}
+    if not isinstance(rules, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in rules.items()):
+        raise TypeError("RULES must map version names to rule pack names: {'v1': 'v1-auto', ...}")
+    unknown = [k for k in rules if k not in versions]
+    if unknown:
+        raise TypeError(f"RULES names versions that are not in VERSIONS: {unknown!r}")
+    return dict(rules)
+
+
 # ------------------------------------------------------------------------------------------------
 # worker: one (version, target) per process, or the version list
 # ------------------------------------------------------------------------------------------------
@@ -386,7 +401,8 @@ def worker_list(module_spec: str, result_path: str) -> int:
         mod = load_module(module_spec)
         roots = module_roots(module_spec) or roots
         versions = module_versions(mod)
-        _write_json(result_path, {"status": "ok", "versions": versions, "module_file": getattr(mod, "__file__", None)})
+        _write_json(result_path, {"status": "ok", "versions": versions, "rules": module_rules(mod, versions),
+                                  "module_file": getattr(mod, "__file__", None)})
     except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything
         traceback.print_exc()
         _write_json(result_path, {"status": "error", "error": error_record(exc, roots, "import")})
@@ -748,6 +764,8 @@ def run(args: argparse.Namespace) -> int:
         rec = {"version": version, "target": target, "topology": t["topology"], "platform": t["platform"],
                "status": "error", "dir": None, "hlo_txt": None, "device_kind": None, "module_name": None,
                "elapsed_s": None, "lower_s": None, "compile_s": None, "files": {}, "error": None}
+        if listing.get("rules", {}).get(version):
+            rec["rules"] = listing["rules"][version]
         if listing["status"] != "ok":
             rec["error"] = listing["error"]
         elif target in target_errors:

@@ -96,6 +96,14 @@ fn from_dir_name(dir: &Path) -> Option<Generation> {
 /// The driver writes `manifest.json` next to the version folders; the result for this folder's version and
 /// target names its device kind.
 fn from_manifest(dir: &Path) -> Option<Generation> {
+    let r = manifest_result(dir)?;
+    let kind = r.get("device_kind").and_then(|v| v.as_str());
+    kind.and_then(Target::lookup).or_else(|| r.get("target").and_then(|v| v.as_str()).and_then(Target::lookup))
+}
+
+/// The driver's record of the version compiled into `dir` (`…/v3@tpu7x` or `…/v3`), from the `manifest.json`
+/// beside it: target, device kind, the rule pack the kernel module names for the version (`rules`), ...
+pub fn manifest_result(dir: &Path) -> Option<serde_json::Value> {
     let name = dir.file_name()?.to_str()?;
     let text = std::fs::read_to_string(dir.parent()?.join("manifest.json")).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
@@ -104,12 +112,13 @@ fn from_manifest(dir: &Path) -> Option<Generation> {
         None => (name, None),
     };
     let results = json.get("results")?.as_array()?;
-    let r = results.iter().find(|r| {
-        r.get("version").and_then(|v| v.as_str()) == Some(version)
-            && target.is_none_or(|t| r.get("target").and_then(|x| x.as_str()) == Some(t))
-    })?;
-    let kind = r.get("device_kind").and_then(|v| v.as_str());
-    kind.and_then(Target::lookup).or_else(|| r.get("target").and_then(|v| v.as_str()).and_then(Target::lookup))
+    results
+        .iter()
+        .find(|r| {
+            r.get("version").and_then(|v| v.as_str()) == Some(version)
+                && target.is_none_or(|t| r.get("target").and_then(|x| x.as_str()) == Some(t))
+        })
+        .cloned()
 }
 
 /// A native fp8 MXU matmul in an LLO dump (`vmatmul.mubr.f8e4m3fn`: every dtype in the mnemonic is fp8) proves an

@@ -18,6 +18,8 @@ pub struct CompilationReport {
     /// `tpu7x (from manifest)`.
     pub target: Option<String>,
     pub files: usize,
+    /// The packs the compilation was linted with, when not the run's own (a kernel module's per-version pack).
+    pub packs: Option<String>,
     pub findings: Vec<Finding>,
 }
 
@@ -102,7 +104,10 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> 
     let mut out = String::new();
     let mut all: Vec<&Finding> = Vec::new();
     for r in reports {
-        let target = r.target.as_deref().map(|t| format!(" · target {t}")).unwrap_or_default();
+        let mut target = r.target.as_deref().map(|t| format!(" · target {t}")).unwrap_or_default();
+        if let Some(p) = &r.packs {
+            target.push_str(&format!(" · rules {p}"));
+        }
         let dir = if r.dir.is_empty() { "." } else { &r.dir };
         let refs: Vec<&Finding> = r.findings.iter().collect();
         if r.findings.is_empty() {
@@ -113,6 +118,7 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> 
         out.push_str(&format!("{mark} {dir}{target} · {} file(s) · {}\n", r.files, severity_counts(&refs)));
         for f in &r.findings {
             let text = texts.get(&f.path).cloned().unwrap_or_default();
+            let f = &near_labels_only(f, &text);
             let d = FindingDiagnostic { f, src: Excerpt { name: f.path.clone(), text } };
             let report = miette::Report::new(OwnedDiag::from(&d));
             out.push_str(&format!("{report:?}\n"));
@@ -137,6 +143,29 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> 
     } else {
         out.push_str(&format!("{} in {failing} of {compilations} compilation(s)\n", severity_counts(&all)));
     }
+    out
+}
+
+/// Labels more than this many lines from the primary span become notes: miette prints every line between them.
+const NEAR_LINES: usize = 12;
+
+/// The finding with far-away secondary labels turned into notes that give their line.
+fn near_labels_only(f: &Finding, text: &str) -> Finding {
+    let line = |off: u32| excerpt::line_col(text, off as usize).0;
+    let primary = line(f.span.start);
+    let mut out = f.clone();
+    out.labels.clear();
+    let mut far = Vec::new();
+    for (span, label) in &f.labels {
+        let l = line(span.start);
+        if l.abs_diff(primary) <= NEAR_LINES {
+            out.labels.push((*span, label.clone()));
+        } else {
+            far.push(format!("{label}: line {l}"));
+        }
+    }
+    far.extend(out.notes);
+    out.notes = far;
     out
 }
 

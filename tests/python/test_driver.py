@@ -336,3 +336,27 @@ def test_timeout_kills_only_that_version(tmp_path, tiny):
     assert done["plain"]["status"] == "ok"
     assert (out / "plain_hlo.txt").read_text().startswith("HloModule jit_plain")
     assert not (out / "slow@cpu" / "hlo").exists()
+
+
+def test_module_rules_are_checked_against_versions():
+    class M:
+        RULES = {"v1": "v1-auto", "v2": "v2-dma"}
+
+    assert hc.module_rules(M, ["v1", "v2", "v3"]) == {"v1": "v1-auto", "v2": "v2-dma"}
+
+    class NoRules:
+        pass
+
+    assert hc.module_rules(NoRules, ["v1"]) == {}
+
+    class Unknown:
+        RULES = {"v9": "core"}
+
+    with pytest.raises(TypeError, match="not in VERSIONS"):
+        hc.module_rules(Unknown, ["v1"])
+
+    class BadType:
+        RULES = {"v1": ["core"]}
+
+    with pytest.raises(TypeError, match="RULES must map"):
+        hc.module_rules(BadType, ["v1"])

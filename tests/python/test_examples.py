@@ -74,3 +74,8 @@ def test_bad_block_fails_tpu_lowering(version):
             jax.jit(mod.VERSIONS[version]).trace(*mod.example_args()).lower(lowering_platforms=("tpu",))
     finally:
         mod.set_interpret(True)
+
+
+def test_every_version_names_its_rule_pack():
+    assert set(mod.RULES) == set(mod.VERSIONS)
+    assert set(mod.RULES.values()) <= {"core", "v1-auto", "v2-dma", "v3-smem"}

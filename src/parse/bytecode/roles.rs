@@ -49,6 +49,10 @@ pub fn operand_roles(opcode: &str, n: usize, segments: Option<&[i64]>) -> Vec<Op
                 out.extend(std::iter::repeat_n(*g, size.max(0) as usize));
             }
         }
+        _ if opcode == "tpu.enqueue_dma" && n == 3 => {
+            // No (usable) segments and only the mandatory operands: no source semaphore, local DMA.
+            out.extend([Some("source"), Some("target"), Some("target_semaphore")]);
+        }
         _ => {
             // No segments: one operand per group, the last group takes the rest.
             for k in 0..n {
@@ -63,6 +67,12 @@ pub fn operand_roles(opcode: &str, n: usize, segments: Option<&[i64]>) -> Vec<Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enqueue_dma_without_segments_has_its_three_mandatory_operands() {
+        assert_eq!(operand_roles("tpu.enqueue_dma", 3, None), vec![Some("source"), Some("target"), Some("target_semaphore")]);
+        assert_eq!(operand_roles("tpu.enqueue_dma", 3, Some(&[1, 1, 1])), vec![Some("source"), Some("target"), Some("target_semaphore")]);
+    }
 
     #[test]
     fn segments_and_variadic_tails() {

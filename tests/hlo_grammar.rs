@@ -8,7 +8,7 @@ fn read(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tests/data/hlo/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
-fn op<'m>(m: &'m Module<'_>, name: &str) -> OpId {
+fn op(m: &Module<'_>, name: &str) -> OpId {
     m.op_ids().find(|&i| m.op(i).name == name).unwrap_or_else(|| panic!("no op {name}"))
 }
 

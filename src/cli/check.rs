@@ -37,6 +37,8 @@ struct GroupOutcome {
     report: CompilationReport,
     files: Vec<(String, FileSummary)>,
     problems: Vec<miette::Report>,
+    /// The texts of the files findings point into (the report quotes them).
+    texts: Texts,
 }
 
 /// The rules of a run: a rule set and each rule's severity after overrides.
@@ -133,32 +135,24 @@ pub fn check(args: &CheckArgs) -> i32 {
     }
     let (candidates, input_errors) = source::expand(&args.paths, args.all_stages);
     let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
-    let loaded: Vec<Result<Option<SourceFile>, source::InputError>> = candidates.par_iter().map(source::load).collect();
-    let mut sources = Vec::new();
-    for l in loaded {
-        match l {
-            Ok(Some(f)) => sources.push(f),
-            Ok(None) => {}
-            Err(e) => reports.push(miette::Report::new(e)),
-        }
+    // Files are read per compilation, inside its task: memory holds the compilations being linted, not the run.
+    let mut groups: BTreeMap<String, Vec<&source::Candidate>> = BTreeMap::new();
+    for c in &candidates {
+        groups.entry(group_dir(&c.path.display().to_string())).or_default().push(c);
     }
-    let mut groups: BTreeMap<String, Vec<&SourceFile>> = BTreeMap::new();
-    for f in &sources {
-        groups.entry(group_dir(&f.path)).or_default().push(f);
-    }
-    let groups: Vec<(String, Vec<&SourceFile>)> = groups.into_iter().collect();
+    let groups: Vec<(String, Vec<&source::Candidate>)> = groups.into_iter().collect();
     // Without packs on the command line or in a config, a version compiled by `hlolint compile` is linted with the
     // pack its kernel module names for it (RULES in the module, recorded in the manifest).
     let mut by_pack: BTreeMap<String, Rules> = BTreeMap::new();
     if !explicit {
         for (dir, _) in &groups {
             if let Some(p) = manifest_pack(dir) {
-                if !by_pack.contains_key(&p) {
+                if let std::collections::btree_map::Entry::Vacant(slot) = by_pack.entry(p.clone()) {
                     let mut l = lint.clone();
-                    l.rules = vec![p.clone()];
+                    l.rules = vec![p];
                     match load_rules(&l, false) {
                         Ok(r) => {
-                            by_pack.insert(p, r);
+                            slot.insert(r);
                         }
                         Err(e) => reports.push(e),
                     }
@@ -172,8 +166,10 @@ pub fn check(args: &CheckArgs) -> i32 {
         }
         manifest_pack(dir).and_then(|p| by_pack.get(&p)).unwrap_or(&base)
     };
+    // Compilations one after another, each parsed and linted in parallel: nested parallel loops would let
+    // work-stealing start every compilation at once and hold all of them in memory.
     let outcomes: Vec<GroupOutcome> = groups
-        .par_iter()
+        .iter()
         .map(|(dir, files)| {
             let r = rules_for(dir);
             let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target.as_deref());
@@ -184,13 +180,14 @@ pub fn check(args: &CheckArgs) -> i32 {
         })
         .collect();
 
-    let texts: Texts = sources.iter().map(|f| (f.path.clone(), Arc::new(f.text.clone()))).collect();
+    let mut texts: Texts = Texts::new();
     let mut comp_reports = Vec::new();
     let mut files = Vec::new();
     for o in outcomes {
         reports.extend(o.problems);
         files.extend(o.files);
         comp_reports.push(o.report);
+        texts.extend(o.texts);
     }
     // Compilations with no parsed file (every file failed) are not worth a line.
     comp_reports.retain(|r| r.files > 0);
@@ -262,10 +259,25 @@ pub fn check(args: &CheckArgs) -> i32 {
 }
 
 /// Parses the files of one dump directory, builds the compilation, runs the rules.
-fn lint_group(dir: &str, files: &[&SourceFile], rules: &RuleSet, sev: &(dyn Fn(&rules::Rule) -> Severity + Sync), target: Option<&str>) -> GroupOutcome {
-    let results: Vec<Result<Parsed<'_>, miette::Report>> = files.par_iter().map(|f| parse_file(f)).collect();
-    let mut parsed = Vec::new();
+fn lint_group(
+    dir: &str,
+    candidates: &[&source::Candidate],
+    rules: &RuleSet,
+    sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
+    target: Option<&str>,
+) -> GroupOutcome {
+    let loaded: Vec<Result<Option<SourceFile>, source::InputError>> = candidates.par_iter().map(|c| source::load(c)).collect();
     let mut problems = Vec::new();
+    let mut files_read = Vec::new();
+    for l in loaded {
+        match l {
+            Ok(Some(f)) => files_read.push(f),
+            Ok(None) => {}
+            Err(e) => problems.push(miette::Report::new(e)),
+        }
+    }
+    let results: Vec<Result<Parsed<'_>, miette::Report>> = files_read.par_iter().map(parse_file).collect();
+    let mut parsed = Vec::new();
     for r in results {
         match r {
             Ok(p) => parsed.push(p),
@@ -278,10 +290,18 @@ fn lint_group(dir: &str, files: &[&SourceFile], rules: &RuleSet, sev: &(dyn Fn(&
     let c = Compilation::new(dir.to_string(), &parsed, target);
     let findings = engine::run(rules, &c, sev);
     let target = c.target.as_ref().map(|t| format!("{} (from {})", t.name(), t.source.describe()));
-    let report = CompilationReport { dir: dir.to_string(), target, files: parsed.len(), packs: None, findings };
     drop(c);
+    let mut texts = Texts::new();
+    for f in &findings {
+        if !texts.contains_key(&f.path) {
+            if let Some(p) = parsed.iter().find(|p| p.file.path == f.path) {
+                texts.insert(f.path.clone(), Arc::new(p.file.text.clone()));
+            }
+        }
+    }
+    let report = CompilationReport { dir: dir.to_string(), target, files: parsed.len(), packs: None, findings };
     let files = parsed.into_iter().map(|p| (p.file.path.clone(), p.summary)).collect();
-    GroupOutcome { report, files, problems }
+    GroupOutcome { report, files, problems, texts }
 }
 
 fn json_error(r: &miette::Report) -> JsonError {
@@ -341,17 +361,9 @@ pub fn lint_paths(
 ) -> (Vec<CompilationReport>, Vec<miette::Report>) {
     let (candidates, input_errors) = source::expand(paths, false);
     let mut errors: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
-    let mut sources = Vec::new();
+    let mut groups: BTreeMap<String, Vec<&source::Candidate>> = BTreeMap::new();
     for c in &candidates {
-        match source::load(c) {
-            Ok(Some(f)) => sources.push(f),
-            Ok(None) => {}
-            Err(e) => errors.push(miette::Report::new(e)),
-        }
-    }
-    let mut groups: BTreeMap<String, Vec<&SourceFile>> = BTreeMap::new();
-    for f in &sources {
-        groups.entry(group_dir(&f.path)).or_default().push(f);
+        groups.entry(group_dir(&c.path.display().to_string())).or_default().push(c);
     }
     let mut reports = Vec::new();
     for (dir, files) in groups {

@@ -172,8 +172,6 @@ fn display_name(m: &Module<'_>, id: OpId) -> String {
     let op = m.op(id);
     if op.name.is_empty() {
         format!("`{}`", op.opcode)
-    } else if m.layer == Layer::Hlo {
-        format!("`%{}` ({})", op.name, op.opcode)
     } else {
         format!("`%{}` ({})", op.name, op.opcode)
     }

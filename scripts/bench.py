@@ -7,7 +7,9 @@
 - XLA: `hlo_module_from_text` from jaxlib (median of 3, in-process).
 - ripgrep: `rg -c ' = '` over the file (median of 5 runs of the process): the floor for "reading the text at all",
   i.e. what today's grep-based checks cost.
-Prints MB/s for each and the ratios. Timings are measurements, not assertions.
+Prints MB/s for each and the ratios. Then the whole linter end to end (`target/release/hlolint`, every built-in
+pack vs `--rules none`) on each corpus compilation folder: wall time and peak RSS.
+Timings are measurements, not assertions.
 """
 import json
 import shutil
@@ -75,6 +77,36 @@ def main():
         name = f.parent.parent.name if f.parent.name == "hlo" else f.name
         print(f"{name[:40]:40} {mb:6.1f} {mb / h:13.1f} {mb / x:9.1f} {rg_col} {x / h:6.1f}x {vs_rg}")
     print("vs XLA: how many times faster hlolint parses than XLA; vs rg: hlolint's speed as a fraction of ripgrep's scan")
+    lint_bench()
+
+
+def run_measured(args):
+    """Wall seconds and peak RSS (MB) of a child process."""
+    import resource
+    t0 = time.perf_counter()
+    subprocess.run(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def lint_bench():
+    corpus = ROOT.parent / "shared" / "corpus"
+    exe = ROOT / "target" / "release" / "hlolint"
+    if not corpus.is_dir():
+        return
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    print()
+    print(f"{'compilation':28} {'MB':>6} {'files':>6} {'parse s':>8} {'lint s':>7} {'rules cost':>10}")
+    for d in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        files = [f for f in d.rglob("*") if f.is_file()]
+        mb = sum(f.stat().st_size for f in files) / 1e6
+        base = statistics.median(run_measured([str(exe), "-q", "--isolated", "--rules", "none", str(d)])[0] for _ in range(3))
+        full = statistics.median(
+            run_measured([str(exe), "-q", "--isolated", "--rules", "core,v1-auto,v2-dma,v3-smem", str(d)])[0] for _ in range(3)
+        )
+        print(f"{d.name[:28]:28} {mb:6.1f} {len(files):6} {base:8.2f} {full:7.2f} {full / base:9.2f}x")
+    _, rss = run_measured([str(exe), "-q", "--isolated", "--rules", "core,v1-auto,v2-dma,v3-smem", str(corpus)])
+    print(f"whole corpus, every pack: peak RSS of the largest child so far {rss:.0f} MB")
 
 
 if __name__ == "__main__":

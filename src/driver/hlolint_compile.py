@@ -4,7 +4,7 @@
 Usage (the Rust side embeds this file and runs it from a file path, not with `python -c`):
 
     python hlolint_compile.py --module PATH_OR_MODULE --target tpu7x --out compilation_output
-                              [--versions v1,v2] [--timeout S] [--all-stages] [--clean]
+                              [--versions v1,v2] [--timeout S] [--all-stages] [--clean] [--module-args JSON]
 
 --target takes a comma-separated list: tpu7x, v6e, v5e, v5p, v4, cpu (or FAMILY:TOPOLOGY, e.g. v5p:2x4x1).
 
@@ -583,6 +583,16 @@ def _iso_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def module_args(args: argparse.Namespace) -> list[str]:
+    try:
+        value = json.loads(args.module_args or "[]")
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--module-args must be a JSON list of strings: {exc}") from exc
+    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        raise UsageError("--module-args must be a JSON list of strings")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="hlolint_compile.py",
@@ -599,6 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep every dumped file and dump LLO for every pass (large)")
     p.add_argument("--clean", action="store_true",
                    help="first remove earlier results from OUT (*@* dirs, *_hlo.txt, manifest.json)")
+    p.add_argument("--module-args", default="[]",
+                   help="JSON list of arguments the module sees as sys.argv[1:] when it is imported")
     # internal: worker modes
     p.add_argument("--worker", choices=["list", "compile"], help=argparse.SUPPRESS)
     p.add_argument("--version", dest="worker_version", help=argparse.SUPPRESS)
@@ -722,7 +734,8 @@ def run(args: argparse.Namespace) -> int:
     list_log = os.path.join(out, "list.log")
     if os.path.exists(list_log):
         os.remove(list_log)
-    rc, timed_out = run_worker(["--worker", "list", "--module", module_spec, "--result", list_result],
+    forward = ["--module-args", json.dumps(module_args(args))]
+    rc, timed_out = run_worker(["--worker", "list", "--module", module_spec, "--result", list_result, *forward],
                                dump_env("cpu", list_stage, False), list_log, timeout)
     listing = _read_json(list_result)
     if timed_out:
@@ -779,7 +792,7 @@ def run(args: argparse.Namespace) -> int:
             result_path = os.path.join(stage, "result.json")
             log_path = os.path.join(unit_dir, "compile.log")
             argv = ["--worker", "compile", "--module", module_spec, "--version", version,
-                    "--platform", t["platform"], "--stage", stage, "--result", result_path]
+                    "--platform", t["platform"], "--stage", stage, "--result", result_path, *forward]
             if t["topology"]:
                 argv += ["--topology", t["topology"]]
             rc, timed_out = run_worker(argv, dump_env(t["platform"], stage, args.all_stages), log_path, timeout)
@@ -848,6 +861,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = parse_args(argv)
+        if args.worker:
+            # the user's module may read its own command line (sizes, flags) when imported
+            sys.argv = [args.module] + module_args(args)
         if args.worker == "list":
             return worker_list(args.module, args.result)
         if args.worker == "compile":

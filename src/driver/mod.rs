@@ -26,6 +26,9 @@ pub struct CompileArgs {
     /// `example_args()` (see examples/README.md).
     #[arg(value_name = "SCRIPT_OR_MODULE")]
     pub module: String,
+    /// Arguments for the module after `--`: it sees them as `sys.argv[1:]` when imported.
+    #[arg(last = true, value_name = "ARGS")]
+    pub module_args: Vec<String>,
     /// TPU generation(s) to compile for, one after another (repeatable; `FAMILY:TOPOLOGY` also works).
     #[arg(long = "target", short = 't', value_name = "TARGET", default_value = "tpu7x")]
     pub targets: Vec<String>,
@@ -122,6 +125,9 @@ pub fn compile(args: &CompileArgs) -> i32 {
     }
     if args.all_stages {
         cmd.arg("--all-stages");
+    }
+    if !args.module_args.is_empty() {
+        cmd.args(["--module-args", &serde_json::to_string(&args.module_args).unwrap_or_else(|_| "[]".into())]);
     }
     if args.clean {
         cmd.arg("--clean");
@@ -237,6 +243,24 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        c: CompileArgs,
+    }
+
+    #[test]
+    fn arguments_after_double_dash_go_to_the_module() {
+        let w = Wrap::try_parse_from(["x", "examples/k", "--target", "v6e", "--rules", "v2-dma", "--", "--size", "64"]).unwrap();
+        assert_eq!(w.c.module, "examples/k");
+        assert_eq!(w.c.targets, ["v6e"]);
+        assert_eq!(w.c.lint.rules, ["v2-dma"]);
+        assert_eq!(w.c.module_args, ["--size", "64"]);
+        let w = Wrap::try_parse_from(["x", "examples/k"]).unwrap();
+        assert!(w.c.module_args.is_empty());
+    }
 
     #[test]
     fn interpreter_choice() {

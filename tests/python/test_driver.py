@@ -360,3 +360,22 @@ def test_module_rules_are_checked_against_versions():
 
     with pytest.raises(TypeError, match="RULES must map"):
         hc.module_rules(BadType, ["v1"])
+
+
+def test_module_args_reach_the_module_as_sys_argv(tmp_path):
+    path = write_module(tmp_path, "argkern.py", """\
+        import sys
+        SIZES = [int(a) for a in sys.argv[1:] if a.isdigit()]
+        VERSIONS = {f"v{n}": (lambda x: x) for n in SIZES}
+        def example_args():
+            return ()
+        """)
+    result = tmp_path / "list.json"
+    rc, _, err = run_driver("--worker", "list", "--module", path, "--result", str(result),
+                            "--module-args", json.dumps(["64", "--flag", "128"]))
+    assert rc == 0, err
+    listed = json.loads(result.read_text())
+    assert listed["status"] == "ok", listed
+    assert listed["versions"] == ["v64", "v128"]
+    rc, events, _ = run_driver("--module", path, "--module-args", "not json", "--out", str(tmp_path / "o"))
+    assert rc != 0 and any(e.get("event") == "usage_error" and "JSON list" in e["message"] for e in events)

@@ -7,19 +7,11 @@
 
 use super::target::Target;
 use crate::ir::{Layer, Module, OpId, Span};
-use crate::parse::bytecode::DecodedKernel;
 use crate::source::{Format, SourceFile};
 use crate::summary::{self, FileSummary};
 use std::path::Path;
 
-/// A kernel body decoded from a custom call of a parsed HLO/StableHLO file.
-pub struct DecodedCall {
-    pub call: OpId,
-    pub call_name: String,
-    /// The call's `backend_config` attribute (where findings about the kernel point).
-    pub span: Span,
-    pub kernel: DecodedKernel,
-}
+pub use crate::summary::hlo::DecodedCall;
 
 /// One file after parsing: its graph (when the format has one), its summary and the problems found on the way.
 pub struct Parsed<'f> {
@@ -32,7 +24,7 @@ pub struct Parsed<'f> {
 
 /// Parses a file in its format: the graph for rules and the summary for the report. A syntax error is the `Err`.
 pub fn parse_file(file: &SourceFile) -> Result<Parsed<'_>, miette::Report> {
-    let (graph, summary) = match file.format {
+    let (graph, mut summary) = match file.format {
         Format::Hlo => {
             let m = crate::parse::hlo::parse_hlo(&file.path, &file.text)?;
             let s = FileSummary::Hlo(summary::summarize(&m));
@@ -54,29 +46,13 @@ pub fn parse_file(file: &SourceFile) -> Result<Parsed<'_>, miette::Report> {
         }
     };
     let problems = summary::decode_problems(file, &summary);
-    let decoded = graph.as_ref().map(decode_calls).unwrap_or_default();
+    // The summary decoded the kernel bodies of the custom calls; the compilation takes them over.
+    let decoded = match &mut summary {
+        FileSummary::Hlo(h) => std::mem::take(&mut h.decoded),
+        FileSummary::Mlir(m) => std::mem::take(&mut m.decoded),
+        FileSummary::Llo(_) => Vec::new(),
+    };
     Ok(Parsed { file, graph, summary, problems, decoded })
-}
-
-/// Decodes the kernel body of every custom call that has one (HLO `tpu_custom_call`, StableHLO
-/// `stablehlo.custom_call @tpu_custom_call`). Undecodable bodies are already reported by the summary.
-fn decode_calls(m: &Module<'_>) -> Vec<DecodedCall> {
-    if !matches!(m.layer, Layer::Hlo | Layer::StableHlo) {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for id in m.op_ids() {
-        let op = m.op(id);
-        if !op.opcode.ends_with("custom_call") && op.opcode != "custom-call" {
-            continue;
-        }
-        let Some(attr) = op.attr_entry("backend_config") else { continue };
-        let config = attr.value.span.text(m.text);
-        if let Ok(Some(kernel)) = crate::parse::bytecode::kernel_from_backend_config(config) {
-            out.push(DecodedCall { call: id, call_name: op.name.to_string(), span: attr.span, kernel });
-        }
-    }
-    out
 }
 
 /// Where a decoded kernel came from: unit `unit`'s custom call `call`.

@@ -31,6 +31,9 @@ pub struct Summary {
     /// Bodies that could not be decoded (reported as diagnostics on the custom call).
     #[serde(skip)]
     pub kernel_errors: Vec<KernelError>,
+    /// The decoded bodies themselves, for the rules (a compilation makes them units).
+    #[serde(skip)]
+    pub decoded: Vec<DecodedCall>,
 }
 
 #[derive(Debug, Serialize)]
@@ -41,6 +44,16 @@ pub struct CallKernel {
     pub kernel: KernelSummary,
 }
 
+/// A kernel body decoded from a custom call.
+#[derive(Debug)]
+pub struct DecodedCall {
+    pub call: OpId,
+    pub call_name: String,
+    /// The call's `backend_config` attribute (where findings about the kernel point).
+    pub span: Span,
+    pub kernel: crate::parse::bytecode::DecodedKernel,
+}
+
 #[derive(Debug)]
 pub struct KernelError {
     pub call: String,
@@ -49,10 +62,11 @@ pub struct KernelError {
 }
 
 /// Decodes the kernel body of every `tpu_custom_call` in `m` (HLO or StableHLO: the backend config is a raw JSON
-/// object or an escaped string) into the kernel view.
-pub fn decoded_kernels(m: &Module<'_>, calls: impl Iterator<Item = OpId>) -> (Vec<CallKernel>, Vec<KernelError>) {
+/// object or an escaped string) into the kernel view; the decoded bodies are returned too.
+pub fn decoded_kernels(m: &Module<'_>, calls: impl Iterator<Item = OpId>) -> (Vec<CallKernel>, Vec<KernelError>, Vec<DecodedCall>) {
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
+    let mut decoded = Vec::new();
     for id in calls {
         let op = m.op(id);
         let Some(attr) = op.attr_entry("backend_config") else { continue };
@@ -64,12 +78,14 @@ pub fn decoded_kernels(m: &Module<'_>, calls: impl Iterator<Item = OpId>) -> (Ve
                 for view in crate::analysis::kernel::kernels(&module) {
                     kernels.push(CallKernel { call: op.name.to_string(), kernel: kernel::kernel_summary(&view, source.clone()) });
                 }
+                drop(module);
+                decoded.push(DecodedCall { call: id, call_name: op.name.to_string(), span: attr.span, kernel: k });
             }
             Ok(None) => {}
             Err(e) => errors.push(KernelError { call: op.name.to_string(), span: attr.span, message: e.to_string() }),
         }
     }
-    (kernels, errors)
+    (kernels, errors, decoded)
 }
 
 pub fn summarize(m: &Module<'_>) -> Summary {
@@ -96,7 +112,7 @@ pub fn summarize(m: &Module<'_>) -> Summary {
     }
     let names = |ids: &[crate::ir::OpId]| ids.iter().map(|&i| m.op(i).name.to_string()).collect();
     let tpu_calls = m.op_ids().filter(|&i| m.op(i).opcode == "custom-call" && m.custom_call_target(i).as_deref() == Some("tpu_custom_call"));
-    let (kernels, kernel_errors) = decoded_kernels(m, tpu_calls);
+    let (kernels, kernel_errors, decoded) = decoded_kernels(m, tpu_calls);
     Summary {
         layer: m.layer,
         module: m.name.to_string(),
@@ -112,6 +128,7 @@ pub fn summarize(m: &Module<'_>) -> Summary {
         custom_calls,
         kernels,
         kernel_errors,
+        decoded,
     }
 }
 

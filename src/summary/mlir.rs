@@ -1,7 +1,7 @@
 //! The summary of an MLIR file: StableHLO (ops, custom calls, Pallas kernels decoded from `tpu_custom_call`
 //! bodies) or a Mosaic dump (its kernels through the kernel view).
 
-use super::hlo::{decoded_kernels, CallKernel, KernelError};
+use super::hlo::{decoded_kernels, CallKernel, DecodedCall, KernelError};
 use super::kernel::{self, KernelSummary};
 use crate::ir::{Layer, Module};
 use serde::Serialize;
@@ -23,6 +23,9 @@ pub struct MlirSummary {
     pub call_kernels: Vec<CallKernel>,
     #[serde(skip)]
     pub kernel_errors: Vec<KernelError>,
+    /// The decoded bodies, for the rules.
+    #[serde(skip)]
+    pub decoded: Vec<DecodedCall>,
 }
 
 pub fn summarize(m: &Module<'_>, stage: Option<&str>) -> MlirSummary {
@@ -41,7 +44,7 @@ pub fn summarize(m: &Module<'_>, stage: Option<&str>) -> MlirSummary {
             }
         }
     }
-    let (mut call_kernels, kernel_errors) = decoded_kernels(m, tpu_calls.into_iter());
+    let (mut call_kernels, kernel_errors, decoded) = decoded_kernels(m, tpu_calls.into_iter());
     // A StableHLO custom call has no instruction name: call it by its kernel_name.
     for ck in &mut call_kernels {
         if ck.call.chars().all(|c| c.is_ascii_digit()) {
@@ -63,6 +66,7 @@ pub fn summarize(m: &Module<'_>, stage: Option<&str>) -> MlirSummary {
         kernels,
         call_kernels,
         kernel_errors,
+        decoded,
     }
 }
 

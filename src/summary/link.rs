@@ -7,7 +7,6 @@ use super::FileSummary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
 
 #[derive(Debug, Serialize)]
 pub struct Group {
@@ -34,20 +33,6 @@ pub struct Item {
     pub dma_waits: usize,
 }
 
-fn group_dir(path: &str) -> String {
-    let p = Path::new(path);
-    // `compilation_output/v3@tpu7x_hlo.txt` belongs with the dumps in `compilation_output/v3@tpu7x/`.
-    if let Some(dir) = crate::source::sibling_dump_dir(p) {
-        return dir.display().to_string();
-    }
-    let parent = p.parent().unwrap_or(Path::new(""));
-    let dir = match parent.file_name().and_then(|n| n.to_str()) {
-        Some("hlo" | "llo" | "mosaic") => parent.parent().unwrap_or(Path::new("")),
-        _ => parent,
-    };
-    dir.display().to_string()
-}
-
 /// `fp8_mm_v3.1` → `fp8_mm_v3`: XLA appends `.N` to the kernel's name to make the instruction name.
 fn base_name(call: &str) -> &str {
     match call.rsplit_once('.') {
@@ -59,7 +44,7 @@ fn base_name(call: &str) -> &str {
 pub fn link(files: &[(String, FileSummary)]) -> Vec<Group> {
     let mut by_dir: BTreeMap<String, Vec<&(String, FileSummary)>> = BTreeMap::new();
     for f in files {
-        by_dir.entry(group_dir(&f.0)).or_default().push(f);
+        by_dir.entry(crate::lint::compilation::group_dir(&f.0)).or_default().push(f);
     }
     let mut out = Vec::new();
     for (dir, files) in by_dir {

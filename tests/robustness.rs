@@ -3,16 +3,9 @@
 
 mod common;
 
-use hlolint::parse::hlo::parse_hlo;
+use common::Lcg;
 
-/// A small deterministic generator (no dependency needed for a reproducible stream).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
+use hlolint::parse::hlo::parse_hlo;
 
 fn must_not_panic(text: &str) {
     let r = std::panic::catch_unwind(|| {

@@ -2,18 +2,13 @@
 //! (HLO, StableHLO, Mosaic kernels with DMAs and loops) and mutated fixture kernels. Mutations keep the text
 //! parseable often enough to reach the analyses with odd graphs (missing operands, swapped types, broken loops).
 
+mod common;
+
+use common::Lcg;
 use hlolint::lint::compilation::{parse_file, source_file, Parsed};
 use hlolint::lint::Compilation;
 use hlolint::rules::engine;
 use std::path::{Path, PathBuf};
-
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {

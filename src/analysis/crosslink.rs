@@ -271,17 +271,30 @@ pub mod sweep {
         out
     }
 
+    /// Every invalid case of `analysis` hits, each hit with a non-empty `detail` and all of `captures`; no valid
+    /// case hits.
+    pub fn assert_case_verdicts(analysis: &str, f: Run, captures: &[&str]) {
+        for p in cases(analysis, "invalid") {
+            let h = run(&p, f, &Options::new());
+            assert!(!h.is_empty(), "{}: expected a hit", p.display());
+            for x in &h {
+                assert!(!x.hit.captures["detail"].is_empty());
+                for k in captures {
+                    assert!(x.hit.captures.contains_key(*k), "{}: capture {k}", p.display());
+                }
+            }
+        }
+        for p in cases(analysis, "valid") {
+            let h = run(&p, f, &Options::new());
+            assert!(h.is_empty(), "{}: unexpected {:?}", p.display(), h.iter().map(|x| &x.hit.captures["detail"]).collect::<Vec<_>>());
+        }
+    }
+
     /// The cases of `tests/data/rules/<analysis>/<kind>/`: files and directories, README.md aside.
     pub fn cases(analysis: &str, kind: &str) -> Vec<std::path::PathBuf> {
         let dir = testutil::root().join("tests/data/rules").join(analysis).join(kind);
-        let mut out: Vec<_> = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.file_name().is_some_and(|n| n != "README.md"))
-            .collect();
-        out.sort();
+        // the same listing `hlolint test` makes of a folder of cases
+        let out: Vec<_> = if dir.is_dir() { crate::cli::rules_cmd::cases_in(&dir) } else { Vec::new() };
         assert!(!out.is_empty(), "no cases in {}", dir.display());
         out
     }

@@ -297,19 +297,7 @@ mod tests {
 
     #[test]
     fn invalid_cases_hit_and_valid_cases_do_not() {
-        for p in sweep::cases(NAME, "invalid") {
-            let h = hits(&p);
-            assert!(!h.is_empty(), "{}: expected a hit", p.display());
-            for f in &h {
-                for k in CAPTURES.iter().chain(&["detail"]) {
-                    assert!(f.hit.captures.contains_key(*k), "{}: capture {k}", p.display());
-                }
-            }
-        }
-        for p in sweep::cases(NAME, "valid") {
-            let h = hits(&p);
-            assert!(h.is_empty(), "{}: unexpected {:?}", p.display(), h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>());
-        }
+        sweep::assert_case_verdicts(NAME, run, CAPTURES);
     }
 
     #[test]

@@ -29,3 +29,13 @@ pub fn files_where(dir: &std::path::Path, pred: impl Fn(&str) -> bool) -> Vec<Pa
     out.sort();
     out
 }
+
+/// A small deterministic generator for mutation tests (no dependency needed for a reproducible stream).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}

@@ -8,10 +8,7 @@ fn main() {
     if bytes.starts_with(b"ML\xefR") {
         match bytecode::decode(&bytes) {
             Ok(d) => {
-                println!(
-                    "// bytecode v{} by {}; notes: {:?}",
-                    d.version, d.producer, d.notes
-                );
+                println!("// bytecode v{} by {}; notes: {:?}", d.version, d.producer, d.notes);
                 print!("{}", bytecode::render_module(&d.module()));
             }
             Err(e) => eprintln!("error: {e}"),
@@ -21,10 +18,7 @@ fn main() {
     let text = String::from_utf8_lossy(&bytes);
     for (i, _) in text.match_indices("custom_call_config") {
         // The backend config around this match: from the preceding `{` of the config to the line end.
-        let start = text[..i]
-            .rfind("backend_config")
-            .map(|s| s + "backend_config".len())
-            .unwrap_or(i);
+        let start = text[..i].rfind("backend_config").map(|s| s + "backend_config".len()).unwrap_or(i);
         let line_end = text[i..].find('\n').map(|e| i + e).unwrap_or(text.len());
         let cfg = text[start..line_end].trim_start_matches([' ', '=']);
         match bytecode::kernel_from_backend_config(cfg) {

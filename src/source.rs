@@ -173,7 +173,8 @@ pub fn sibling_dump_dir(file: &Path) -> Option<PathBuf> {
 /// Reads a candidate and sniffs its format. `Ok(None)`: a file inside a walked directory that is not a dump.
 pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
     let path = c.path.display().to_string();
-    let bytes = std::fs::read(&c.path).map_err(|e| InputError::Unreadable { path: path.clone(), reason: e.to_string() })?;
+    let bytes =
+        std::fs::read(&c.path).map_err(|e| InputError::Unreadable { path: path.clone(), reason: e.to_string() })?;
     let skip_or = |e: InputError| if c.explicit { Err(e) } else { Ok(None) };
     if bytes.is_empty() {
         return skip_or(InputError::Empty { path });

@@ -19,9 +19,7 @@ use hlolint::parse::bytecode::{self, value_text, BytecodeError, DecodedModule};
 use std::path::{Path, PathBuf};
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/bytecode")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bytecode").join(name)
 }
 
 fn read(name: &str) -> Vec<u8> {
@@ -143,10 +141,9 @@ fn generic_oracle(text: &str) -> Vec<OracleFunc> {
                 stack.pop();
                 // Unregistered functions (`stable_mosaic.func.func`) print their attributes after the region.
                 if func_open.pop() == Some(true) {
-                    if let (Some(f), Some((a, _))) = (
-                        funcs.last_mut(),
-                        group(line.trim_start_matches("})").trim_start()),
-                    ) {
+                    if let (Some(f), Some((a, _))) =
+                        (funcs.last_mut(), group(line.trim_start_matches("})").trim_start()))
+                    {
                         if let Some((_, v)) = dict(a).into_iter().find(|(k, _)| k == "sym_name") {
                             f.name = v.trim_matches('"').to_string();
                         }
@@ -174,10 +171,7 @@ fn generic_oracle(text: &str) -> Vec<OracleFunc> {
         };
         let (name, rest) = rest.split_once('"').unwrap();
         let (operands, mut rest) = group(rest).unwrap();
-        let operands: Vec<String> = split_top(operands, ',')
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect();
+        let operands: Vec<String> = split_top(operands, ',').into_iter().filter(|s| !s.is_empty()).collect();
         if rest.starts_with('[') {
             rest = group(rest).unwrap().1;
         }
@@ -197,14 +191,8 @@ fn generic_oracle(text: &str) -> Vec<OracleFunc> {
         let result_types = (!has_regions).then(|| {
             let sig = rest.strip_prefix(": ").unwrap_or(rest);
             let out = sig.rsplit_once(" -> ").map(|(_, r)| r).unwrap_or("");
-            let out = out
-                .strip_prefix('(')
-                .and_then(|o| o.strip_suffix(')'))
-                .unwrap_or(out);
-            split_top(out, ',')
-                .into_iter()
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
+            let out = out.strip_prefix('(').and_then(|o| o.strip_suffix(')')).unwrap_or(out);
+            split_top(out, ',').into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>()
         });
         match name.strip_prefix("stable_mosaic.").unwrap_or(name) {
             "builtin.module" => {
@@ -213,14 +201,8 @@ fn generic_oracle(text: &str) -> Vec<OracleFunc> {
                 continue;
             }
             "func.func" => {
-                let name = attrs
-                    .iter()
-                    .find(|(k, _)| k == "sym_name")
-                    .map(|(_, v)| v.trim_matches('"').to_string());
-                funcs.push(OracleFunc {
-                    name: name.unwrap_or_default(),
-                    ..Default::default()
-                });
+                let name = attrs.iter().find(|(k, _)| k == "sym_name").map(|(_, v)| v.trim_matches('"').to_string());
+                funcs.push(OracleFunc { name: name.unwrap_or_default(), ..Default::default() });
                 stack.push(None);
                 func_open.push(true);
                 continue;
@@ -260,13 +242,8 @@ fn ours(m: &Module<'_>) -> OurFuncs {
                 .func_ops(hlolint::ir::FuncId(i as u32))
                 .into_iter()
                 .map(|o| {
-                    let attrs = m
-                        .op(o)
-                        .attrs
-                        .iter()
-                        .filter(|a| a.key != "metadata")
-                        .map(|a| a.key.to_string())
-                        .collect();
+                    let attrs =
+                        m.op(o).attrs.iter().filter(|a| a.key != "metadata").map(|a| a.key.to_string()).collect();
                     (o, attrs)
                 })
                 .collect();
@@ -293,24 +270,16 @@ fn compare_with_generic(file: &str, oracle_file: &str) {
     for ((fname, ops), of) in ours.iter().zip(&oracle) {
         assert_eq!(fname, &of.name, "{file}: function name");
         let names: Vec<&str> = ops.iter().map(|(o, _)| m.op(*o).opcode).collect();
-        let onames: Vec<&str> = of
-            .ops
-            .iter()
-            .map(|o| o.name.strip_prefix("stable_mosaic.").unwrap_or(&o.name))
-            .collect();
+        let onames: Vec<&str> =
+            of.ops.iter().map(|o| o.name.strip_prefix("stable_mosaic.").unwrap_or(&o.name)).collect();
         assert_eq!(names, onames, "{file}: ops of @{fname}");
         for ((id, keys), oo) in ops.iter().zip(&of.ops) {
             let op = m.op(*id);
             let ctx = format!("{file}: @{fname}: {}", oo.line);
             assert_eq!(op.operands.len(), oo.operands.len(), "{ctx}: operand count");
             assert_eq!(op.result_count as usize, oo.results, "{ctx}: result count");
-            assert!(
-                op.operands.iter().all(|o| o.def != Def::Unresolved),
-                "{ctx}: unresolved operand"
-            );
-            let parent = m
-                .parent_op(*id)
-                .map(|p| ops.iter().position(|(o, _)| *o == p).unwrap());
+            assert!(op.operands.iter().all(|o| o.def != Def::Unresolved), "{ctx}: unresolved operand");
+            let parent = m.parent_op(*id).map(|p| ops.iter().position(|(o, _)| *o == p).unwrap());
             assert_eq!(parent, oo.parent, "{ctx}: enclosing op");
             if let Some(types) = &oo.result_types {
                 let ty = match types.len() {
@@ -318,20 +287,12 @@ fn compare_with_generic(file: &str, oracle_file: &str) {
                     1 => types[0].clone(),
                     _ => format!("({})", types.join(", ")),
                 };
-                let got = if op.result_count == 0 {
-                    "()".to_string()
-                } else {
-                    type_text(&op.ty)
-                };
+                let got = if op.result_count == 0 { "()".to_string() } else { type_text(&op.ty) };
                 assert_eq!(norm(&got), norm(&ty), "{ctx}: result type");
             }
             if let Some(attrs) = &oo.attrs {
                 let mut want: Vec<&str> = attrs.iter().map(|(k, _)| k.as_str()).collect();
-                let mut got: Vec<&str> = keys
-                    .iter()
-                    .map(|k| k.as_str())
-                    .filter(|k| *k != "successors")
-                    .collect();
+                let mut got: Vec<&str> = keys.iter().map(|k| k.as_str()).filter(|k| *k != "successors").collect();
                 want.sort();
                 got.sort();
                 assert_eq!(got, want, "{ctx}: attribute keys");
@@ -369,10 +330,7 @@ fn v6_bytecode_decodes_structure_and_notes_properties() {
     let d0 = bytecode::decode(&read("features.v0.mlirbc")).unwrap();
     let (m, m0) = (d.module(), d0.module());
     // Same ops and wiring; only the inherent attributes (native properties) are missing.
-    assert_eq!(
-        m.ops.iter().map(|o| o.opcode).collect::<Vec<_>>(),
-        m0.ops.iter().map(|o| o.opcode).collect::<Vec<_>>()
-    );
+    assert_eq!(m.ops.iter().map(|o| o.opcode).collect::<Vec<_>>(), m0.ops.iter().map(|o| o.opcode).collect::<Vec<_>>());
     for (a, b) in m.ops.iter().zip(&m0.ops) {
         assert_eq!(
             a.operands.iter().map(|o| o.def).collect::<Vec<_>>(),
@@ -380,13 +338,7 @@ fn v6_bytecode_decodes_structure_and_notes_properties() {
         );
         assert_eq!(a.ty, b.ty);
     }
-    assert!(
-        d.notes
-            .iter()
-            .any(|n| n.contains("arith.constant") && n.contains("native properties")),
-        "{:?}",
-        d.notes
-    );
+    assert!(d.notes.iter().any(|n| n.contains("arith.constant") && n.contains("native properties")), "{:?}", d.notes);
     // Discardable attributes are still there.
     assert!(m.funcs[1].attrs.iter().any(|a| a.key == "test.dense"));
 }
@@ -414,48 +366,28 @@ fn decoded_graph_has_wiring_calls_and_locations() {
     assert_eq!(m.op(for_op).result_count, 2);
     let body = m.regions[m.op(for_op).regions[0].idx()].blocks[0];
     assert_eq!(m.blocks[body.idx()].args.len(), 3);
-    let load = m
-        .op_ids()
-        .find(|&o| m.op(o).opcode == "memref.load")
-        .unwrap();
-    assert_eq!(
-        m.op(load).operands[1].def,
-        Def::BlockArg {
-            block: body,
-            index: 0
-        }
-    );
+    let load = m.op_ids().find(|&o| m.op(o).opcode == "memref.load").unwrap();
+    assert_eq!(m.op(load).operands[1].def, Def::BlockArg { block: body, index: 0 });
     assert_eq!(m.ancestors(load).collect::<Vec<_>>(), vec![for_op]);
     // The callsite location's innermost file:line reaches `source_stack`.
     let stack = m.source_stack(for_op);
     assert_eq!((stack[0].file.as_str(), stack[0].line), ("kernel.py", 10));
     // Function params: types with layout and memory space, argument attributes.
     let main = m.func(m.func_by_name("main").unwrap());
-    assert_eq!(
-        type_text(&main.params[0].ty),
-        "memref<4x8xf32, strided<[8, 1], offset: ?>, 1>"
-    );
+    assert_eq!(type_text(&main.params[0].ty), "memref<4x8xf32, strided<[8, 1], offset: ?>, 1>");
     assert_eq!(main.params[0].attrs[0].key, "test.arg");
-    assert_eq!(
-        main.results.iter().map(type_text).collect::<Vec<_>>(),
-        vec!["i32", "f32"]
-    );
+    assert_eq!(main.results.iter().map(type_text).collect::<Vec<_>>(), vec!["i32", "f32"]);
 }
 
 #[test]
 fn backend_configs_in_hlo_and_stablehlo_spelling() {
     use base64::Engine;
     let b64 = base64::engine::general_purpose::STANDARD.encode(read("pallas_dma.mlirbc"));
-    let hlo = format!(
-        r#"{{"flag_configs":[],"custom_call_config":{{"body":"{b64}","needs_layout_passes":true}}}}"#
-    );
-    let shlo = format!(
-        r#""{{\22custom_call_config\22: {{\22body\22: \22{b64}\22, \22serialization_format\22: 1}}}}""#
-    );
+    let hlo = format!(r#"{{"flag_configs":[],"custom_call_config":{{"body":"{b64}","needs_layout_passes":true}}}}"#);
+    let shlo = format!(r#""{{\22custom_call_config\22: {{\22body\22: \22{b64}\22, \22serialization_format\22: 1}}}}""#);
     let old_hlo = format!(r#""{{\"custom_call_config\": {{\"body\": \"{b64}\"}}}}""#);
     for cfg in [hlo, shlo, old_hlo] {
-        let ks =
-            bytecode::kernels_in_backend_config(&cfg).unwrap_or_else(|e| panic!("{cfg:.80}: {e}"));
+        let ks = bytecode::kernels_in_backend_config(&cfg).unwrap_or_else(|e| panic!("{cfg:.80}: {e}"));
         assert_eq!(ks.len(), 1, "{cfg:.80}");
         assert_eq!(ks[0].name(), Some("dma_kernel"));
         assert_eq!(ks[0].body_len, read("pallas_dma.mlirbc").len());
@@ -468,31 +400,17 @@ fn backend_configs_in_hlo_and_stablehlo_spelling() {
     assert_eq!(k.config.unwrap()["needs_layout_passes"], true);
     // A truncated body is a bytecode error, not a panic or a silent skip.
     let cut = &b64[..b64.len() / 2 / 4 * 4];
-    let e = bytecode::kernel_from_backend_config(&format!(
-        r#"{{"custom_call_config":{{"body":"{cut}"}}}}"#
-    ))
-    .unwrap_err();
+    let e =
+        bytecode::kernel_from_backend_config(&format!(r#"{{"custom_call_config":{{"body":"{cut}"}}}}"#)).unwrap_err();
     assert!(matches!(e, BytecodeError::Malformed { .. }), "{e}");
 }
 
 #[test]
 fn snapshots_of_decoded_modules() {
-    for name in [
-        "features.v0",
-        "features.v6",
-        "unregistered.v0",
-        "pallas_dma",
-    ] {
-        let file = if name == "pallas_dma" {
-            "pallas_dma.mlirbc".to_string()
-        } else {
-            format!("{name}.mlirbc")
-        };
+    for name in ["features.v0", "features.v6", "unregistered.v0", "pallas_dma"] {
+        let file = if name == "pallas_dma" { "pallas_dma.mlirbc".to_string() } else { format!("{name}.mlirbc") };
         let d = bytecode::decode(&read(&file)).unwrap();
-        let mut text = format!(
-            "// version {}, producer {}, notes:\n",
-            d.version, d.producer
-        );
+        let mut text = format!("// version {}, producer {}, notes:\n", d.version, d.producer);
         for n in &d.notes {
             text.push_str(&format!("//   {n}\n"));
         }
@@ -502,7 +420,6 @@ fn snapshots_of_decoded_modules() {
 }
 
 // ---- the corpus: real kernels against libtpu's post-deserialization dump ------------------------------------
-
 
 /// The `custom_call_config` backend configs of a text file, as written.
 fn backend_configs(text: &str) -> Vec<String> {
@@ -518,9 +435,7 @@ fn backend_configs(text: &str) -> Vec<String> {
             }
             &rest[..(j + 1).min(rest.len())]
         } else {
-            group(rest)
-                .map(|(inner, _)| &rest[..inner.len() + 2])
-                .unwrap_or(rest)
+            group(rest).map(|(inner, _)| &rest[..inner.len() + 2]).unwrap_or(rest)
         };
         if cfg.contains("custom_call_config") {
             out.push(cfg.to_string());
@@ -550,13 +465,9 @@ fn custom_oracle(text: &str) -> (Vec<(String, String)>, Vec<OracleFunc>) {
         }
         if let Some(rest) = line.strip_prefix("func.func @") {
             let (name, rest) = rest.split_once('(').unwrap();
-            let (params, rest) = group(&format!("({rest}"))
-                .map(|(p, r)| (p.to_string(), r.to_string()))
-                .unwrap();
-            let params = split_top(&params, ',')
-                .into_iter()
-                .map(|p| p.split_once(": ").unwrap().1.to_string())
-                .collect();
+            let (params, rest) = group(&format!("({rest}")).map(|(p, r)| (p.to_string(), r.to_string())).unwrap();
+            let params =
+                split_top(&params, ',').into_iter().map(|p| p.split_once(": ").unwrap().1.to_string()).collect();
             let rest = rest.trim();
             let (results, rest) = match rest.strip_prefix("-> ") {
                 Some(r) if r.starts_with('(') => {
@@ -573,13 +484,7 @@ fn custom_oracle(text: &str) -> (Vec<(String, String)>, Vec<OracleFunc>) {
                 Some(a) => dict(group(a).unwrap().0),
                 None => Vec::new(),
             };
-            funcs.push(OracleFunc {
-                name: name.to_string(),
-                params,
-                results,
-                attrs,
-                ops: Vec::new(),
-            });
+            funcs.push(OracleFunc { name: name.to_string(), params, results, attrs, ops: Vec::new() });
             stack.push(None);
             continue;
         }
@@ -597,11 +502,7 @@ fn custom_oracle(text: &str) -> (Vec<(String, String)>, Vec<OracleFunc>) {
             None => (0, line),
         };
         let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));
-        let name = if name.contains('.') {
-            name.to_string()
-        } else {
-            format!("func.{name}")
-        };
+        let name = if name.contains('.') { name.to_string() } else { format!("func.{name}") };
         // Operands: `%names` before the type signature and the attribute dictionary.
         let before_types = args.split(" : ").next().unwrap_or("");
         let before_attrs = match before_types.find(" {") {
@@ -613,13 +514,10 @@ fn custom_oracle(text: &str) -> (Vec<(String, String)>, Vec<OracleFunc>) {
             .filter(|t| t.starts_with('%'))
             .map(|t| t[1..].to_string())
             .collect();
-        let attrs = before_types
-            .find(" {")
-            .filter(|_| !before_types.trim_end().ends_with('{'))
-            .map(|i| {
-                let (a, _) = group(before_types[i + 1..].trim()).unwrap();
-                dict(a)
-            });
+        let attrs = before_types.find(" {").filter(|_| !before_types.trim_end().ends_with('{')).map(|i| {
+            let (a, _) = group(before_types[i + 1..].trim()).unwrap();
+            dict(a)
+        });
         let opens = line.ends_with('{');
         let f = funcs.last_mut().expect("op outside a function");
         let parent = stack.last().copied().flatten();
@@ -645,10 +543,7 @@ fn custom_oracle(text: &str) -> (Vec<(String, String)>, Vec<OracleFunc>) {
     for raw in text.lines() {
         let line = raw.trim();
         if line.starts_with("func.func @") {
-            fidx = funcs
-                .iter()
-                .position(|f| line.starts_with(&format!("func.func @{}(", f.name)))
-                .unwrap();
+            fidx = funcs.iter().position(|f| line.starts_with(&format!("func.func @{}(", f.name))).unwrap();
             continue;
         }
         if line == "} else {" {
@@ -679,20 +574,14 @@ fn custom_oracle(text: &str) -> (Vec<(String, String)>, Vec<OracleFunc>) {
 fn corpus_kernels_match_post_deserialization_dumps() {
     let Some(dir) = corpus() else { return };
     let mut checked = 0;
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
     entries.sort();
     for case in entries {
         let Ok(mosaic) = std::fs::read_dir(case.join("mosaic")) else {
             continue;
         };
-        let Some(dump) = mosaic
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with("post-deserialization.txt"))
+        let Some(dump) =
+            mosaic.flatten().map(|e| e.path()).find(|p| p.to_string_lossy().ends_with("post-deserialization.txt"))
         else {
             continue;
         };
@@ -700,9 +589,7 @@ fn corpus_kernels_match_post_deserialization_dumps() {
         let mut sources = vec![case.join("stablehlo.mlir")];
         if let Ok(hlo) = std::fs::read_dir(case.join("hlo")) {
             sources.extend(
-                hlo.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.to_string_lossy().ends_with("after_optimizations.txt")),
+                hlo.flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with("after_optimizations.txt")),
             );
         }
         for src in sources {
@@ -710,12 +597,7 @@ fn corpus_kernels_match_post_deserialization_dumps() {
                 continue;
             };
             let configs = backend_configs(&text);
-            assert_eq!(
-                configs.len(),
-                1,
-                "{}: one tpu_custom_call expected",
-                src.display()
-            );
+            assert_eq!(configs.len(), 1, "{}: one tpu_custom_call expected", src.display());
             let kernel = bytecode::kernel_from_backend_config(&configs[0])
                 .unwrap_or_else(|e| panic!("{}: {e}", src.display()))
                 .expect("a kernel body");
@@ -726,56 +608,25 @@ fn corpus_kernels_match_post_deserialization_dumps() {
         }
     }
     eprintln!("compared {checked} kernel bodies with their post-deserialization dumps");
-    assert!(
-        checked > 0,
-        "the corpus has no pallas kernels with a post-deserialization dump"
-    );
+    assert!(checked > 0, "the corpus has no pallas kernels with a post-deserialization dump");
 }
 
-fn compare_with_custom(
-    src: &Path,
-    d: &DecodedModule,
-    module_attrs: &[(String, String)],
-    oracle: &[OracleFunc],
-) {
+fn compare_with_custom(src: &Path, d: &DecodedModule, module_attrs: &[(String, String)], oracle: &[OracleFunc]) {
     let m = d.module();
     let ctx0 = src.display().to_string();
     for (k, v) in module_attrs {
-        let a = m
-            .attrs
-            .iter()
-            .find(|a| a.key == k)
-            .unwrap_or_else(|| panic!("{ctx0}: module attribute {k}"));
-        assert_eq!(
-            norm(&value_text(&a.value)),
-            *v,
-            "{ctx0}: module attribute {k}"
-        );
+        let a = m.attrs.iter().find(|a| a.key == k).unwrap_or_else(|| panic!("{ctx0}: module attribute {k}"));
+        assert_eq!(norm(&value_text(&a.value)), *v, "{ctx0}: module attribute {k}");
     }
     assert_eq!(m.funcs.len(), oracle.len(), "{ctx0}: function count");
     for (fi, of) in oracle.iter().enumerate() {
         let f = &m.funcs[fi];
         let ctx = format!("{ctx0}: @{}", of.name);
         assert_eq!(f.name, of.name, "{ctx}");
-        assert_eq!(
-            f.params
-                .iter()
-                .map(|p| type_text(&p.ty))
-                .collect::<Vec<_>>(),
-            of.params,
-            "{ctx}: parameter types"
-        );
-        assert_eq!(
-            f.results.iter().map(type_text).collect::<Vec<_>>(),
-            of.results,
-            "{ctx}: result types"
-        );
+        assert_eq!(f.params.iter().map(|p| type_text(&p.ty)).collect::<Vec<_>>(), of.params, "{ctx}: parameter types");
+        assert_eq!(f.results.iter().map(type_text).collect::<Vec<_>>(), of.results, "{ctx}: result types");
         for (k, v) in &of.attrs {
-            let a = f
-                .attrs
-                .iter()
-                .find(|a| a.key == k)
-                .unwrap_or_else(|| panic!("{ctx}: attribute {k}"));
+            let a = f.attrs.iter().find(|a| a.key == k).unwrap_or_else(|| panic!("{ctx}: attribute {k}"));
             assert_eq!(norm(&value_text(&a.value)), *v, "{ctx}: attribute {k}");
         }
         // Ours, without the operand-less `scf.yield` terminators the custom syntax leaves implicit.
@@ -791,13 +642,7 @@ fn compare_with_custom(
         let mut oracle_defs = std::collections::HashMap::new();
         for (k, oo) in of.ops.iter().enumerate() {
             if oo.results > 0 {
-                let name = oo
-                    .line
-                    .trim_start_matches('%')
-                    .split([' ', ':'])
-                    .next()
-                    .unwrap()
-                    .to_string();
+                let name = oo.line.trim_start_matches('%').split([' ', ':']).next().unwrap().to_string();
                 oracle_defs.insert(name, format!("op{k}"));
             }
         }
@@ -807,9 +652,7 @@ fn compare_with_custom(
             assert_eq!(op.result_count as usize, oo.results, "{ctx}: results");
             assert_eq!(op.operands.len(), oo.operands.len(), "{ctx}: operand count");
             assert_eq!(op.regions.len(), oo.regions, "{ctx}: regions");
-            let parent = m
-                .parent_op(id)
-                .map(|p| ops.iter().position(|&o| o == p).unwrap());
+            let parent = m.parent_op(id).map(|p| ops.iter().position(|&o| o == p).unwrap());
             assert_eq!(parent, oo.parent, "{ctx}: enclosing op");
             // Custom syntaxes may print operands in another order (`tpu.vector_store %base[%i, %j], %value`),
             // so each op's operand sources compare as multisets.
@@ -824,29 +667,20 @@ fn compare_with_custom(
                     Def::Unresolved => "unresolved".into(),
                 })
                 .collect();
-            let mut want: Vec<String> = oo
-                .operands
-                .iter()
-                .map(|n| oracle_defs.get(n).cloned().unwrap_or_else(|| n.clone()))
-                .collect();
+            let mut want: Vec<String> =
+                oo.operands.iter().map(|n| oracle_defs.get(n).cloned().unwrap_or_else(|| n.clone())).collect();
             got.sort();
             want.sort();
             assert_eq!(got, want, "{ctx}: operand sources");
             // The custom syntax prints the result type except for comparisons (an implicit `i1`).
             if op.result_count == 1 && !matches!(op.opcode, "arith.cmpi" | "arith.cmpf") {
                 let t = type_text(&op.ty);
-                let shown = oo
-                    .line
-                    .rsplit_once(" -> ")
-                    .map(|(_, r)| r)
-                    .unwrap_or(&oo.line);
+                let shown = oo.line.rsplit_once(" -> ").map(|(_, r)| r).unwrap_or(&oo.line);
                 assert!(shown.contains(&t), "{ctx}: result type {t}");
             }
             if let Some(attrs) = &oo.attrs {
                 for (key, v) in attrs {
-                    let a = op
-                        .attr(key)
-                        .unwrap_or_else(|| panic!("{ctx}: attribute {key}"));
+                    let a = op.attr(key).unwrap_or_else(|| panic!("{ctx}: attribute {key}"));
                     assert_eq!(norm(&value_text(a)), *v, "{ctx}: attribute {key}");
                 }
             }
@@ -863,18 +697,13 @@ fn decode_fully(bytes: &[u8]) -> Result<usize, BytecodeError> {
 }
 
 fn bodies() -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<(String, Vec<u8>)> = [
-        "pallas_dma.mlirbc",
-        "features.v0.mlirbc",
-        "features.v6.mlirbc",
-        "unregistered.v6.mlirbc",
-    ]
-    .iter()
-    .map(|n| (n.to_string(), read(n)))
-    .collect();
+    let mut out: Vec<(String, Vec<u8>)> =
+        ["pallas_dma.mlirbc", "features.v0.mlirbc", "features.v6.mlirbc", "unregistered.v6.mlirbc"]
+            .iter()
+            .map(|n| (n.to_string(), read(n)))
+            .collect();
     if let Some(dir) = corpus() {
-        let text = std::fs::read_to_string(dir.join("pallas_matmul@v5e/stablehlo.mlir"))
-            .unwrap_or_default();
+        let text = std::fs::read_to_string(dir.join("pallas_matmul@v5e/stablehlo.mlir")).unwrap_or_default();
         for cfg in backend_configs(&text) {
             let k = bytecode::kernel_from_backend_config(&cfg).unwrap().unwrap();
             let _ = k;
@@ -884,9 +713,7 @@ fn bodies() -> Vec<(String, Vec<u8>)> {
             use base64::Engine;
             out.push((
                 "corpus matmul".into(),
-                base64::engine::general_purpose::STANDARD
-                    .decode(&json[start..end])
-                    .unwrap(),
+                base64::engine::general_purpose::STANDARD.decode(&json[start..end]).unwrap(),
             ));
         }
     }
@@ -908,10 +735,7 @@ fn truncations() {
         assert!(decode_fully(&body).is_ok(), "{name} decodes");
         for n in 0..body.len() {
             no_panic(&format!("{name} truncated to {n} bytes"), &body[..n]);
-            assert!(
-                bytecode::decode(&body[..n]).is_err(),
-                "{name} truncated to {n} bytes should not decode"
-            );
+            assert!(bytecode::decode(&body[..n]).is_err(), "{name} truncated to {n} bytes should not decode");
         }
     }
 }
@@ -964,12 +788,7 @@ fn synthetic(version: u8, ir: &[u8], extra_sections: &[(u8, Vec<u8>)]) -> Vec<u8
 }
 
 /// The same with the given builtin attribute encodings (attribute 0 is the ops' location).
-fn synthetic_attrs(
-    version: u8,
-    attrs: &[Vec<u8>],
-    ir: &[u8],
-    extra_sections: &[(u8, Vec<u8>)],
-) -> Vec<u8> {
+fn synthetic_attrs(version: u8, attrs: &[Vec<u8>], ir: &[u8], extra_sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
     fn varint(v: u64) -> Vec<u8> {
         if v < 128 {
             return vec![((v << 1) | 1) as u8];
@@ -1063,8 +882,7 @@ fn deep_attribute_nesting_is_an_error_not_a_stack_overflow() {
         })
         .collect();
     attrs.push(vec![0x1f]);
-    let e =
-        bytecode::decode(&synthetic_attrs(0, &attrs, &[0x05, 0x01, 0x00, 0x01], &[])).unwrap_err();
+    let e = bytecode::decode(&synthetic_attrs(0, &attrs, &[0x05, 0x01, 0x00, 0x01], &[])).unwrap_err();
     assert!(e.to_string().contains("nested deeper"), "{e}");
 }
 
@@ -1074,35 +892,15 @@ fn corrupt_inputs_give_clear_errors() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty", Vec::new(), "magic"),
         ("wrong magic", b"MLIR\x01x\0".to_vec(), "magic"),
-        (
-            "future version",
-            synthetic(7, &[0x05, 0x01, 0x00, 0x01], &[]),
-            "version 7",
-        ),
-        (
-            "unknown section",
-            synthetic(0, &[0x05, 0x01, 0x00, 0x01], &[(12, vec![1, 2])]),
-            "unknown section id 12",
-        ),
+        ("future version", synthetic(7, &[0x05, 0x01, 0x00, 0x01], &[]), "version 7"),
+        ("unknown section", synthetic(0, &[0x05, 0x01, 0x00, 0x01], &[(12, vec![1, 2])]), "unknown section id 12"),
         (
             "duplicate section",
-            synthetic(
-                0,
-                &[0x05, 0x01, 0x00, 0x01],
-                &[(4, vec![0x05, 0x01, 0x00, 0x01])],
-            ),
+            synthetic(0, &[0x05, 0x01, 0x00, 0x01], &[(4, vec![0x05, 0x01, 0x00, 0x01])]),
             "duplicate IR section",
         ),
-        (
-            "unknown op name",
-            synthetic(0, &[0x05, 0x09, 0x00, 0x01], &[]),
-            "operation name index 4 out of range",
-        ),
-        (
-            "bad attribute index",
-            synthetic(0, &[0x05, 0x01, 0x00, 0x0b], &[]),
-            "attribute index 5 out of range",
-        ),
+        ("unknown op name", synthetic(0, &[0x05, 0x09, 0x00, 0x01], &[]), "operation name index 4 out of range"),
+        ("bad attribute index", synthetic(0, &[0x05, 0x01, 0x00, 0x0b], &[]), "attribute index 5 out of range"),
         (
             "operand out of range",
             synthetic(0, &[0x05, 0x01, 0x04, 0x01, 0x03, 0x01], &[]),
@@ -1110,22 +908,13 @@ fn corrupt_inputs_give_clear_errors() {
         ),
         (
             "huge count",
-            synthetic(
-                0,
-                &[
-                    0x05, 0x01, 0x02, 0x01, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
-                ],
-                &[],
-            ),
+            synthetic(0, &[0x05, 0x01, 0x02, 0x01, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f], &[]),
             "result count",
         ),
         ("truncated", good[..good.len() - 2].to_vec(), "malformed"),
     ];
     for (what, bytes, expect) in cases {
         let e = bytecode::decode(&bytes).expect_err(what).to_string();
-        assert!(
-            e.contains(expect),
-            "{what}: `{e}` should mention `{expect}`"
-        );
+        assert!(e.contains(expect), "{what}: `{e}` should mention `{expect}`");
     }
 }

@@ -38,7 +38,16 @@ fn bad_inputs_exit_two_and_the_rest_is_still_processed() {
     std::fs::write(p("notes.txt"), "these are my notes about the model\n").unwrap();
     std::fs::write(p("truncated.hlo"), "HloModule m\n\nENTRY %e (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} negate(%a").unwrap();
     let out = hlolint()
-        .args(["--summary", "--exit-zero", "empty.hlo", "binary.hlo", "latin1.hlo", "notes.txt", "truncated.hlo", "missing.hlo"])
+        .args([
+            "--summary",
+            "--exit-zero",
+            "empty.hlo",
+            "binary.hlo",
+            "latin1.hlo",
+            "notes.txt",
+            "truncated.hlo",
+            "missing.hlo",
+        ])
         .arg(data("hlo/features.hlo"))
         .current_dir(tmp.path())
         .output()
@@ -53,9 +62,14 @@ fn bad_inputs_exit_two_and_the_rest_is_still_processed() {
 fn directories_are_walked_and_non_dumps_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("dump/sub")).unwrap();
-    std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.jit_f.after_optimizations.txt")).unwrap();
+    std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.jit_f.after_optimizations.txt"))
+        .unwrap();
     // An intermediate pass dump (--xla_dump_hlo_pass_re): skipped unless --all-stages.
-    std::fs::copy(data("hlo/features.hlo"), tmp.path().join("dump/sub/module_0001.jit_f.0007.cse.after_pipeline-start.txt")).unwrap();
+    std::fs::copy(
+        data("hlo/features.hlo"),
+        tmp.path().join("dump/sub/module_0001.jit_f.0007.cse.after_pipeline-start.txt"),
+    )
+    .unwrap();
     std::fs::write(tmp.path().join("dump/vmem_report.html"), "<html></html>").unwrap();
     std::fs::write(tmp.path().join("dump/empty.txt"), "").unwrap();
     let out = hlolint().args(["--summary", "--exit-zero", "dump"]).current_dir(tmp.path()).output().unwrap();
@@ -63,7 +77,8 @@ fn directories_are_walked_and_non_dumps_skipped() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("module_0001.jit_f.after_optimizations.txt: HLO module"));
     assert!(!stdout.contains("after_pipeline-start"), "intermediate stages are skipped by default");
-    let out = hlolint().args(["--summary", "--exit-zero", "--all-stages", "dump"]).current_dir(tmp.path()).output().unwrap();
+    let out =
+        hlolint().args(["--summary", "--exit-zero", "--all-stages", "dump"]).current_dir(tmp.path()).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("after_pipeline-start.txt: HLO module"));
     // A directory with no dump at all is an input error.
     std::fs::create_dir_all(tmp.path().join("nothing")).unwrap();

@@ -9,9 +9,16 @@ use std::path::PathBuf;
 fn venv_python() -> Option<PathBuf> {
     let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
     let ok = py.exists()
-        && std::process::Command::new(&py).args(["-c", "import jax, libtpu"]).output().map(|o| o.status.success()).unwrap_or(false);
+        && std::process::Command::new(&py)
+            .args(["-c", "import jax, libtpu"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
     if !ok {
-        println!("notice: {} with jax[tpu] is absent (run scripts/setup-python.sh); skipping the compile test", py.display());
+        println!(
+            "notice: {} with jax[tpu] is absent (run scripts/setup-python.sh); skipping the compile test",
+            py.display()
+        );
         return None;
     }
     Some(py)
@@ -42,7 +49,8 @@ fn compile_examples_for_tpu7x_and_lint_them() {
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).expect("the lint report is JSON");
     let items: Vec<&serde_json::Value> =
         report["linked"].as_array().unwrap().iter().flat_map(|g| g["items"].as_array().unwrap()).collect();
-    let item = |name: &str| *items.iter().find(|i| i["name"] == name).unwrap_or_else(|| panic!("no {name}: {report:#}"));
+    let item =
+        |name: &str| *items.iter().find(|i| i["name"] == name).unwrap_or_else(|| panic!("no {name}: {report:#}"));
     let v3 = item("fp8_mm_v3.1");
     assert_eq!(v3["mxu"]["f8e4m3fn"], 2, "fp8 is native on tpu7x");
     assert_eq!(v3["dma_routes"]["vmem_to_smem"], 2, "v3's scales go to SMEM");
@@ -84,7 +92,11 @@ fn compile_examples_for_tpu7x_and_lint_them() {
 
 #[test]
 fn unknown_targets_are_usage_errors() {
-    let run = Command::cargo_bin("hlolint").unwrap().args(["compile", "examples/fp8_matmul_2d", "--target", "tpu9"]).output().unwrap();
+    let run = Command::cargo_bin("hlolint")
+        .unwrap()
+        .args(["compile", "examples/fp8_matmul_2d", "--target", "tpu9"])
+        .output()
+        .unwrap();
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("unknown target `tpu9`"));
 }

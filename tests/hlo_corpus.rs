@@ -36,7 +36,12 @@ fn transformer24_has_the_size_users_have() {
     assert_eq!(m.ops.len(), 48629);
     assert!(m.scheduled);
     let s = hlolint::summary::summarize(&m);
-    assert!(s.unmatched_starts.is_empty() && s.orphan_dones.is_empty(), "{:?} {:?}", s.unmatched_starts, s.orphan_dones);
+    assert!(
+        s.unmatched_starts.is_empty() && s.orphan_dones.is_empty(),
+        "{:?} {:?}",
+        s.unmatched_starts,
+        s.orphan_dones
+    );
     assert!(s.async_pairs.values().sum::<usize>() > 100);
 }
 

@@ -1,6 +1,6 @@
 //! The HLO grammar, feature by feature, on small HLO written for these tests (tests/data/hlo).
 
-use hlolint::ir::{Def, DType, Dim, Module, OpId, Shape, ValueKind};
+use hlolint::ir::{DType, Def, Dim, Module, OpId, Shape, ValueKind};
 use hlolint::parse::hlo::parse_hlo;
 use std::fmt::Write;
 
@@ -20,9 +20,18 @@ fn describe(m: &Module<'_>) -> String {
         writeln!(out, "  @{} = {}", a.key, a.span.text(m.text).split_once('=').map(|x| x.1).unwrap_or("")).unwrap();
     }
     for (k, f) in m.funcs.iter().enumerate() {
-        let params: Vec<String> = f.params.iter().map(|p| format!("{}: {:?}", p.name, p.ty.shape().map(|s| s.to_string()))).collect();
+        let params: Vec<String> =
+            f.params.iter().map(|p| format!("{}: {:?}", p.name, p.ty.shape().map(|s| s.to_string()))).collect();
         let thread = f.attrs.iter().map(|a| a.span.text(m.text)).collect::<Vec<_>>().join(" ");
-        writeln!(out, "func {}{} ({}) callers={} {thread}", if f.is_entry { "ENTRY " } else { "" }, f.name, params.join(", "), f.callers.len()).unwrap();
+        writeln!(
+            out,
+            "func {}{} ({}) callers={} {thread}",
+            if f.is_entry { "ENTRY " } else { "" },
+            f.name,
+            params.join(", "),
+            f.callers.len()
+        )
+        .unwrap();
         for id in m.func_ops(hlolint::ir::FuncId(k as u32)) {
             let o = m.op(id);
             let operands: Vec<String> = o
@@ -90,7 +99,8 @@ fn shapes_layouts_and_memory_spaces() {
     let dynamic = m.op(op(&m, "dyn")).shape().unwrap().array().unwrap().dims.clone();
     assert_eq!(dynamic, vec![Dim::Bounded(8), Dim::Unbounded]);
     let types = m.op(op(&m, "types")).shape().unwrap().leaves().iter().map(|a| a.dtype).collect::<Vec<_>>();
-    for d in [DType::S1, DType::U2, DType::F4E2M1FN, DType::F8E8M0FNU, DType::F8E4M3B11FNUZ, DType::C128, DType::Token] {
+    for d in [DType::S1, DType::U2, DType::F4E2M1FN, DType::F8E8M0FNU, DType::F8E4M3B11FNUZ, DType::C128, DType::Token]
+    {
         assert!(types.contains(&d), "{d} missing");
     }
     let s4 = m.op(op(&m, "types")).shape().unwrap().leaves()[2].layout.clone().unwrap();
@@ -212,7 +222,8 @@ fn errors_point_where_parsing_stopped() {
         let err = parse_hlo(name, text).err().unwrap_or_else(|| panic!("{name} should fail"));
         let at = err.span.offset();
         let line = text[..at].matches('\n').count() + 1;
-        writeln!(out, "{name}: line {line} col {}: {}", at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1, err).unwrap();
+        writeln!(out, "{name}: line {line} col {}: {}", at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1, err)
+            .unwrap();
     }
     insta::assert_snapshot!(out);
 }

@@ -15,10 +15,7 @@ use std::path::{Path, PathBuf};
 /// Ops of a function in pre-order, without operand-less terminators (`scf.yield` with nothing to yield), which
 /// the custom printer leaves implicit.
 fn ops(m: &Module<'_>, f: FuncId) -> Vec<OpId> {
-    m.func_ops(f)
-        .into_iter()
-        .filter(|&o| !(m.op(o).opcode.ends_with("yield") && m.op(o).operands.is_empty()))
-        .collect()
+    m.func_ops(f).into_iter().filter(|&o| !(m.op(o).opcode.ends_with("yield") && m.op(o).operands.is_empty())).collect()
 }
 
 fn type_text(t: &Type<'_>) -> String {
@@ -49,7 +46,9 @@ fn def_key(m: &Module<'_>, list: &[OpId], d: Def) -> String {
 fn compare(what: &str, decoded: &Module<'_>, dump: &Module<'_>) -> usize {
     let mut compared = 0;
     for (k, f) in dump.funcs.iter().enumerate() {
-        let df = decoded.func_by_name(f.name).unwrap_or_else(|| panic!("{what}: no function @{} in the decoded body", f.name));
+        let df = decoded
+            .func_by_name(f.name)
+            .unwrap_or_else(|| panic!("{what}: no function @{} in the decoded body", f.name));
         let a = ops(decoded, df);
         let b = ops(dump, FuncId(k as u32));
         let names = |m: &Module<'_>, l: &[OpId]| l.iter().map(|&o| m.op(o).opcode.to_string()).collect::<Vec<_>>();

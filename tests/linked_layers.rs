@@ -8,7 +8,8 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 fn linked(path: &str) -> Value {
-    let out = Command::cargo_bin("hlolint").unwrap().args(["--format", "json", "--rules", "none", path]).output().unwrap();
+    let out =
+        Command::cargo_bin("hlolint").unwrap().args(["--format", "json", "--rules", "none", path]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     v["linked"].clone()

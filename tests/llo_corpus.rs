@@ -8,7 +8,6 @@ use hlolint::parse::llo::{llo_file_name, parse_llo, sniff_llo, view, LloFile, Ll
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-
 /// The files of one case's `llo/` folder, sorted.
 fn llo_files(case: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(case.join("llo"))
@@ -38,7 +37,8 @@ fn every_llo_file_parses() {
     let mut failures = Vec::new();
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().filter_map(|e| e.ok().map(|e| e.path())).collect();
     cases.sort();
-    let (mut ops, mut loops, mut unresolved, mut operands, mut depth_mismatch) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut ops, mut loops, mut unresolved, mut operands, mut depth_mismatch) =
+        (0usize, 0usize, 0usize, 0usize, 0usize);
     for case in cases {
         for path in llo_files(&case) {
             let p = path.to_string_lossy().to_string();
@@ -76,12 +76,17 @@ fn every_llo_file_parses() {
                             if printed > inside {
                                 depth_mismatch += 1;
                                 if depth_mismatch <= 5 {
-                                    eprintln!("{p}: {} at {:?} prints depth {printed}, in {inside} loops", op.opcode, view::position(op));
+                                    eprintln!(
+                                        "{p}: {} at {:?} prints depth {printed}, in {inside} loops",
+                                        op.opcode,
+                                        view::position(op)
+                                    );
                                 }
                             }
                         }
                         // Every LB bundle opened a loop.
-                        let lb = prog.bundles.iter().filter(|b| b.markers.split_whitespace().any(|m| m == "LB")).count();
+                        let lb =
+                            prog.bundles.iter().filter(|b| b.markers.split_whitespace().any(|m| m == "LB")).count();
                         if lb != prog.loops.len() {
                             failures.push(format!("{p}: {lb} LB bundles but {} loops", prog.loops.len()));
                         }
@@ -131,7 +136,11 @@ fn has_matmul(p: &hlolint::parse::llo::LloProgram<'_>, prefix: &str) -> bool {
 #[test]
 fn fp8_is_native_on_tpu7x_only() {
     with_program("fp8_dot@tpu7x", "fusion", |p| {
-        eprintln!("fp8_dot@tpu7x formats {:?}\n{}", view::matmul_formats(&p.module), view::summarize(p).lines().take(12).collect::<Vec<_>>().join("\n"));
+        eprintln!(
+            "fp8_dot@tpu7x formats {:?}\n{}",
+            view::matmul_formats(&p.module),
+            view::summarize(p).lines().take(12).collect::<Vec<_>>().join("\n")
+        );
         assert!(has_matmul(p, "vmatmul.mubr.f8e4m3fn"));
         assert!(view::mxu_ops(&p.module).iter().any(|x| x.dtype.is_some_and(|d| d.is_f8())));
     });
@@ -211,7 +220,12 @@ fn utilization_has_capacity() {
         assert_eq!(u.units.first(), Some(&"MXU"));
         assert_eq!(u.capacity.len(), u.units.len());
         if s.contains("-fusion-") {
-            eprintln!("fp8_dot@tpu7x fusion: capacity {:?}, {} bundles, MXU busy in {:?}", u.capacity, u.bundle_count(), u.busy_bundles("MXU"));
+            eprintln!(
+                "fp8_dot@tpu7x fusion: capacity {:?}, {} bundles, MXU busy in {:?}",
+                u.capacity,
+                u.bundle_count(),
+                u.busy_bundles("MXU")
+            );
             assert!(u.total("MXU").unwrap_or(0) > 0);
         }
     }

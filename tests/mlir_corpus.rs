@@ -8,7 +8,6 @@ use hlolint::ir::{DType, Def, Layer, Module};
 use hlolint::parse::mlir::{looks_like_mlir, parse_mlir};
 use std::path::{Path, PathBuf};
 
-
 /// Every MLIR file of the corpus: `*/stablehlo.mlir` and `*/mosaic/*.txt`.
 fn files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -139,12 +138,19 @@ fn pallas_matmul_mosaic_kernel_view() {
             let stage = p.file_name().unwrap().to_string_lossy().to_string();
             if stage.contains("finalize-llo") {
                 // the LLO dialect: vmatmul with a data format
-                assert!(k.matmuls.iter().any(|mm| mm.opcode.starts_with("llo.vmatmul") && mm.data_format == Some("bf16")), "{stage}");
+                assert!(
+                    k.matmuls.iter().any(|mm| mm.opcode.starts_with("llo.vmatmul") && mm.data_format == Some("bf16")),
+                    "{stage}"
+                );
             } else {
                 let tm: Vec<_> = k.matmuls.iter().filter(|mm| mm.opcode == "tpu.matmul").collect();
                 assert!(!tm.is_empty(), "{stage}");
                 for mm in tm {
-                    assert_eq!((mm.lhs, mm.rhs, mm.acc), (Some(DType::BF16), Some(DType::BF16), Some(DType::F32)), "{stage}");
+                    assert_eq!(
+                        (mm.lhs, mm.rhs, mm.acc),
+                        (Some(DType::BF16), Some(DType::BF16), Some(DType::F32)),
+                        "{stage}"
+                    );
                 }
                 // the output window is written, the inputs read
                 assert!(k.args[5].written, "{stage}: out written");

@@ -56,7 +56,20 @@ fn manual_dma_kernel_facts() {
     let k = &ks[0];
     let roles: Vec<ArgRole> = k.args.iter().map(|a| a.role).collect();
     use ArgRole::*;
-    assert_eq!(roles, [GridIndex(0), ScalarPrefetch(0), Operand(0), Operand(1), Operand(2), Scratch(0), Scratch(1), Scratch(2), Scratch(3)]);
+    assert_eq!(
+        roles,
+        [
+            GridIndex(0),
+            ScalarPrefetch(0),
+            Operand(0),
+            Operand(1),
+            Operand(2),
+            Scratch(0),
+            Scratch(1),
+            Scratch(2),
+            Scratch(3)
+        ]
+    );
     // scales in SMEM, inputs in `any`, 2-slot VMEM buffer, semaphores
     assert_eq!(k.args[1].memory_space, Some("smem"));
     assert_eq!(k.args[2].memory_space, Some("any"));
@@ -71,7 +84,10 @@ fn manual_dma_kernel_facts() {
     let first = &k.dma_starts[0];
     assert_eq!(first.source.as_ref().and_then(|s| s.base_arg), Some(2));
     assert_eq!(first.target.as_ref().and_then(|s| s.base_arg), Some(5));
-    assert_eq!(first.target.as_ref().map(|s| s.slices.clone()), Some(vec![vec![Index::Const(0), Index::Const(0), Index::Const(0)]]));
+    assert_eq!(
+        first.target.as_ref().map(|s| s.slices.clone()),
+        Some(vec![vec![Index::Const(0), Index::Const(0), Index::Const(0)]])
+    );
     assert_eq!(first.target_semaphore.as_ref().and_then(|s| s.base_arg), Some(7));
     // the prefetch inside `scf.if` inside `scf.for` writes slot `(i + 1) % 2`
     let prefetch = &k.dma_starts[2];
@@ -92,7 +108,10 @@ fn manual_dma_kernel_facts() {
 
     assert_eq!(k.matmuls.len(), 1);
     let mm = &k.matmuls[0];
-    assert_eq!((mm.lhs, mm.rhs, mm.acc, mm.result), (Some(DType::F8E4M3FN), Some(DType::F8E4M3FN), Some(DType::F32), Some(DType::F32)));
+    assert_eq!(
+        (mm.lhs, mm.rhs, mm.acc, mm.result),
+        (Some(DType::F8E4M3FN), Some(DType::F8E4M3FN), Some(DType::F32), Some(DType::F32))
+    );
     assert_eq!(k.loops.len(), 1);
     assert_eq!((k.loops[0].lower, k.loops[0].upper, k.loops[0].step), (Some(0), Some(4), Some(1)));
     assert_eq!(k.conditionals.len(), 1);
@@ -100,7 +119,11 @@ fn manual_dma_kernel_facts() {
     // the loop's block arguments: induction variable (i32) and the accumulator (iter_args)
     let for_op = m.op(k.loops[0].op);
     let body = m.regions[for_op.regions[0].idx()].blocks[0];
-    let args: Vec<String> = m.blocks[body.idx()].args.iter().map(|p| format!("{}:{:?}", p.name, p.ty.mlir().map(|t| t.to_string()))).collect();
+    let args: Vec<String> = m.blocks[body.idx()]
+        .args
+        .iter()
+        .map(|p| format!("{}:{:?}", p.name, p.ty.mlir().map(|t| t.to_string())))
+        .collect();
     assert_eq!(args, ["arg9:Some(\"i32\")", "arg10:Some(\"vector<128x512xf32>\")"]);
     let roles: Vec<Option<&str>> = for_op.operands.iter().map(|o| o.role).collect();
     assert_eq!(roles, [None, Some("to"), Some("step"), Some("iter_args")]);
@@ -148,7 +171,10 @@ fn stablehlo_facts() {
     // `%3#1` resolves to the second result of the while
     let cc = m.ops.iter().find(|o| o.opcode == "stablehlo.custom_call").unwrap();
     assert!(matches!(cc.operands[0].def, Def::Op { op, index: 1 } if op.idx() == w));
-    assert_eq!(hlolint::parse::mlir::attr::string(cc.attr("backend_config").unwrap()).unwrap(), r#"{"custom_call_config": {"body": "TUzvUgE="}}"#);
+    assert_eq!(
+        hlolint::parse::mlir::attr::string(cc.attr("backend_config").unwrap()).unwrap(),
+        r#"{"custom_call_config": {"body": "TUzvUgE="}}"#
+    );
     // calls
     let step = m.func_by_name("step").unwrap();
     assert_eq!(m.func(step).callers.len(), 1);
@@ -201,7 +227,10 @@ fn older_and_generic_spellings() {
 "#;
     let m = parse("old.mlir", text);
     let k = &kernel::kernels(&m)[0];
-    assert_eq!(k.args.iter().map(|a| a.role).collect::<Vec<_>>(), [ArgRole::Operand(0), ArgRole::Scratch(0), ArgRole::Scratch(1)]);
+    assert_eq!(
+        k.args.iter().map(|a| a.role).collect::<Vec<_>>(),
+        [ArgRole::Operand(0), ArgRole::Scratch(0), ArgRole::Scratch(1)]
+    );
     assert_eq!(k.dma_waits[0].semaphore.as_ref().and_then(|s| s.base_arg), Some(2));
     assert_eq!(k.dma_waits[0].target.as_ref().and_then(|s| s.base_arg), Some(1));
 
@@ -287,7 +316,10 @@ fn older_and_generic_spellings() {
     let br = m.ops.iter().find(|o| o.opcode == "cf.cond_br").unwrap();
     assert_eq!(br.operands.len(), 2);
     assert_eq!(br.operands[1].role, Some("successor"));
-    assert_eq!(m.ops.iter().find(|o| o.opcode == "foo.bar").unwrap().attr("unit_attr").and_then(|v| v.word()), Some("unit"));
+    assert_eq!(
+        m.ops.iter().find(|o| o.opcode == "foo.bar").unwrap().attr("unit_attr").and_then(|v| v.word()),
+        Some("unit")
+    );
 }
 
 #[test]
@@ -367,7 +399,11 @@ fn syntax_errors_point_at_the_problem() {
         ("module {\n  foo.bar \"unterminated\n}\n", "closing `\"` of the string"),
     ] {
         let err = parse_mlir("bad.mlir", text).err().unwrap_or_else(|| panic!("accepted: {text}"));
-        assert!(err.expected.contains(expected) || expected == "type", "{text:?}: expected {expected:?}, got {:?}", err.expected);
+        assert!(
+            err.expected.contains(expected) || expected == "type",
+            "{text:?}: expected {expected:?}, got {:?}",
+            err.expected
+        );
         let at: usize = err.span.offset();
         assert!(at <= text.len());
     }
@@ -417,7 +453,8 @@ fn must_not_panic(text: &str) {
 #[test]
 fn random_bytes_truncations_and_mutations_never_panic() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut sources: Vec<String> = ["manual_dma.mlir", "stablehlo.mlir", "llo_stage.mlir"].iter().map(|n| data(n)).collect();
+    let mut sources: Vec<String> =
+        ["manual_dma.mlir", "stablehlo.mlir", "llo_stage.mlir"].iter().map(|n| data(n)).collect();
     // real files too, when the corpus is there (small ones whole, big ones by their first 64 KiB)
     let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     for case in ["pallas_matmul@tpu7x", "transformer@tpu7x"] {
@@ -433,7 +470,9 @@ fn random_bytes_truncations_and_mutations_never_panic() {
     const ALPHABET: &[u8] = b"%@#!^{}()[]<>=:,\"\\-> \n\tx0123456789abcdefghijklmnopqrstuvwxyz._";
     for _ in 0..300 {
         let n = rng.below(200);
-        let bytes: Vec<u8> = (0..n).map(|_| if rng.below(4) == 0 { rng.next() as u8 } else { ALPHABET[rng.below(ALPHABET.len())] }).collect();
+        let bytes: Vec<u8> = (0..n)
+            .map(|_| if rng.below(4) == 0 { rng.next() as u8 } else { ALPHABET[rng.below(ALPHABET.len())] })
+            .collect();
         must_not_panic(&String::from_utf8_lossy(&bytes));
     }
     for src in &sources {

@@ -57,11 +57,23 @@ fn hand_written_inputs_survive_mutation() {
 
 #[test]
 fn deep_nesting_is_rejected_not_overflowed() {
-    let deep = format!("HloModule m\nENTRY e {{\n  ROOT a = f32[] parameter(0), x={}{}\n}}\n", "{".repeat(100_000), "}".repeat(100_000));
+    let deep = format!(
+        "HloModule m\nENTRY e {{\n  ROOT a = f32[] parameter(0), x={}{}\n}}\n",
+        "{".repeat(100_000),
+        "}".repeat(100_000)
+    );
     must_not_panic(&deep);
-    let tuple = format!("HloModule m\nENTRY e {{\n  ROOT a = {}f32[]{} parameter(0)\n}}\n", "(".repeat(100_000), ")".repeat(100_000));
+    let tuple = format!(
+        "HloModule m\nENTRY e {{\n  ROOT a = {}f32[]{} parameter(0)\n}}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
     must_not_panic(&tuple);
-    let inline = format!("HloModule m\nENTRY e {{\n  a = f32[] parameter(0)\n  ROOT r = {}a{}\n}}\n", "negate(".repeat(100_000), ")".repeat(100_000));
+    let inline = format!(
+        "HloModule m\nENTRY e {{\n  a = f32[] parameter(0)\n  ROOT r = {}a{}\n}}\n",
+        "negate(".repeat(100_000),
+        ")".repeat(100_000)
+    );
     must_not_panic(&inline);
 }
 

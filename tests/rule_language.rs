@@ -48,10 +48,21 @@ fn selected(select: &str) -> Vec<String> {
     std::fs::write(tmp.path().join("p.hlo"), HLO).unwrap();
     let pack = format!("pack: t\nrules:\n  - id: t\n    layer: hlo\n    severity: error\n    select: {select}\n    message: \"{{op.name}}\"\n");
     std::fs::write(tmp.path().join("t.yaml"), pack).unwrap();
-    let out = Command::cargo_bin("hlolint").unwrap().current_dir(tmp.path()).args(["--isolated", "--format", "json", "--rules", "t.yaml", "p.hlo"]).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let out = Command::cargo_bin("hlolint")
+        .unwrap()
+        .current_dir(tmp.path())
+        .args(["--isolated", "--format", "json", "--rules", "t.yaml", "p.hlo"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
     assert!(v["errors"].as_array().unwrap().is_empty(), "{}", v["errors"]);
-    let mut names: Vec<String> = v["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap().trim_start_matches('%').to_string()).collect();
+    let mut names: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap().trim_start_matches('%').to_string())
+        .collect();
     names.sort();
     names
 }
@@ -75,9 +86,16 @@ fn atoms() {
 fn operand_walks_through_pass_throughs_and_fusions() {
     // d1 reads %b = bitcast(%f), %f a fusion whose ROOT converts f8
     assert!(selected("{ op: dot, operand: { op: convert } }").is_empty(), "one step, no pass-through");
-    assert!(selected("{ op: dot, operand: { through: [bitcast], op: convert } }").is_empty(), "the fusion is in the way");
+    assert!(
+        selected("{ op: dot, operand: { through: [bitcast], op: convert } }").is_empty(),
+        "the fusion is in the way"
+    );
     assert_eq!(selected("{ op: dot, operand: { through: [bitcast, fusion], op: convert } }"), ["d1"]);
-    assert_eq!(selected("{ op: dot, operand: { depth: 3, op: parameter, dtype: \"f8*\" } }"), ["d1"], "three steps: %b, %f, %w");
+    assert_eq!(
+        selected("{ op: dot, operand: { depth: 3, op: parameter, dtype: \"f8*\" } }"),
+        ["d1"],
+        "three steps: %b, %f, %w"
+    );
     assert!(selected("{ op: dot, operand: { depth: 2, op: parameter, dtype: \"f8*\" } }").is_empty());
     assert_eq!(selected("{ op: dot, operand: { through: [bitcast, fusion, convert, fusion-parameter], op: parameter, dtype: \"f8*\", function: main } }"), ["d1"], "the fused parameter leads back out to %w");
     assert_eq!(selected("{ op: dot, operand: { index: 0, op: parameter } }"), ["d1", "d2"]);
@@ -86,11 +104,19 @@ fn operand_walks_through_pass_throughs_and_fusions() {
 
 #[test]
 fn users_counts_and_quantifiers() {
-    assert_eq!(selected("{ op: parameter, function: main, user: { op: dot, count: 2 } }"), ["x"], "x feeds d1 and d2 twice");
+    assert_eq!(
+        selected("{ op: parameter, function: main, user: { op: dot, count: 2 } }"),
+        ["x"],
+        "x feeds d1 and d2 twice"
+    );
     assert_eq!(selected("{ op: parameter, function: main, user: { op: dot, count: { min: 1 } } }"), ["x"]);
     assert_eq!(selected("{ op: dot, user: { op: add, count: 0 } }"), ["d2"], "count: 0 is `none`");
     assert_eq!(selected("{ op: dot, user: { every: true, op: tuple } }"), ["d2"]);
-    assert_eq!(selected("{ op: convert, user: { through: [fusion, bitcast], op: dot } }"), ["cv"], "a ROOT flows out to the fusion's users");
+    assert_eq!(
+        selected("{ op: convert, user: { through: [fusion, bitcast], op: dot } }"),
+        ["cv"],
+        "a ROOT flows out to the fusion's users"
+    );
 }
 
 #[test]

@@ -24,11 +24,17 @@ fn builtin_rules() -> Vec<(String, String)> {
     let out = hlolint().args(["rules", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["rules"].as_array().unwrap().iter().map(|r| (r["id"].as_str().unwrap().to_string(), r["code"].as_str().unwrap_or("").to_string())).collect()
+    v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["code"].as_str().unwrap_or("").to_string()))
+        .collect()
 }
 
 fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir).map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
+    let mut v: Vec<_> =
+        std::fs::read_dir(dir).map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
     v.retain(|p: &std::path::PathBuf| !p.ends_with("README.md"));
     v.sort();
     v
@@ -41,9 +47,15 @@ fn every_builtin_rule_passes_its_own_valid_and_invalid_cases() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
     assert!(!stdout.contains("rules without test cases"), "every built-in rule has cases:\n{stdout}");
     for (id, _) in builtin_rules() {
-        let line = stdout.lines().find(|l| l.contains(&format!(" {id} "))).unwrap_or_else(|| panic!("{id} not tested:\n{stdout}"));
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {id} ")))
+            .unwrap_or_else(|| panic!("{id} not tested:\n{stdout}"));
         assert!(line.starts_with('✓'), "{line}");
-        assert!(!line.contains(" 0 valid") && !line.contains(" 0 invalid"), "{id} needs valid and invalid cases: {line}");
+        assert!(
+            !line.contains(" 0 valid") && !line.contains(" 0 invalid"),
+            "{id} needs valid and invalid cases: {line}"
+        );
     }
 }
 
@@ -67,7 +79,12 @@ fn pack_error(yaml: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("mine.yaml");
     std::fs::write(&p, yaml).unwrap();
-    let out = hlolint().args(["--rules"]).arg(&p).arg("tests/data/rules/async-no-overlap/invalid/adjacent_copy.hlo").output().unwrap();
+    let out = hlolint()
+        .args(["--rules"])
+        .arg(&p)
+        .arg("tests/data/rules/async-no-overlap/invalid/adjacent_copy.hlo")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "a bad pack is a usage error: {}", text(&out.stdout));
     text(&out.stderr).replace(&tmp.path().display().to_string(), "[TMP]")
 }
@@ -158,7 +175,11 @@ fn hlolint_test_reports_noisy_and_missing_cases() {
     )
     .unwrap();
     std::fs::write(tmp.path().join("dot.hlo"), "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  %a = f32[8,8]{1,0} parameter(0)\n  ROOT %d = f32[8,8]{1,0} dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n").unwrap();
-    std::fs::write(tmp.path().join("nodot.hlo"), "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  ROOT %a = f32[8,8]{1,0} parameter(0)\n}\n").unwrap();
+    std::fs::write(
+        tmp.path().join("nodot.hlo"),
+        "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  ROOT %a = f32[8,8]{1,0} parameter(0)\n}\n",
+    )
+    .unwrap();
     let out = hlolint().args(["test"]).arg(&pack).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let s = text(&out.stdout);
@@ -204,7 +225,12 @@ fn machine_formats() {
 
     let out = hlolint().args(["--format", "github"]).arg(case).output().unwrap();
     let s = text(&out.stdout);
-    assert!(s.starts_with("::error file=tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo,line=12,col="), "{s}");
+    assert!(
+        s.starts_with(
+            "::error file=tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo,line=12,col="
+        ),
+        "{s}"
+    );
     assert!(s.contains("title=HL001 fp8-upcast-before-dot::"), "{s}");
 }
 
@@ -229,14 +255,16 @@ fn explain_and_rules() {
 fn docs_rules_md_is_generated_from_the_packs() {
     let out = hlolint().args(["rules", "--docs"]).output().unwrap();
     let generated = text(&out.stdout);
-    let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md")).unwrap_or_default();
+    let committed =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md")).unwrap_or_default();
     assert!(generated == committed, "docs/rules.md is stale: run `cargo run -- rules --docs > docs/rules.md`");
 }
 
 #[test]
 fn pyproject_config_sets_packs_and_severities_and_the_command_line_wins() {
     let tmp = tempfile::tempdir().unwrap();
-    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/fp8-upcast-before-dot/invalid/convert_then_dot.hlo");
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/rules/fp8-upcast-before-dot/invalid/convert_then_dot.hlo");
     std::fs::write(tmp.path().join("pyproject.toml"), "[project]\nname = \"model\"\n\n[tool.hlolint]\nrules = [\"core\", \"v3-smem\"]\nseverity = { HL001 = \"info\" }\n").unwrap();
     let sub = tmp.path().join("src");
     std::fs::create_dir_all(&sub).unwrap();

@@ -16,11 +16,22 @@ fn root() -> &'static Path {
 
 /// `(exit code, ["CODE:severity", ...] sorted)` of linting `paths`.
 fn lint(args: &[&str], paths: &[PathBuf]) -> (i32, Vec<String>, Value) {
-    let out = Command::cargo_bin("hlolint").unwrap().args(["--format", "json", "--isolated"]).args(args).args(paths).output().unwrap();
+    let out = Command::cargo_bin("hlolint")
+        .unwrap()
+        .args(["--format", "json", "--isolated"])
+        .args(args)
+        .args(paths)
+        .output()
+        .unwrap();
     let code = out.status.code().unwrap_or(-1);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let mut codes: Vec<String> =
-        v["findings"].as_array().unwrap().iter().map(|f| format!("{}:{}", f["code"].as_str().unwrap_or("-"), f["severity"].as_str().unwrap())).collect();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let mut codes: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{}:{}", f["code"].as_str().unwrap_or("-"), f["severity"].as_str().unwrap()))
+        .collect();
     codes.sort();
     (code, codes, v)
 }
@@ -61,8 +72,13 @@ fn every_planted_bug_is_reported_and_the_clean_versions_pass() {
             let hlo = root().join(format!("fixtures/fp8_matmul_2d/tpu7x+v6e/{version}@{target}_hlo.txt"));
             let (code, codes, _) = lint(&["--rules", pack], &[hlo]);
             let (failing, info) = expected(version, target);
-            let got_failing: Vec<&str> = codes.iter().filter(|c| !c.ends_with(":info")).map(|c| c.split(':').next().unwrap()).collect();
-            let got_info: Vec<&str> = codes.iter().filter(|c| c.ends_with(":info") && !c.starts_with("HL011")).map(|c| c.split(':').next().unwrap()).collect();
+            let got_failing: Vec<&str> =
+                codes.iter().filter(|c| !c.ends_with(":info")).map(|c| c.split(':').next().unwrap()).collect();
+            let got_info: Vec<&str> = codes
+                .iter()
+                .filter(|c| c.ends_with(":info") && !c.starts_with("HL011"))
+                .map(|c| c.split(':').next().unwrap())
+                .collect();
             let mut dedup = got_failing.clone();
             dedup.dedup();
             assert_eq!(dedup, failing, "{version}@{target} with {pack}: {codes:?}");
@@ -134,7 +150,12 @@ fn decoded_kernels_give_the_same_verdicts_as_the_mosaic_dump() {
 fn the_corpus_under_every_pack() {
     let Some(corpus) = common::corpus() else { return };
     let dirs: Vec<PathBuf> = {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(&corpus).unwrap().filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&corpus)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
         v.sort();
         v
     };
@@ -149,12 +170,18 @@ fn the_corpus_under_every_pack() {
             table.push_str(&format!("{name}: {}\n", codes.join(" ")));
             let failing: Vec<&String> = codes.iter().filter(|c| !c.ends_with(":info")).collect();
             match name.as_str() {
-                n if n.starts_with("fp8_dot_upcast@") => assert_eq!(failing, vec!["HL001:error"], "{n}: the user's upcast"),
+                n if n.starts_with("fp8_dot_upcast@") => {
+                    assert_eq!(failing, vec!["HL001:error"], "{n}: the user's upcast")
+                }
                 n if n.starts_with("pallas_matmul@") => assert!(codes.is_empty(), "{n}: no false positive: {codes:?}"),
                 n => assert!(failing.is_empty(), "{n} [{pack}]: {codes:?}"),
             }
             let emulated = codes.contains(&"XL001:info".to_string());
-            assert_eq!(emulated, name == "fp8_dot@v6e" || name == "fp8_dot@v5e", "{name}: fp8 emulated only on v6e/v5e");
+            assert_eq!(
+                emulated,
+                name == "fp8_dot@v6e" || name == "fp8_dot@v5e",
+                "{name}: fp8 emulated only on v6e/v5e"
+            );
         }
     }
     insta::assert_snapshot!(table);
@@ -176,7 +203,12 @@ fn diagnostics_on_the_fixtures() {
             .env("NO_COLOR", "1")
             .env("COLUMNS", "120")
             .current_dir(root())
-            .args(["--isolated", "--rules", pack, &format!("fixtures/fp8_matmul_2d/tpu7x+v6e/{version}@{target}_hlo.txt")])
+            .args([
+                "--isolated",
+                "--rules",
+                pack,
+                &format!("fixtures/fp8_matmul_2d/tpu7x+v6e/{version}@{target}_hlo.txt"),
+            ])
             .output()
             .unwrap();
         insta::assert_snapshot!(format!("{version}@{target}"), String::from_utf8_lossy(&out.stdout));

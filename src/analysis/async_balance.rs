@@ -532,10 +532,17 @@ pub fn check_module(m: &Module<'_>, unit: usize) -> Vec<Hit> {
                 if let Some(w) = &out.by[0] {
                     let choices = choices_in(w);
                     let (detail, label) = if choices.is_empty() {
-                        (format!("`{sname}` ({}) is never done: no `{family}-done` consumes its value", op.opcode), "started here, never done".to_string())
+                        (
+                            format!("`{sname}` ({}) is never done: no `{family}-done` consumes its value", op.opcode),
+                            "started here, never done".to_string(),
+                        )
                     } else {
                         (
-                            format!("`{sname}` ({}) is not done on the path where {}", op.opcode, describe_path(&choices)),
+                            format!(
+                                "`{sname}` ({}) is not done on the path where {}",
+                                op.opcode,
+                                describe_path(&choices)
+                            ),
                             "started here; not done on every path".to_string(),
                         )
                     };
@@ -560,11 +567,16 @@ pub fn check_module(m: &Module<'_>, unit: usize) -> Vec<Hit> {
                     let choices = choices_in(w);
                     let mut names: Vec<String> = dones.iter().map(|&d| name(m, d)).collect();
                     names.dedup();
-                    let where_ = if choices.is_empty() { String::new() } else { format!(" (when {})", describe_path(&choices)) };
+                    let where_ =
+                        if choices.is_empty() { String::new() } else { format!(" (when {})", describe_path(&choices)) };
                     let detail = format!(
                         "`{sname}` ({}) is done more than once on one path{where_}: {}",
                         op.opcode,
-                        if names.len() == 1 { format!("`{}` runs twice on it", names[0]) } else { format!("by {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" and ")) }
+                        if names.len() == 1 {
+                            format!("`{}` runs twice on it", names[0])
+                        } else {
+                            format!("by {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" and "))
+                        }
                     );
                     let mut h = Hit::new(at(id), "started once here", detail)
                         .capture("kind", "done-twice")
@@ -594,7 +606,11 @@ pub fn check_module(m: &Module<'_>, unit: usize) -> Vec<Hit> {
                 };
                 if let Some(s) = stray {
                     let dname = name(m, id);
-                    let from = if s == id { format!("`{}`", first.name) } else { format!("`{}` ({})", name(m, s), m.op(s).opcode) };
+                    let from = if s == id {
+                        format!("`{}`", first.name)
+                    } else {
+                        format!("`{}` ({})", name(m, s), m.op(s).opcode)
+                    };
                     let detail = if bw.starts.is_empty() {
                         format!("`{dname}` ({}) has no `{family}` start: its operand comes from {from}", op.opcode)
                     } else {
@@ -831,7 +847,8 @@ ENTRY e {
 
     #[test]
     fn a_loop_carried_copy_without_the_done_after_the_loop_is_never_done_on_exit() {
-        let t = LOOP_OK.replace("ROOT r = f32[8]{0} copy-done(last)", "ROOT r = f32[8]{0} get-tuple-element(w), index=2");
+        let t =
+            LOOP_OK.replace("ROOT r = f32[8]{0} copy-done(last)", "ROOT r = f32[8]{0} get-tuple-element(w), index=2");
         let h = hits(&t);
         assert!(h.iter().all(|h| h.captures["kind"] == "never-done"), "{h:?}");
         let starts: Vec<&str> = h.iter().map(|h| h.captures["start"].as_str()).collect();
@@ -855,7 +872,10 @@ ENTRY e {
     fn a_known_trip_count_removes_the_zero_trip_path() {
         // done only inside the body: with zero trips it would be pending; XLA proved one or more trips
         let t = LOOP_OK
-            .replace("condition=cond, body=body", r#"condition=cond, body=body, backend_config={"known_trip_count":{"n":"4"}}"#)
+            .replace(
+                "condition=cond, body=body",
+                r#"condition=cond, body=body, backend_config={"known_trip_count":{"n":"4"}}"#,
+            )
             .replace("tuple(i1, next, acc1)", "tuple(i1, next, x)");
         let h = hits(&t);
         assert!(!h.iter().any(|h| h.captures["start"] == "%first"), "{h:?}");
@@ -888,7 +908,9 @@ ENTRY e {
 }
 "#;
         assert!(kinds(t).is_empty(), "{:?}", hits(t));
-        let t2 = t.replace("rd = (f32[8]{0}, token[]) recv-done(r), channel_id=1\n", "").replace("get-tuple-element(rd)", "get-tuple-element(r)");
+        let t2 = t
+            .replace("rd = (f32[8]{0}, token[]) recv-done(r), channel_id=1\n", "")
+            .replace("get-tuple-element(rd)", "get-tuple-element(r)");
         assert_eq!(kinds(&t2), vec!["never-done"]);
     }
 
@@ -938,7 +960,8 @@ ENTRY e {
                 };
                 let t = std::time::Instant::now();
                 let h = check_module(&m, 0);
-                let starts = m.op_ids().filter(|&i| matches!(async_role(m.op(i).opcode), Some((_, AsyncRole::Start)))).count();
+                let starts =
+                    m.op_ids().filter(|&i| matches!(async_role(m.op(i).opcode), Some((_, AsyncRole::Start)))).count();
                 eprintln!("{p}: {starts} starts, {} hits, {:?}", h.len(), t.elapsed());
                 assert!(h.is_empty(), "{p}: {:?}", h.iter().map(|h| &h.captures["detail"]).collect::<Vec<_>>());
                 files += 1;

@@ -61,7 +61,10 @@ pub fn is_tpu_custom_call(m: &Module<'_>, op: OpId) -> bool {
     }
     if o.opcode.ends_with("custom_call") {
         let v = o.attr("call_target_name");
-        let target = v.and_then(crate::parse::mlir::attr::symbol).map(str::to_string).or_else(|| v.and_then(|v| v.string()).map(|s| s.into_owned()));
+        let target = v
+            .and_then(crate::parse::mlir::attr::symbol)
+            .map(str::to_string)
+            .or_else(|| v.and_then(|v| v.string()).map(|s| s.into_owned()));
         return target.as_deref() == Some("tpu_custom_call");
     }
     false
@@ -286,7 +289,12 @@ pub mod sweep {
         }
         for p in cases(analysis, "valid") {
             let h = run(&p, f, &Options::new());
-            assert!(h.is_empty(), "{}: unexpected {:?}", p.display(), h.iter().map(|x| &x.hit.captures["detail"]).collect::<Vec<_>>());
+            assert!(
+                h.is_empty(),
+                "{}: unexpected {:?}",
+                p.display(),
+                h.iter().map(|x| &x.hit.captures["detail"]).collect::<Vec<_>>()
+            );
         }
     }
 

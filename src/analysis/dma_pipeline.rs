@@ -45,7 +45,9 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
             continue;
         }
         let out = dma_sim::simulate(m, &k);
-        if out.unaccountable.is_some() || out.states.iter().any(|s| s.dmas.iter().any(|d| d.target.as_ref().is_some_and(|t| t.bytes))) {
+        if out.unaccountable.is_some()
+            || out.states.iter().any(|s| s.dmas.iter().any(|d| d.target.as_ref().is_some_and(|t| t.bytes)))
+        {
             continue;
         }
         hits.extend(judge(m, unit, &out));
@@ -124,21 +126,32 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
             }
             for &i in idx {
                 let d = &s.dmas[i];
-                if d.started < t && d.waited.is_none_or(|w| w > t) && d.target.as_ref().is_some_and(|x| overlaps(x, region)) {
+                if d.started < t
+                    && d.waited.is_none_or(|w| w > t)
+                    && d.target.as_ref().is_some_and(|x| overlaps(x, region))
+                {
                     races.push((t, *op, i));
                     break;
                 }
             }
         }
-        let repeated: Vec<OpId> = per_op.keys().copied().filter(|op| idx.iter().filter(|&&i| s.dmas[i].op == *op).count() >= 2).collect();
-        let single = !unknown && !repeated.is_empty() && repeated.iter().all(|op| per_op.get(op).is_some_and(|r| r.len() == 1)) && {
-            // every repeated op refills its one region; the buffer's refills never overlap compute safely
-            let any_overlap = idx.iter().any(|&i| busy(&s.dmas[i]));
-            !races.is_empty() || !any_overlap
-        };
+        let repeated: Vec<OpId> =
+            per_op.keys().copied().filter(|op| idx.iter().filter(|&&i| s.dmas[i].op == *op).count() >= 2).collect();
+        let single = !unknown
+            && !repeated.is_empty()
+            && repeated.iter().all(|op| per_op.get(op).is_some_and(|r| r.len() == 1))
+            && {
+                // every repeated op refills its one region; the buffer's refills never overlap compute safely
+                let any_overlap = idx.iter().any(|&i| busy(&s.dmas[i]));
+                !races.is_empty() || !any_overlap
+            };
         if single {
             let first = repeated[0];
-            let slot = per_op.get(&first).and_then(|r| r.iter().next()).map(|o| o.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+            let slot = per_op
+                .get(&first)
+                .and_then(|r| r.iter().next())
+                .map(|o| o.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
             let why = match races.first() {
                 Some(&(_, rop, _)) => format!(
                     "the DMA of the next block overwrites it while {} reads the current one (a race)",
@@ -222,14 +235,16 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
 }
 
 fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
-    let results: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> = out.states.iter().map(|s| per_state(m, out, s)).collect();
+    let results: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
+        out.states.iter().map(|s| per_state(m, out, s)).collect();
     let mut ops: BTreeSet<OpId> = BTreeSet::new();
     for (f, _) in &results {
         ops.extend(f.keys().copied());
     }
     let mut hits = Vec::new();
     for op in ops {
-        let ran: Vec<&(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> = results.iter().filter(|(_, r)| r.contains(&op)).collect();
+        let ran: Vec<&(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
+            results.iter().filter(|(_, r)| r.contains(&op)).collect();
         if ran.is_empty() || !ran.iter().all(|(f, _)| f.contains_key(&op)) {
             continue;
         }
@@ -261,7 +276,8 @@ mod tests {
     use crate::analysis::dma_balance::tests::{assert_case_verdicts, run_text};
 
     fn data(name: &str) -> String {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/dma-double-buffering").join(name);
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/dma-double-buffering").join(name);
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
     }
 
@@ -332,7 +348,11 @@ mod fixture_tests {
             units += 1;
             for h in (a.run)(&c, i, &Options::new()) {
                 assert!(matches!(h.at, At::Op { .. }));
-                out.push((format!("{} [{}]", u.describe(), u.stage.unwrap_or("")), h.captures["kind"].clone(), h.captures["detail"].clone()));
+                out.push((
+                    format!("{} [{}]", u.describe(), u.stage.unwrap_or("")),
+                    h.captures["kind"].clone(),
+                    h.captures["detail"].clone(),
+                ));
             }
         }
         (units, out)

@@ -62,9 +62,17 @@ pub struct RefV {
 pub enum V {
     Int(i64),
     /// `atom + off`: an unknown integer.
-    Sym { atom: u32, off: i64 },
+    Sym {
+        atom: u32,
+        off: i64,
+    },
     /// An unknown boolean: `atom ∈ [lo, hi]`, negated when `neg`.
-    Cond { atom: u32, lo: i64, hi: i64, neg: bool },
+    Cond {
+        atom: u32,
+        lo: i64,
+        hi: i64,
+        neg: bool,
+    },
     Ref(RefV),
     Unknown,
 }
@@ -96,12 +104,22 @@ pub struct Dma {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ev {
-    Start { dma: usize },
-    Wait { op: OpId, dma: Option<usize> },
+    Start {
+        dma: usize,
+    },
+    Wait {
+        op: OpId,
+        dma: Option<usize>,
+    },
     /// A load of a memref region.
-    Read { op: OpId, region: RefV },
+    Read {
+        op: OpId,
+        region: RefV,
+    },
     /// A matmul or a store.
-    Compute { op: OpId },
+    Compute {
+        op: OpId,
+    },
 }
 
 /// A problem seen on one path.
@@ -314,7 +332,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         let name = self.base_name(k.base);
         let offs: Vec<Option<i64>> = if k.bytes {
             // LLO: byte offset → element index (4-byte semaphores), unravelled over the base shape
-            let dims = self.base_type(k.base).and_then(|t| t.shaped().and_then(|s| s.static_dims())).unwrap_or_default();
+            let dims =
+                self.base_type(k.base).and_then(|t| t.shaped().and_then(|s| s.static_dims())).unwrap_or_default();
             match k.offs.first().copied().flatten() {
                 Some(b) if !dims.is_empty() => {
                     let mut flat = b / 4;
@@ -330,7 +349,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         } else {
             k.offs.clone()
         };
-        let slot = offs.iter().map(|o| o.map(|x| x.to_string()).unwrap_or_else(|| "?".into())).collect::<Vec<_>>().join(", ");
+        let slot =
+            offs.iter().map(|o| o.map(|x| x.to_string()).unwrap_or_else(|| "?".into())).collect::<Vec<_>>().join(", ");
         (name, slot)
     }
 
@@ -348,10 +368,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         let mut w = if s.step.is_empty() {
             "in the kernel".to_string()
         } else {
-            format!(
-                "in grid step ({})",
-                s.step.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
-            )
+            format!("in grid step ({})", s.step.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
         };
         for (op, iv) in &s.ctx {
             match self.line(*op) {
@@ -535,7 +552,13 @@ impl<'m, 'a> Sim<'m, 'a> {
         }
         if b == "sem_alloc" || b.starts_with("sem_alloc") {
             let dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default();
-            let r = RefV { base: Base::Alloc(id), offs: vec![Some(0); dims.len()], ext: dims.clone(), map: Some((0..dims.len()).collect()), bytes: false };
+            let r = RefV {
+                base: Base::Alloc(id),
+                offs: vec![Some(0); dims.len()],
+                ext: dims.clone(),
+                map: Some((0..dims.len()).collect()),
+                bytes: false,
+            };
             self.set(&mut s, id, 0, V::Ref(r));
             return vec![s];
         }
@@ -560,16 +583,29 @@ impl<'m, 'a> Sim<'m, 'a> {
             let mult = op.attr("multiplier_in_bytes").and_then(Value::as_int).unwrap_or(1);
             return match (arg(0), arg(1)) {
                 (V::Ref(r), off) => {
-                    let cur = if r.bytes { r.offs.first().copied().flatten() } else if r.offs.iter().all(|x| *x == Some(0)) { Some(0) } else { None };
+                    let cur = if r.bytes {
+                        r.offs.first().copied().flatten()
+                    } else if r.offs.iter().all(|x| *x == Some(0)) {
+                        Some(0)
+                    } else {
+                        None
+                    };
                     let add = if let V::Int(o) = off { o.checked_mul(mult) } else { None };
-                    V::Ref(RefV { base: r.base, offs: vec![cur.zip(add).and_then(|(a, b)| a.checked_add(b))], ext: Vec::new(), map: None, bytes: true })
+                    V::Ref(RefV {
+                        base: r.base,
+                        offs: vec![cur.zip(add).and_then(|(a, b)| a.checked_add(b))],
+                        ext: Vec::new(),
+                        map: None,
+                        bytes: true,
+                    })
                 }
                 _ => V::Unknown,
             };
         }
         if b.starts_with("memref_slice") || b == "subview" {
             let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
-            let idx: Vec<V> = op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
+            let idx: Vec<V> =
+                op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
             let out_dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
             match (&r.map, out_dims) {
                 (Some(map), Some(out)) if map.len() == idx.len() && out.len() == idx.len() => {
@@ -618,7 +654,12 @@ impl<'m, 'a> Sim<'m, 'a> {
             }
             return V::Ref(r);
         }
-        if b.starts_with("memref_reshape") || b.starts_with("memref_bitcast") || b.starts_with("reinterpret_cast") || (oc.starts_with("memref.") && matches!(b, "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view")) {
+        if b.starts_with("memref_reshape")
+            || b.starts_with("memref_bitcast")
+            || b.starts_with("reinterpret_cast")
+            || (oc.starts_with("memref.")
+                && matches!(b, "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view"))
+        {
             let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
             let out_rank = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.rank());
             if r.map.as_ref().map(Vec::len) != out_rank {
@@ -630,23 +671,24 @@ impl<'m, 'a> Sim<'m, 'a> {
         let is_load = b.contains("load") && !b.contains("dma");
         let is_store = b.contains("store") && !b.contains("dma");
         if is_load || is_store {
-            let memref = op
-                .operands
-                .iter()
-                .find(|o| o.role == Some("into") || o.role == Some("base"))
-                .or_else(|| op.operands.iter().filter(|o| o.role.is_none()).find(|o| matches!(self.get(s, o), V::Ref(_))));
+            let memref = op.operands.iter().find(|o| o.role == Some("into") || o.role == Some("base")).or_else(|| {
+                op.operands.iter().filter(|o| o.role.is_none()).find(|o| matches!(self.get(s, o), V::Ref(_)))
+            });
             let region = memref.and_then(|o| match self.get(s, o) {
                 V::Ref(r) => Some(r),
                 _ => None,
             });
-            let idx: Vec<V> = op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
+            let idx: Vec<V> =
+                op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
             let shape: Vec<i64> = if is_load {
                 op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default()
             } else {
                 op.operands
                     .iter()
                     .find(|o| !matches!(self.get(s, o), V::Ref(_)) && o.role.is_none())
-                    .and_then(|o| o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped()).and_then(|x| x.static_dims()))
+                    .and_then(|o| {
+                        o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped()).and_then(|x| x.static_dims())
+                    })
                     .unwrap_or_default()
             };
             let region = region.map(|r| index_region(r, &idx, &shape));
@@ -675,7 +717,11 @@ impl<'m, 'a> Sim<'m, 'a> {
                     return V::Unknown;
                 }
                 if is_store && b != "vector_store" {
-                    let val = op.operands.iter().find(|o| o.role.is_none() && !matches!(self.get(s, o), V::Ref(_))).map(|o| self.get(s, o));
+                    let val = op
+                        .operands
+                        .iter()
+                        .find(|o| o.role.is_none() && !matches!(self.get(s, o), V::Ref(_)))
+                        .map(|o| self.get(s, o));
                     match (key, val) {
                         (Some(k), Some(v)) if r.offs.len() == r.ext.len() && r.ext.iter().all(|&e| e == 1) => {
                             s.mem.insert((r.base, k), v);
@@ -696,7 +742,11 @@ impl<'m, 'a> Sim<'m, 'a> {
         let pred: Option<String> = if name.starts_with("cmp") {
             op.payload.as_ref().or_else(|| op.attr("predicate")).and_then(|v| v.word()).map(|w| {
                 match w.parse::<i64>() {
-                    Ok(n) => ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"].get(n as usize).copied().unwrap_or("?").to_string(),
+                    Ok(n) => ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+                        .get(n as usize)
+                        .copied()
+                        .unwrap_or("?")
+                        .to_string(),
                     Err(_) => w.trim_start_matches("#arith<cmpi").trim_end_matches('>').trim().to_string(),
                 }
             })
@@ -723,7 +773,9 @@ impl<'m, 'a> Sim<'m, 'a> {
             "andi" | "and" => int2(x, y, |a, b| Some(a & b)),
             "ori" | "or" => int2(x, y, |a, b| Some(a | b)),
             "xori" | "xor" => match (&x, &y) {
-                (V::Cond { atom, lo, hi, neg }, V::Int(1)) | (V::Int(1), V::Cond { atom, lo, hi, neg }) => V::Cond { atom: *atom, lo: *lo, hi: *hi, neg: !neg },
+                (V::Cond { atom, lo, hi, neg }, V::Int(1)) | (V::Int(1), V::Cond { atom, lo, hi, neg }) => {
+                    V::Cond { atom: *atom, lo: *lo, hi: *hi, neg: !neg }
+                }
                 _ => int2(x, y, |a, b| Some(a ^ b)),
             },
             "shli" | "shl" => int2(x, y, |a, b| if (0..63).contains(&b) { a.checked_shl(b as u32) } else { None }),
@@ -750,8 +802,12 @@ impl<'m, 'a> Sim<'m, 'a> {
     fn lin(&self, x: V, y: V, sign: i64) -> V {
         match (x, y) {
             (V::Int(a), V::Int(b)) => a.checked_add(sign.saturating_mul(b)).map(V::Int).unwrap_or(V::Unknown),
-            (V::Sym { atom, off }, V::Int(b)) => off.checked_add(sign.saturating_mul(b)).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown),
-            (V::Int(a), V::Sym { atom, off }) if sign == 1 => off.checked_add(a).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown),
+            (V::Sym { atom, off }, V::Int(b)) => {
+                off.checked_add(sign.saturating_mul(b)).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown)
+            }
+            (V::Int(a), V::Sym { atom, off }) if sign == 1 => {
+                off.checked_add(a).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown)
+            }
             _ => V::Unknown,
         }
     }
@@ -769,7 +825,9 @@ impl<'m, 'a> Sim<'m, 'a> {
                 "ge" => a >= b,
                 _ => return V::Unknown,
             })),
-            (V::Sym { atom, off }, V::Int(c)) => c.checked_sub(*off).map(|c| sym_cmp(*atom, &p, c)).unwrap_or(V::Unknown),
+            (V::Sym { atom, off }, V::Int(c)) => {
+                c.checked_sub(*off).map(|c| sym_cmp(*atom, &p, c)).unwrap_or(V::Unknown)
+            }
             (V::Int(c), V::Sym { atom, off }) => {
                 let flipped = match p.as_str() {
                     "lt" => "gt",
@@ -780,7 +838,9 @@ impl<'m, 'a> Sim<'m, 'a> {
                 };
                 c.checked_sub(*off).map(|c| sym_cmp(*atom, flipped, c)).unwrap_or(V::Unknown)
             }
-            (V::Cond { atom, lo, hi, neg }, V::Int(c)) | (V::Int(c), V::Cond { atom, lo, hi, neg }) if *c == 0 || *c == 1 => {
+            (V::Cond { atom, lo, hi, neg }, V::Int(c)) | (V::Int(c), V::Cond { atom, lo, hi, neg })
+                if *c == 0 || *c == 1 =>
+            {
                 let same = (p == "ne") == (*c == 0);
                 if p == "ne" || p == "eq" {
                     V::Cond { atom: *atom, lo: *lo, hi: *hi, neg: if same { *neg } else { !neg } }
@@ -799,7 +859,11 @@ impl<'m, 'a> Sim<'m, 'a> {
         let lb_o = op.operands.iter().find(|o| o.role.is_none());
         let ub_o = op.operands.iter().find(|o| o.role == Some("to")).or_else(|| op.operands.get(1));
         let st_o = op.operands.iter().find(|o| o.role == Some("step")).or_else(|| op.operands.get(2));
-        let inits: Vec<&Operand<'_>> = op.operands.iter().filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg"))).collect();
+        let inits: Vec<&Operand<'_>> = op
+            .operands
+            .iter()
+            .filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg")))
+            .collect();
         let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
         let lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
         let ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
@@ -1029,7 +1093,11 @@ impl<'m, 'a> Sim<'m, 'a> {
         let op = self.m.op(id);
         s.executed.insert(id);
         let mut sems = self.sem_operands(s, op, &["target_semaphore"]);
-        sems.extend(self.sem_operands(s, op, &["source_semaphore"]).into_iter().filter(|_| op.operands.iter().any(|o| o.role == Some("source_semaphore"))));
+        sems.extend(
+            self.sem_operands(s, op, &["source_semaphore"])
+                .into_iter()
+                .filter(|_| op.operands.iter().any(|o| o.role == Some("source_semaphore"))),
+        );
         if sems.is_empty() {
             self.unaccountable.get_or_insert(id);
             return;
@@ -1065,17 +1133,26 @@ impl<'m, 'a> Sim<'m, 'a> {
         };
         let key = Key { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes };
         let size = Self::size_of(op, &["dst", "ref", "src"]);
-        let dst = op.operands.iter().find(|o| o.role == Some("dst") || o.role == Some("ref")).and_then(|o| match self.get(s, o) {
+        let dst = op.operands.iter().find(|o| o.role == Some("dst") || o.role == Some("ref")).and_then(|o| match self
+            .get(s, o)
+        {
             V::Ref(r) => Some(r),
             _ => None,
         });
-        let may_eq = |a: &Key, b: &Key| a.base == b.base && a.bytes == b.bytes && a.offs.len() == b.offs.len() && a.offs.iter().zip(&b.offs).all(|(x, y)| x.is_none() || y.is_none() || x == y);
+        let may_eq = |a: &Key, b: &Key| {
+            a.base == b.base
+                && a.bytes == b.bytes
+                && a.offs.len() == b.offs.len()
+                && a.offs.iter().zip(&b.offs).all(|(x, y)| x.is_none() || y.is_none() || x == y)
+        };
         // candidates: outstanding DMAs on this semaphore, in start order
         let cands: Vec<(usize, usize)> = s
             .dmas
             .iter()
             .enumerate()
-            .flat_map(|(i, d)| d.sems.iter().enumerate().filter(|(k, sk)| d.pending[*k] && may_eq(sk, &key)).map(move |(k, _)| (i, k)))
+            .flat_map(|(i, d)| {
+                d.sems.iter().enumerate().filter(|(k, sk)| d.pending[*k] && may_eq(sk, &key)).map(move |(k, _)| (i, k))
+            })
             .collect();
         let (sem_name, slot) = self.describe_key(&key);
         let semtxt = if slot.is_empty() { sem_name.clone() } else { format!("{sem_name}[{slot}]") };
@@ -1107,7 +1184,13 @@ impl<'m, 'a> Sim<'m, 'a> {
                     d.size.clone().unwrap_or_else(|| "?".into()),
                     d.when
                 );
-                s.fails.entry(id).or_insert(Fail { kind: "mismatched-wait", detail, semaphore: sem_name.clone(), slot: slot.clone(), related: Some(d.op) });
+                s.fails.entry(id).or_insert(Fail {
+                    kind: "mismatched-wait",
+                    detail,
+                    semaphore: sem_name.clone(),
+                    slot: slot.clone(),
+                    related: Some(d.op),
+                });
                 Some((i, k))
             }
             None => {
@@ -1117,7 +1200,11 @@ impl<'m, 'a> Sim<'m, 'a> {
                     .flat_map(|d| d.sems.iter().zip(&d.pending).filter(|(_, &p)| p).map(|(k, _)| k))
                     .map(|k| {
                         let (n, sl) = self.describe_key(k);
-                        if sl.is_empty() { n } else { format!("{n}[{sl}]") }
+                        if sl.is_empty() {
+                            n
+                        } else {
+                            format!("{n}[{sl}]")
+                        }
                     })
                     .collect::<BTreeSet<_>>()
                     .into_iter()
@@ -1125,9 +1212,18 @@ impl<'m, 'a> Sim<'m, 'a> {
                 let detail = if others.is_empty() {
                     format!("this wait {when} on {semtxt} has no DMA outstanding (nothing started on any semaphore is pending)")
                 } else {
-                    format!("this wait {when} on {semtxt} has no DMA outstanding on that semaphore; outstanding: {}", others.join(", "))
+                    format!(
+                        "this wait {when} on {semtxt} has no DMA outstanding on that semaphore; outstanding: {}",
+                        others.join(", ")
+                    )
                 };
-                s.fails.entry(id).or_insert(Fail { kind: "wait-without-start", detail, semaphore: sem_name, slot, related: None });
+                s.fails.entry(id).or_insert(Fail {
+                    kind: "wait-without-start",
+                    detail,
+                    semaphore: sem_name,
+                    slot,
+                    related: None,
+                });
                 None
             }
         };
@@ -1259,7 +1355,16 @@ mod tests {
     #[test]
     fn integer_ops_fold_without_overflow_panics() {
         let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
-        let sim = Sim { m: &m, budget: 1, truncated: false, exhausted: false, unaccountable: None, entry: None, arg_types: Vec::new(), sem_args: BTreeSet::new() };
+        let sim = Sim {
+            m: &m,
+            budget: 1,
+            truncated: false,
+            exhausted: false,
+            unaccountable: None,
+            entry: None,
+            arg_types: Vec::new(),
+            sem_args: BTreeSet::new(),
+        };
         assert_eq!(sim.lin(V::Int(i64::MAX), V::Int(1), 1), V::Unknown);
         assert_eq!(sim.compare("slt", V::Int(1), V::Int(2)), V::Int(1));
         assert_eq!(sim.compare("slt", V::Sym { atom: 0, off: i64::MIN }, V::Int(i64::MAX)), V::Unknown);

@@ -154,7 +154,11 @@ impl Evidence {
             let format = llo.iter().map(|f| f.format.clone()).filter(|f| !f.is_empty()).collect::<Vec<_>>().join(", ");
             let mut wide: Vec<&str> = llo.iter().filter_map(|f| f.wide).collect();
             wide.dedup();
-            return Proof::Emulated { shown, format, wide: if wide.is_empty() { "a wider type".into() } else { wide.join("/") } };
+            return Proof::Emulated {
+                shown,
+                format,
+                wide: if wide.is_empty() { "a wider type".into() } else { wide.join("/") },
+            };
         }
         let mos: Vec<&(String, usize)> = self.mosaic.iter().flat_map(|x| x.3.iter()).collect();
         if !mos.is_empty() {
@@ -407,7 +411,11 @@ fn custom_call(c: &Compilation<'_>, ui: usize, id: OpId, opts: &Options) -> Opti
     let call = m.op(id).name;
     let mut ev = Evidence { requested: lines, ..Default::default() };
     ev.add_mosaic_formats(c, &kernel_name);
-    let llo = if c.units[ui].layer() == Layer::Hlo { link::llo_units(c, call) } else { link::llo_units_of_kernel(c, &kernel_name) };
+    let llo = if c.units[ui].layer() == Layer::Hlo {
+        link::llo_units(c, call)
+    } else {
+        link::llo_units_of_kernel(c, &kernel_name)
+    };
     ev.add_llo(c, &llo);
     let what = format!("Pallas kernel `{call}` (@{kernel_name}) multiplies f8 operands");
     decide(c, At::Op { unit: ui, op: id }, &what, &ev, opts)
@@ -469,7 +477,12 @@ fn mosaic_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
         let late = requests.first().is_some_and(|mm| mm.opcode.starts_with("llo."));
         for mm in requests.iter().take(if late { 1 } else { usize::MAX }) {
             let what = if late {
-                format!("kernel @{} multiplies f8 operands ({} data_format<{}>)", k.name, mm.opcode, mm.data_format.unwrap_or("?"))
+                format!(
+                    "kernel @{} multiplies f8 operands ({} data_format<{}>)",
+                    k.name,
+                    mm.opcode,
+                    mm.data_format.unwrap_or("?")
+                )
             } else {
                 format!("{} in @{} multiplies {} × {}", mm.opcode, k.name, dt(mm.lhs), dt(mm.rhs))
             };
@@ -492,7 +505,10 @@ fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
     }
     // Without a graph above, only a format that reads f8 on its way into the MXU proves an fp8 request.
     let formats = llo_formats(&u.module);
-    let widened: Vec<&LloFormat> = formats.iter().filter(|f| !f.native && f.format.split('.').any(|s| view::segment_dtype(s).is_some_and(DType::is_f8))).collect();
+    let widened: Vec<&LloFormat> = formats
+        .iter()
+        .filter(|f| !f.native && f.format.split('.').any(|s| view::segment_dtype(s).is_some_and(DType::is_f8)))
+        .collect();
     if widened.is_empty() || formats.iter().any(|f| f.native) {
         return Vec::new();
     }
@@ -552,8 +568,14 @@ mod tests {
         assert_eq!(f.hit.captures["mxu_format"], "f32");
         assert_eq!(f.hit.captures["native_on"], "tpu7x");
         let d = &f.hit.captures["detail"];
-        assert!(d.contains("`convolution.1`") && d.contains("fusion `fusion`") && d.contains("f8e4m3fn × f8e4m3fn"), "{d}");
-        assert!(d.contains("emulated on v6e: the MXU gets f32 (vmatmul.mubr.f32 ×2)") && d.contains("natively on tpu7x"), "{d}");
+        assert!(
+            d.contains("`convolution.1`") && d.contains("fusion `fusion`") && d.contains("f8e4m3fn × f8e4m3fn"),
+            "{d}"
+        );
+        assert!(
+            d.contains("emulated on v6e: the MXU gets f32 (vmatmul.mubr.f32 ×2)") && d.contains("natively on tpu7x"),
+            "{d}"
+        );
         assert!(f.hit.related.iter().any(|r| r == "LLO `fusion`: vmatmul.mubr.f32 ×2"), "{:?}", f.hit.related);
         assert_eq!(f.hit.labels.len(), 1, "a label on the fusion that runs as the LLO computation");
         assert!(f.hit.labels[0].text.contains("LLO computation `fusion`"));
@@ -577,8 +599,15 @@ mod tests {
         let h = hits(&sweep::case(NAME, "invalid", "pallas_call@v5e"));
         assert_eq!(h.len(), 1);
         let d = &h[0].hit.captures["detail"];
-        assert!(d.contains("Pallas kernel `fp8_mm.1` (@fp8_mm)") && d.contains("v5e") && d.contains("no fp8 MXU"), "{d}");
-        assert!(h[0].hit.related.iter().any(|r| r.contains("tpu.matmul f8e4m3fn × f8e4m3fn")), "{:?}", h[0].hit.related);
+        assert!(
+            d.contains("Pallas kernel `fp8_mm.1` (@fp8_mm)") && d.contains("v5e") && d.contains("no fp8 MXU"),
+            "{d}"
+        );
+        assert!(
+            h[0].hit.related.iter().any(|r| r.contains("tpu.matmul f8e4m3fn × f8e4m3fn")),
+            "{:?}",
+            h[0].hit.related
+        );
         // The same kernel on tpu7x: native, nothing to say.
         let p = sweep::case(NAME, "invalid", "pallas_call@v5e");
         assert!(sweep::run_with(&p, run, &Options::new(), Some("tpu7x")).is_empty());
@@ -618,15 +647,23 @@ mod tests {
         use crate::lint::compilation::source_file;
         let dir = sweep::case(NAME, "invalid", "fusion_dot@v6e");
         let mut files = testutil::dir_files(&dir);
-        let hlo = files.iter().find(|f| f.path.ends_with("after_optimizations.txt")).map(|f| f.text.clone()).unwrap_or_default();
+        let hlo = files
+            .iter()
+            .find(|f| f.path.ends_with("after_optimizations.txt"))
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
         files.push(source_file(&format!("{}/llo/1-TLP-hlo.txt", dir.display()), &hlo));
         files.push(source_file(&format!("{}_hlo.txt", dir.display()), &hlo));
         let parsed = testutil::parse(&files);
         let c = Compilation::new(dir.display().to_string(), &parsed, None);
-        let all: Vec<(usize, Hit)> = (0..c.units.len()).flat_map(|i| run(&c, i, &Options::new()).into_iter().map(move |h| (i, h))).collect();
+        let all: Vec<(usize, Hit)> =
+            (0..c.units.len()).flat_map(|i| run(&c, i, &Options::new()).into_iter().map(move |h| (i, h))).collect();
         assert_eq!(all.len(), 1);
         let At::Op { unit, .. } = all[0].1.at else { panic!("an op") };
-        assert!(c.units[unit].path.ends_with("module.after_optimizations.txt"), "the HLO dump, not the LLO folder's copy");
+        assert!(
+            c.units[unit].path.ends_with("module.after_optimizations.txt"),
+            "the HLO dump, not the LLO folder's copy"
+        );
     }
 
     #[test]
@@ -651,7 +688,12 @@ mod tests {
                 ("bug_upcast", _) | (_, "tpu7x") => 0,
                 _ => 1,
             };
-            assert_eq!(h.len(), expect, "{name}: {:?}", h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>());
+            assert_eq!(
+                h.len(),
+                expect,
+                "{name}: {:?}",
+                h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>()
+            );
             for f in &h {
                 assert_eq!(f.layer, "hlo", "{name}: reported at the custom call");
                 assert_eq!(kind(f), "emulated");
@@ -659,8 +701,14 @@ mod tests {
                 let d = &f.hit.captures["detail"];
                 assert!(d.contains(&format!("`fp8_mm_{version}.1`")), "{name}: {d}");
                 if target != "v4" {
-                    assert!(d.contains(&format!("emulated on {target}: the MXU gets bf16")) && d.contains("f8e4m3b11.bf16"), "{name}: {d}");
-                    assert!(f.hit.related.iter().any(|r| r.starts_with(&format!("LLO `fp8_mm_{version}.1`: vmatmul."))), "{name}");
+                    assert!(
+                        d.contains(&format!("emulated on {target}: the MXU gets bf16")) && d.contains("f8e4m3b11.bf16"),
+                        "{name}: {d}"
+                    );
+                    assert!(
+                        f.hit.related.iter().any(|r| r.starts_with(&format!("LLO `fp8_mm_{version}.1`: vmatmul."))),
+                        "{name}"
+                    );
                     assert!(f.hit.related.iter().any(|r| r.contains("matmul_data_format<e4m3b_to_bf16>")), "{name}");
                 }
             }
@@ -672,10 +720,18 @@ mod tests {
         for (name, dir) in sweep::corpus_dirs() {
             let h = hits(&dir);
             let expect = usize::from(name == "fp8_dot@v6e" || name == "fp8_dot@v5e");
-            assert_eq!(h.len(), expect, "{name}: {:?}", h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>());
+            assert_eq!(
+                h.len(),
+                expect,
+                "{name}: {:?}",
+                h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>()
+            );
             for f in &h {
                 assert_eq!(f.hit.captures["mxu_format"], "f32", "{name}");
-                assert!(f.hit.captures["detail"].contains("`convolution.1` (convolution in fusion `fusion`)"), "{name}");
+                assert!(
+                    f.hit.captures["detail"].contains("`convolution.1` (convolution in fusion `fusion`)"),
+                    "{name}"
+                );
             }
         }
     }

@@ -225,7 +225,16 @@ pub fn kernels<'a>(m: &Module<'a>) -> Vec<Kernel<'a>> {
         .map(FuncId)
         .filter(|&f| {
             let func = m.func(f);
-            func.attrs.iter().any(|a| matches!(a.key, "iteration_bounds" | "window_params" | "dimension_semantics" | "scalar_prefetch" | "scratch_operands"))
+            func.attrs.iter().any(|a| {
+                matches!(
+                    a.key,
+                    "iteration_bounds"
+                        | "window_params"
+                        | "dimension_semantics"
+                        | "scalar_prefetch"
+                        | "scratch_operands"
+                )
+            })
         })
         .map(|f| kernel(m, f))
         .collect()
@@ -329,12 +338,17 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
                 source: trace(op, "source", 0),
                 target: trace(op, "target", 1),
                 target_semaphore: trace(op, "target_semaphore", 2),
-                source_semaphore: op.operands.iter().find(|o| o.role == Some("source_semaphore")).map(|o| trace_ref(m, entry, o)),
+                source_semaphore: op
+                    .operands
+                    .iter()
+                    .find(|o| o.role == Some("source_semaphore"))
+                    .map(|o| trace_ref(m, entry, o)),
                 device_id: op.operands.iter().find(|o| o.role == Some("device_id")).map(|o| o.name),
                 inside: m.ancestors(id).collect(),
             });
         } else if is_dma_wait(oc) {
-            let dst = trace(op, "dst", 1).or_else(|| op.operands.iter().find(|o| o.role == Some("ref")).map(|o| trace_ref(m, entry, o)));
+            let dst = trace(op, "dst", 1)
+                .or_else(|| op.operands.iter().find(|o| o.role == Some("ref")).map(|o| trace_ref(m, entry, o)));
             k.dma_waits.push(DmaWait {
                 op: id,
                 opcode: oc,
@@ -375,9 +389,13 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
         // the memref operand: the `into` operand (llo.vector_store), else the first memref-typed operand, else
         // (LLO stages, where refs are i32 addresses) the first plain operand that is a view of a kernel argument
         let o = op.operands.iter().find(|o| o.role == Some("into")).or_else(|| {
-            op.operands.iter().find(|o| o.role.is_none() && o.ty.as_ref().and_then(Type::mlir).is_some_and(|t| t.is_memref()))
+            op.operands
+                .iter()
+                .find(|o| o.role.is_none() && o.ty.as_ref().and_then(Type::mlir).is_some_and(|t| t.is_memref()))
         });
-        let o = o.or_else(|| op.operands.iter().filter(|o| o.role.is_none()).find(|o| trace_ref(m, entry, o).base_arg.is_some()));
+        let o = o.or_else(|| {
+            op.operands.iter().filter(|o| o.role.is_none()).find(|o| trace_ref(m, entry, o).base_arg.is_some())
+        });
         if let Some(o) = o {
             let t = Some(trace_ref(m, entry, o));
             mark(&mut k, &t, store);
@@ -400,7 +418,13 @@ fn arg_type<'a>(p: &Param<'a>) -> Option<MlirType<'a>> {
 
 /// Follows a memref operand back through view ops to a kernel argument, collecting slice indices.
 pub fn trace_ref<'a>(m: &Module<'a>, entry: Option<BlockId>, o: &Operand<'a>) -> RefTrace<'a> {
-    let mut t = RefTrace { name: o.name, ty: o.ty.as_ref().and_then(Type::mlir).cloned(), base_arg: None, slices: Vec::new(), def: o.def };
+    let mut t = RefTrace {
+        name: o.name,
+        ty: o.ty.as_ref().and_then(Type::mlir).cloned(),
+        base_arg: None,
+        slices: Vec::new(),
+        def: o.def,
+    };
     let mut def = o.def;
     for _ in 0..64 {
         match def {
@@ -510,7 +534,15 @@ pub fn matmul<'a>(m: &Module<'a>, id: OpId) -> Matmul<'a> {
     let data_format = op.attr("data_format").and_then(mattr::dialect_attr_word);
     let result = op.ty.mlir().and_then(|t| t.result(0)).and_then(MlirType::dtype);
     let acc = if base(op.opcode) == "matmul" || base(op.opcode) == "contract" { operand_dtype(m, op, 2) } else { None };
-    Matmul { op: id, opcode: op.opcode, lhs: operand_dtype(m, op, 0), rhs: operand_dtype(m, op, 1), acc, result, data_format }
+    Matmul {
+        op: id,
+        opcode: op.opcode,
+        lhs: operand_dtype(m, op, 0),
+        rhs: operand_dtype(m, op, 1),
+        acc,
+        result,
+        data_format,
+    }
 }
 
 /// Every matmul-like op of a function (StableHLO `dot_general`/`convolution`, Mosaic `tpu.matmul`, `llo.vmatmul*`).

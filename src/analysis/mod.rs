@@ -7,14 +7,14 @@
 pub mod async_balance;
 pub mod async_pairs;
 pub mod crosslink;
-pub mod fp8;
 pub mod dma_balance;
 pub mod dma_pipeline;
 pub mod dma_sim;
+pub mod fp8;
 pub mod kernel;
 pub mod pipelining;
-pub mod smem;
 pub mod placement;
+pub mod smem;
 
 use crate::ir::{Layer, OpId, Span};
 use crate::lint::Compilation;
@@ -101,7 +101,10 @@ pub static ANALYSES: &[Analysis] = &[
         layers: &[Layer::Mosaic],
         doc: smem::DOC,
         captures: &["kind", "arg", "memref"],
-        options: &[("max_scale_elements", "largest operand (in elements) still treated as a scale table; default 4096")],
+        options: &[(
+            "max_scale_elements",
+            "largest operand (in elements) still treated as a scale table; default 4096",
+        )],
         run: smem::run,
     },
     Analysis {

@@ -106,7 +106,13 @@ fn dims(v: &[i64]) -> String {
 }
 
 /// `host_span`: for a kernel decoded from a custom call, where its findings point (the call's backend_config).
-pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, host_span: Option<Span>, k: &Kernel<'_>) -> Vec<Hit> {
+pub fn check_kernel(
+    c: Option<&Compilation<'_>>,
+    m: &Module<'_>,
+    unit: usize,
+    host_span: Option<Span>,
+    k: &Kernel<'_>,
+) -> Vec<Hit> {
     let mut hits = Vec::new();
     let func = m.func(k.func);
     let windows: Vec<(usize, &kernel::WindowParam<'_>)> =
@@ -130,8 +136,13 @@ pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, ho
     });
     let steps: i64 = k.iteration_bounds.iter().try_fold(1i64, |a, &b| a.checked_mul(b.max(0))).unwrap_or(i64::MAX);
     if steps <= 1 {
-        let names: Vec<String> = windows.iter().filter_map(|(w, _)| arg_of(*w)).map(|a| format!("`%{}`", a.name)).collect();
-        let grid = if k.iteration_bounds.is_empty() { "no grid".to_string() } else { format!("grid ({})", k.iteration_bounds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")) };
+        let names: Vec<String> =
+            windows.iter().filter_map(|(w, _)| arg_of(*w)).map(|a| format!("`%{}`", a.name)).collect();
+        let grid = if k.iteration_bounds.is_empty() {
+            "no grid".to_string()
+        } else {
+            format!("grid ({})", k.iteration_bounds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "))
+        };
         let detail = format!(
             "kernel `@{}` has {grid}: one step, so its {} windowed operand(s) ({}) are fetched, computed and written \
              back in sequence with nothing to overlap",
@@ -155,11 +166,8 @@ pub fn check_kernel(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, ho
         let full = array.as_ref().is_some_and(|ar| ar == bounds);
         let synchronous = wp.pipeline_mode.is_some_and(|p| p == "synchronous");
         if full && steps > 1 {
-            let forced = if synchronous {
-                " (Pallas made it single-buffered: `#tpu.pipeline_mode<synchronous>`)"
-            } else {
-                ""
-            };
+            let forced =
+                if synchronous { " (Pallas made it single-buffered: `#tpu.pipeline_mode<synchronous>`)" } else { "" };
             let detail = format!(
                 "windowed operand `{name}` of `@{}` has a window of {} that is its whole array {}: it is fetched once{forced} \
                  and never pipelined with the {steps} grid steps",
@@ -231,7 +239,13 @@ mod tests {
     fn case_files(rel: &str) -> Vec<crate::source::SourceFile> {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/auto-pipelining").join(rel);
         let mut paths: Vec<std::path::PathBuf> = if p.is_dir() {
-            walkdir::WalkDir::new(&p).sort_by_file_name().into_iter().filter_map(Result::ok).filter(|e| e.file_type().is_file()).map(|e| e.into_path()).collect()
+            walkdir::WalkDir::new(&p)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_file())
+                .map(|e| e.into_path())
+                .collect()
         } else {
             vec![p]
         };
@@ -345,7 +359,13 @@ pub(crate) mod real {
     pub(crate) fn fixture_dirs() -> Vec<(String, std::path::PathBuf)> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d");
         let mut out = Vec::new();
-        for e in walkdir::WalkDir::new(&root).min_depth(2).max_depth(2).sort_by_file_name().into_iter().filter_map(Result::ok) {
+        for e in walkdir::WalkDir::new(&root)
+            .min_depth(2)
+            .max_depth(2)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+        {
             if e.file_type().is_dir() {
                 let n = e.file_name().to_string_lossy().to_string();
                 let version = n.split('@').next().unwrap_or("").to_string();
@@ -386,15 +406,23 @@ pub(crate) mod real {
                     for (unit, _, h) in &h {
                         assert_eq!(h.captures["kind"], "full-array-window", "{dir} {unit}");
                         assert!(["%arg4", "%arg5"].contains(&h.captures["operand"].as_str()), "{dir}: {h:?}");
-                        assert_eq!((h.captures["window"].as_str(), h.captures["array"].as_str()), ("4x4x1x1", "4x4x1x1"));
+                        assert_eq!(
+                            (h.captures["window"].as_str(), h.captures["array"].as_str()),
+                            ("4x4x1x1", "4x4x1x1")
+                        );
                         assert!(h.captures["detail"].contains("synchronous"), "{}", h.captures["detail"]);
                     }
                     // every stage and the decoded body see it
                     let stages: std::collections::BTreeSet<&str> = h.iter().map(|x| x.1.as_str()).collect();
-                    assert!(stages.contains("post-deserialization") && stages.contains("tpu_custom_call body"), "{stages:?}");
+                    assert!(
+                        stages.contains("post-deserialization") && stages.contains("tpu_custom_call body"),
+                        "{stages:?}"
+                    );
                     assert!(stages.contains("post-finalize-llo"), "{stages:?}");
                 }
-                _ => assert!(h.is_empty(), "{dir}: {:?}", h.iter().map(|x| &x.2.captures["detail"]).collect::<Vec<_>>()),
+                _ => {
+                    assert!(h.is_empty(), "{dir}: {:?}", h.iter().map(|x| &x.2.captures["detail"]).collect::<Vec<_>>())
+                }
             }
         }
     }

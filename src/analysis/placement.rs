@@ -74,7 +74,8 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                 let Some(p) = params.get(a.index) else { continue };
                 let late = p.attrs.iter().any(|x| x.key == "llo.type");
                 let unspecified = p.attrs.iter().any(|x| x.key == "llo.unspecified_memory_space");
-                let windowed = k.window_params.get(n).is_some_and(|w| w.transform.is_some() || w.window_bounds.is_some());
+                let windowed =
+                    k.window_params.get(n).is_some_and(|w| w.transform.is_some() || w.window_bounds.is_some());
                 let is_memref = a.ty.as_ref().is_some_and(|t| t.is_memref());
                 let declared_any = if late {
                     unspecified
@@ -85,7 +86,8 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                     continue;
                 }
                 let operand = k.scalar_prefetch + n;
-                let placed = if late { a.memory_space.map(|s| (s.to_string(), link::stage_of(&c.units[i]))) } else { None };
+                let placed =
+                    if late { a.memory_space.map(|s| (s.to_string(), link::stage_of(&c.units[i]))) } else { None };
                 match out.iter_mut().find(|x| x.operand == operand) {
                     Some(x) => {
                         if x.placed.is_none() {
@@ -96,7 +98,11 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                         name: format!("%{}", a.name),
                         ty: a.ty.as_ref().map(|t| t.to_string()).unwrap_or_default(),
                         operand,
-                        dma_reads: k.dma_starts.iter().filter(|d| d.source.as_ref().and_then(|s| s.base_arg) == Some(a.index)).count(),
+                        dma_reads: k
+                            .dma_starts
+                            .iter()
+                            .filter(|d| d.source.as_ref().and_then(|s| s.base_arg) == Some(a.index))
+                            .count(),
                         kernel: kernel_name.to_string(),
                         placed,
                     }),
@@ -149,7 +155,9 @@ fn llo_vmem_operand(c: &Compilation<'_>, units: &[usize], operand: usize) -> Opt
         for o in e.operands_in("vmem") {
             if o.index == Some(operand as i64) && o.kind != Some("output") {
                 let shape = match (o.element, o.dims.is_empty()) {
-                    (Some(el), false) => format!(" ({el}[{}])", o.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")),
+                    (Some(el), false) => {
+                        format!(" ({el}[{}])", o.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","))
+                    }
                     (Some(el), true) => format!(" ({el})"),
                     _ => String::new(),
                 };
@@ -170,9 +178,15 @@ fn what_happens(a: &AnyArg) -> &'static str {
 
 fn related(a: &AnyArg, llo: Option<(&str, &str)>) -> Vec<String> {
     let mut out = Vec::new();
-    out.push(format!("Mosaic `@{}`: {} : {} declared memory_space=ANY, read by {} DMA start(s)", a.kernel, a.name, a.ty, a.dma_reads));
+    out.push(format!(
+        "Mosaic `@{}`: {} : {} declared memory_space=ANY, read by {} DMA start(s)",
+        a.kernel, a.name, a.ty, a.dma_reads
+    ));
     if let Some((space, stage)) = &a.placed {
-        out.push(format!("Mosaic `@{}` ({stage}): {} placed in {space} (llo.unspecified_memory_space)", a.kernel, a.name));
+        out.push(format!(
+            "Mosaic `@{}` ({stage}): {} placed in {space} (llo.unspecified_memory_space)",
+            a.kernel, a.name
+        ));
     }
     if let Some((comp, line)) = llo {
         out.push(format!("LLO `{comp}`: {line}"));
@@ -206,7 +220,9 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
             }
             let prod = producer(m, id, a.operand);
             let how = match prod.map(|p| m.op(p)) {
-                Some(p) if in_s1 && p.opcode == "copy-start" => format!("`{}` copies `{}` to S(1)", p.name, p.operands.first().map(|o| o.name).unwrap_or("?")),
+                Some(p) if in_s1 && p.opcode == "copy-start" => {
+                    format!("`{}` copies `{}` to S(1)", p.name, p.operands.first().map(|o| o.name).unwrap_or("?"))
+                }
                 Some(p) if in_s1 => format!("its producer `{}` is in S(1)", p.name),
                 _ => "LLO inlined_call_operand.vmem".to_string(),
             };
@@ -231,7 +247,10 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
                 .capture("call", call)
                 .capture("kernel_arg", a.name.clone());
             if at != (At::Op { unit: ui, op: id }) {
-                h = h.with_label(At::Op { unit: ui, op: id }, format!("operand {} is {} of @{kernel_name}, declared memory_space=ANY", a.operand, a.name));
+                h = h.with_label(
+                    At::Op { unit: ui, op: id },
+                    format!("operand {} is {} of @{kernel_name}, declared memory_space=ANY", a.operand, a.name),
+                );
             }
             h.related = related(&a, comp_line.as_deref().map(|l| (call, l)));
             out.push(h);
@@ -243,7 +262,10 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
 fn llo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     let u = &c.units[ui];
     let Some(comp) = link::llo_computation(u) else { return Vec::new() };
-    if link::is_runtime_computation(&comp) || link::hlo_defines(c, &comp) || link::llo_units(c, &comp).first() != Some(&ui) {
+    if link::is_runtime_computation(&comp)
+        || link::hlo_defines(c, &comp)
+        || link::llo_units(c, &comp).first() != Some(&ui)
+    {
         return Vec::new();
     }
     let e = view::entry_info(&u.module);
@@ -320,7 +342,11 @@ mod tests {
         let d = &h.captures["detail"];
         assert!(d.contains("operand 0 of `k.1` (%arg1 of @k, declared memory_space=ANY) was placed in VMEM"), "{d}");
         assert!(d.contains("`copy-start` copies `x` to S(1)") && d.contains("copy VMEM→VMEM"), "{d}");
-        assert!(h.related.iter().any(|r| r.starts_with("LLO `k.1`: inlined_call_operand.vmem index 0")), "{:?}", h.related);
+        assert!(
+            h.related.iter().any(|r| r.starts_with("LLO `k.1`: inlined_call_operand.vmem index 0")),
+            "{:?}",
+            h.related
+        );
     }
 
     #[test]
@@ -343,7 +369,8 @@ mod tests {
                 for f in &h {
                     assert_eq!(f.layer, "hlo");
                     assert_eq!(f.hit.captures["call"], "fp8_mm_bug_any_in_vmem.1");
-                    assert!(f.hit.captures["detail"].contains("declared memory_space=ANY) was placed in VMEM by XLA (`copy-start"));
+                    assert!(f.hit.captures["detail"]
+                        .contains("declared memory_space=ANY) was placed in VMEM by XLA (`copy-start"));
                     assert!(f.hit.related.iter().any(|r| r.contains("inlined_call_operand.vmem")));
                     assert!(f.hit.related.iter().any(|r| r.contains("llo.unspecified_memory_space")));
                 }

@@ -37,8 +37,23 @@ fn is_store(opcode: &str) -> bool {
 fn is_passthrough(opcode: &str) -> bool {
     let b = base(opcode);
     [
-        "broadcast", "shape_cast", "extract", "splat", "extf", "truncf", "bitcast", "vbitcast", "vtos", "stov",
-        "reshape", "convert", "squeeze", "expand_dims", "vbroadcast", "scalar_to_vector", "vsplat",
+        "broadcast",
+        "shape_cast",
+        "extract",
+        "splat",
+        "extf",
+        "truncf",
+        "bitcast",
+        "vbitcast",
+        "vtos",
+        "stov",
+        "reshape",
+        "convert",
+        "squeeze",
+        "expand_dims",
+        "vbroadcast",
+        "scalar_to_vector",
+        "vsplat",
     ]
     .iter()
     .any(|p| b.starts_with(p))
@@ -117,7 +132,10 @@ fn base_arg(m: &Module<'_>, entry: Option<BlockId>, k: &Kernel<'_>, d: Def, dept
             if !view && !addr {
                 return None;
             }
-            o.operands.iter().filter(|x| x.role != Some("indices")).find_map(|x| base_arg(m, entry, k, x.def, depth + 1))
+            o.operands
+                .iter()
+                .filter(|x| x.role != Some("indices"))
+                .find_map(|x| base_arg(m, entry, k, x.def, depth + 1))
         }
         _ => None,
     }
@@ -214,7 +232,8 @@ fn analyze_kernel(m: &Module<'_>, f: FuncId, k: &Kernel<'_>) -> HashMap<usize, A
             }
             let out = Def::Op { op: u, index: 0 };
             let propagate = |vals: &mut HashMap<VKey, Derived>, work: &mut Vec<Def>, new: Derived| {
-                let e = vals.entry(vkey(out)).or_insert_with(|| Derived { args: Vec::new(), single: false, raw: new.raw });
+                let e =
+                    vals.entry(vkey(out)).or_insert_with(|| Derived { args: Vec::new(), single: false, raw: new.raw });
                 let mut grew = false;
                 for a in new.args {
                     if !e.args.contains(&a) {
@@ -290,7 +309,8 @@ fn role_text(r: ArgRole) -> String {
 fn memref_text(t: &MlirType<'_>) -> String {
     match t.shaped() {
         Some(s) => {
-            let dims = s.static_dims().map(|d| d.iter().map(|x| format!("{x}x")).collect::<String>()).unwrap_or_default();
+            let dims =
+                s.static_dims().map(|d| d.iter().map(|x| format!("{x}x")).collect::<String>()).unwrap_or_default();
             let elem = s.elem.dtype().map(|d| d.name().to_string()).unwrap_or_else(|| s.elem.to_string());
             match s.memory_space {
                 Some(ms) => format!("memref<{dims}{elem}, {ms}>"),
@@ -348,12 +368,16 @@ pub fn check_module(m: &Module<'_>, unit: usize, decoded: bool, max_elems: i64) 
                     if space.is_empty() { "the default (VMEM) memory space".to_string() } else { space.to_uppercase() },
                     m.op(mul).opcode,
                 );
-                let h = Hit::new(where_(mul), format!("scale table in {}", if space.is_empty() { "VMEM" } else { space }), detail)
-                    .capture("kind", "scales-in-vmem")
-                    .capture("arg", format!("%{}", a.name))
-                    .capture("memref", memref.clone())
-                    .with_label(At::Op { unit, op: load }, format!("vector load of one scale ({lop})"))
-                    .with_label(At::Op { unit, op: mul }, format!("multiplies {on}"));
+                let h = Hit::new(
+                    where_(mul),
+                    format!("scale table in {}", if space.is_empty() { "VMEM" } else { space }),
+                    detail,
+                )
+                .capture("kind", "scales-in-vmem")
+                .capture("arg", format!("%{}", a.name))
+                .capture("memref", memref.clone())
+                .with_label(At::Op { unit, op: load }, format!("vector load of one scale ({lop})"))
+                .with_label(At::Op { unit, op: mul }, format!("multiplies {on}"));
                 hits.push(h);
             }
             if space == "smem" {
@@ -479,26 +503,38 @@ mod tests {
             let h = run_dir(&d, "smem-scales");
             assert!(h.iter().all(|x| x.2.captures["kind"] == "scales-in-vmem"), "{dir}: no data in SMEM anywhere");
             let args: std::collections::BTreeSet<String> = h.iter().map(|x| x.2.captures["arg"].clone()).collect();
-            let memrefs: std::collections::BTreeSet<String> = h.iter().map(|x| x.2.captures["memref"].clone()).collect();
+            let memrefs: std::collections::BTreeSet<String> =
+                h.iter().map(|x| x.2.captures["memref"].clone()).collect();
             match v.as_str() {
                 // scalar-prefetched (4, 4) f32 tables in SMEM
                 "v3" => assert!(h.is_empty(), "{dir}: {h:?}"),
                 // the planted bug: whole (4, 4, 1, 1) tables in VMEM
                 "bug_scales_vmem" => {
                     assert_eq!(args.into_iter().collect::<Vec<_>>(), ["%arg4", "%arg5"], "{dir}");
-                    assert_eq!(memrefs.into_iter().collect::<Vec<_>>(), ["memref<4x4x1x1xf32, #tpu.memory_space<vmem>>"]);
-                    assert!(h.iter().any(|x| x.1 == "tpu_custom_call body") && h.iter().any(|x| x.1 == "post-finalize-llo"));
+                    assert_eq!(
+                        memrefs.into_iter().collect::<Vec<_>>(),
+                        ["memref<4x4x1x1xf32, #tpu.memory_space<vmem>>"]
+                    );
+                    assert!(
+                        h.iter().any(|x| x.1 == "tpu_custom_call body") && h.iter().any(|x| x.1 == "post-finalize-llo")
+                    );
                 }
                 // v2 and its bugs keep per-row (1, nk, 1, 1) scale blocks in VMEM by design (the rule is in the v3
                 // pack only, so this hit is right and unused there)
                 "v2" | "bug_unwaited_dma" | "bug_single_slot" | "bug_any_in_vmem" => {
                     assert_eq!(args.into_iter().collect::<Vec<_>>(), ["%arg4", "%arg5"], "{dir}");
-                    assert_eq!(memrefs.into_iter().collect::<Vec<_>>(), ["memref<1x4x1x1xf32, #tpu.memory_space<vmem>>"]);
+                    assert_eq!(
+                        memrefs.into_iter().collect::<Vec<_>>(),
+                        ["memref<1x4x1x1xf32, #tpu.memory_space<vmem>>"]
+                    );
                 }
                 // v1 pipelines (1, 1) VMEM scale blocks through its grid
                 "v1" | "bug_upcast" => {
                     assert_eq!(args.into_iter().collect::<Vec<_>>(), ["%arg5", "%arg6"], "{dir}");
-                    assert_eq!(memrefs.into_iter().collect::<Vec<_>>(), ["memref<1x1x1x1xf32, #tpu.memory_space<vmem>>"]);
+                    assert_eq!(
+                        memrefs.into_iter().collect::<Vec<_>>(),
+                        ["memref<1x1x1x1xf32, #tpu.memory_space<vmem>>"]
+                    );
                 }
                 _ => {}
             }

@@ -9,10 +9,10 @@ use crate::rules::engine::{self, Finding};
 use crate::rules::{self, RuleSet, Severity};
 use crate::source::{self, Format, SourceFile};
 use crate::summary::{graph_dump, render_file, FileSummary};
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Serialize)]
 struct JsonFile<'a> {
@@ -73,14 +73,23 @@ pub fn resolve_lint_args(cli: &LintArgs) -> Result<(LintArgs, bool, Option<Strin
 /// no rule is an error (for the packs the user named; packs named by a kernel module's manifest are lenient).
 pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report> {
     let mut set = rules::load(&lint.rules).map_err(miette::Report::new)?;
-    let list = |v: &[String]| -> Vec<String> { v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect() };
+    let list = |v: &[String]| -> Vec<String> {
+        v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    };
     let (select, ignore) = (list(&lint.select), list(&lint.ignore));
     let hits = |r: &rules::Rule, pats: &[String]| {
-        pats.iter().any(|p| p == "ALL" || r.id == *p || r.code.as_deref().is_some_and(|c| c.to_ascii_uppercase().starts_with(&p.to_ascii_uppercase())))
+        pats.iter().any(|p| {
+            p == "ALL"
+                || r.id == *p
+                || r.code.as_deref().is_some_and(|c| c.to_ascii_uppercase().starts_with(&p.to_ascii_uppercase()))
+        })
     };
     for p in select.iter().chain(&ignore) {
         if strict && p != "ALL" && !set.rules.iter().any(|r| hits(r, std::slice::from_ref(p))) {
-            return Err(miette::miette!(help = "`hlolint rules` lists the rules of the selected packs", "no rule matches `{p}` in the selected packs"));
+            return Err(miette::miette!(
+                help = "`hlolint rules` lists the rules of the selected packs",
+                "no rule matches `{p}` in the selected packs"
+            ));
         }
     }
     set.rules.retain(|r| (select.is_empty() || hits(r, &select)) && !hits(r, &ignore));
@@ -92,8 +101,10 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
         let Some((k, v)) = o.split_once('=') else {
             return Err(miette::miette!("--severity takes RULE=LEVEL, got `{o}`"));
         };
-        let level = Severity::parse(v).ok_or_else(|| miette::miette!(help = "levels: error, warning, info, off", "unknown severity `{v}`"))?;
-        let ids: Vec<String> = set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
+        let level = Severity::parse(v)
+            .ok_or_else(|| miette::miette!(help = "levels: error, warning, info, off", "unknown severity `{v}`"))?;
+        let ids: Vec<String> =
+            set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
         if ids.is_empty() && strict {
             return Err(miette::miette!("--severity: no rule matches `{k}` in the selected packs"));
         }
@@ -222,7 +233,8 @@ pub fn check(args: &CheckArgs) -> i32 {
             let json_files: Vec<JsonFile> = files.iter().map(|(path, summary)| JsonFile { path, summary }).collect();
             let errors: Vec<JsonError> = reports.iter().map(json_error).collect();
             let linked = crate::summary::link::link(&files);
-            let findings_json: Vec<serde_json::Value> = findings.iter().map(|f| report::machine::finding_json(f, &texts)).collect();
+            let findings_json: Vec<serde_json::Value> =
+                findings.iter().map(|f| report::machine::finding_json(f, &texts)).collect();
             let doc = serde_json::json!({
                 "findings": findings_json,
                 "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs, "findings": r.findings.len()})).collect::<Vec<_>>(),
@@ -234,7 +246,11 @@ pub fn check(args: &CheckArgs) -> i32 {
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         OutputFormat::Sarif => {
-            println!("{}", serde_json::to_string_pretty(&report::machine::sarif(&comp_reports, &texts, &ruleset)).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report::machine::sarif(&comp_reports, &texts, &ruleset))
+                    .unwrap_or_default()
+            );
             for r in &reports {
                 eprintln!("{r:?}");
             }
@@ -266,7 +282,8 @@ fn lint_group(
     sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
     target: Option<&str>,
 ) -> GroupOutcome {
-    let loaded: Vec<Result<Option<SourceFile>, source::InputError>> = candidates.par_iter().map(|c| source::load(c)).collect();
+    let loaded: Vec<Result<Option<SourceFile>, source::InputError>> =
+        candidates.par_iter().map(|c| source::load(c)).collect();
     let mut problems = Vec::new();
     let mut files_read = Vec::new();
     for l in loaded {

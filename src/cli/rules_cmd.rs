@@ -63,7 +63,9 @@ pub fn rules(args: &RulesArgs) -> i32 {
         let mut out = String::new();
         for f in rules::families::FAMILIES {
             let _ = writeln!(out, "{:<22} {}", f.name, f.doc);
-            for l in [crate::ir::Layer::Hlo, crate::ir::Layer::StableHlo, crate::ir::Layer::Mosaic, crate::ir::Layer::Llo] {
+            for l in
+                [crate::ir::Layer::Hlo, crate::ir::Layer::StableHlo, crate::ir::Layer::Mosaic, crate::ir::Layer::Llo]
+            {
                 let p = f.patterns(l);
                 if !p.is_empty() {
                     let _ = writeln!(out, "  {:<10} {}", l.name(), p.join(" "));
@@ -106,7 +108,10 @@ pub fn rules(args: &RulesArgs) -> i32 {
                     "analysis": match &r.kind { RuleKind::Analysis(a, ..) => Some(a.name), _ => None }})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"packs": set.packs, "rules": rules})).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"packs": set.packs, "rules": rules})).unwrap_or_default()
+        );
         return 0;
     }
     let mut out = String::new();
@@ -116,7 +121,15 @@ pub fn rules(args: &RulesArgs) -> i32 {
         let _ = writeln!(out, "  from {}", p.origin.display());
         for id in &p.rules {
             let Some(r) = set.rule(id) else { continue };
-            let _ = writeln!(out, "  {:<6} {:<28} {:<8} {:<16} {}", r.code.as_deref().unwrap_or("-"), r.id, r.severity.name(), layers(r), r.summary);
+            let _ = writeln!(
+                out,
+                "  {:<6} {:<28} {:<8} {:<16} {}",
+                r.code.as_deref().unwrap_or("-"),
+                r.id,
+                r.severity.name(),
+                layers(r),
+                r.summary
+            );
         }
     }
     print!("{out}");
@@ -182,7 +195,10 @@ pub fn explain(args: &ExplainArgs) -> i32 {
         return 0;
     }
     let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
-    eprintln!("{:?}", miette::miette!(help = format!("rules: {}", ids.join(", ")), "no rule or analysis `{}`", args.rule));
+    eprintln!(
+        "{:?}",
+        miette::miette!(help = format!("rules: {}", ids.join(", ")), "no rule or analysis `{}`", args.rule)
+    );
     2
 }
 
@@ -203,7 +219,12 @@ pub fn cases_in(p: &std::path::Path) -> Vec<std::path::PathBuf> {
         return vec![p.to_path_buf()];
     }
     let mut out: Vec<std::path::PathBuf> = std::fs::read_dir(p)
-        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|x| !x.file_name().is_some_and(|n| n == "README.md")).collect())
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|x| !x.file_name().is_some_and(|n| n == "README.md"))
+                .collect()
+        })
         .unwrap_or_default();
     out.sort();
     out
@@ -229,8 +250,13 @@ pub fn test(args: &TestArgs) -> i32 {
         let only = |x: &rules::Rule| if x.id == r.id { Severity::Error } else { Severity::Off };
         let mut lines = Vec::new();
         let mut ok = true;
-        let cases: Vec<(std::path::PathBuf, bool)> =
-            r.valid.iter().flat_map(|p| cases_in(p)).map(|p| (p, false)).chain(r.invalid.iter().flat_map(|p| cases_in(p)).map(|p| (p, true))).collect();
+        let cases: Vec<(std::path::PathBuf, bool)> = r
+            .valid
+            .iter()
+            .flat_map(|p| cases_in(p))
+            .map(|p| (p, false))
+            .chain(r.invalid.iter().flat_map(|p| cases_in(p)).map(|p| (p, true)))
+            .collect();
         let (nv, ni) = (cases.iter().filter(|c| !c.1).count(), cases.iter().filter(|c| c.1).count());
         for (case, invalid) in &cases {
             let (case, invalid) = (case, *invalid);

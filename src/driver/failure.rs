@@ -51,7 +51,15 @@ impl CompileFailure {
             }
             _ => (None, None),
         };
-        CompileFailure { unit, kind: if kind.is_empty() { "compile".into() } else { kind }, headline, src, span, exception, details }
+        CompileFailure {
+            unit,
+            kind: if kind.is_empty() { "compile".into() } else { kind },
+            headline,
+            src,
+            span,
+            exception,
+            details,
+        }
     }
 }
 
@@ -79,7 +87,11 @@ mod tests {
         assert_eq!(span.offset(), "import jax\n\ndef k():\n    ".len());
         assert_eq!(f.exception, "ValueError raised here");
         // Without a readable file: still a diagnostic, without a snippet.
-        let f = CompileFailure::from_record(None, None, Some(&serde_json::json!({"kind": "import", "message": "No module named jax"})));
+        let f = CompileFailure::from_record(
+            None,
+            None,
+            Some(&serde_json::json!({"kind": "import", "message": "No module named jax"})),
+        );
         assert!(f.src.is_none() && f.unit == "the kernel module" && f.kind == "import");
         std::fs::remove_dir_all(&dir).ok();
     }

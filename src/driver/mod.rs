@@ -151,9 +151,11 @@ pub fn compile(args: &CompileArgs) -> i32 {
             let field = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(str::to_string);
             match ev.get("event").and_then(|e| e.as_str()) {
                 Some("plan") => bar.set_length(ev.get("total").and_then(|t| t.as_u64()).unwrap_or(0)),
-                Some("start") => {
-                    bar.set_message(format!("{}@{}", field("version").unwrap_or_default(), field("target").unwrap_or_default()))
-                }
+                Some("start") => bar.set_message(format!(
+                    "{}@{}",
+                    field("version").unwrap_or_default(),
+                    field("target").unwrap_or_default()
+                )),
                 Some("done") => {
                     bar.inc(1);
                     done.push(Done {
@@ -178,9 +180,11 @@ pub fn compile(args: &CompileArgs) -> i32 {
         eprintln!("error: the compile helper reported nothing ({})", status.map(|s| s.to_string()).unwrap_or_default());
         return 2;
     }
-    let failures: Vec<CompileFailure> = done.iter().filter(|d| !d.ok).map(|d| {
-        CompileFailure::from_record(d.version.as_deref(), d.target.as_deref(), d.error.as_ref())
-    }).collect();
+    let failures: Vec<CompileFailure> = done
+        .iter()
+        .filter(|d| !d.ok)
+        .map(|d| CompileFailure::from_record(d.version.as_deref(), d.target.as_deref(), d.error.as_ref()))
+        .collect();
     for f in &failures {
         eprintln!("{:?}", miette::Report::new(f.clone()));
     }
@@ -214,7 +218,8 @@ pub fn compile(args: &CompileArgs) -> i32 {
 fn hlo_files_of(out: &Path, done: &[Done]) -> Vec<PathBuf> {
     let manifest: Option<serde_json::Value> =
         std::fs::read_to_string(out.join("manifest.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let results = manifest.as_ref().and_then(|m| m.get("results")).and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let results =
+        manifest.as_ref().and_then(|m| m.get("results")).and_then(|r| r.as_array()).cloned().unwrap_or_default();
     let mut files = Vec::new();
     for d in done.iter().filter(|d| d.ok) {
         let found = results.iter().find(|r| {
@@ -253,7 +258,8 @@ mod tests {
 
     #[test]
     fn arguments_after_double_dash_go_to_the_module() {
-        let w = Wrap::try_parse_from(["x", "examples/k", "--target", "v6e", "--rules", "v2-dma", "--", "--size", "64"]).unwrap();
+        let w = Wrap::try_parse_from(["x", "examples/k", "--target", "v6e", "--rules", "v2-dma", "--", "--size", "64"])
+            .unwrap();
         assert_eq!(w.c.module, "examples/k");
         assert_eq!(w.c.targets, ["v6e"]);
         assert_eq!(w.c.lint.rules, ["v2-dma"]);

@@ -167,8 +167,14 @@ pub struct Block<'a> {
 #[serde(rename_all = "snake_case")]
 pub enum Def {
     /// Result `index` of an op (HLO ops have one result: index 0).
-    Op { op: OpId, index: u32 },
-    BlockArg { block: BlockId, index: u32 },
+    Op {
+        op: OpId,
+        index: u32,
+    },
+    BlockArg {
+        block: BlockId,
+        index: u32,
+    },
     /// A name with no definition in scope (bad input or a forward reference into another file).
     Unresolved,
 }
@@ -310,7 +316,9 @@ impl<'a> StackFrames<'a> {
             let Some(&(loc_id, parent)) = self.frames.get(cur as usize - 1) else { break };
             if let Some(loc) = self.file_locations.get((loc_id as usize).wrapping_sub(1)) {
                 let name = |v: &Vec<&str>, i: u32| {
-                    v.get((i as usize).wrapping_sub(1)).map(|s| super::value::unescape(s).into_owned()).unwrap_or_default()
+                    v.get((i as usize).wrapping_sub(1))
+                        .map(|s| super::value::unescape(s).into_owned())
+                        .unwrap_or_default()
                 };
                 out.push(SourceLoc {
                     file: name(&self.file_names, loc.file_name_id),

@@ -27,10 +27,7 @@ impl<'a> Module<'a> {
         let Some(v) = self.op(op).attr("control-predecessors") else { return Vec::new() };
         let func = self.func_of(op);
         let ops = self.body_ops(func);
-        v.as_name_list()
-            .into_iter()
-            .filter_map(|n| ops.iter().copied().find(|&o| self.op(o).name == n))
-            .collect()
+        v.as_name_list().into_iter().filter_map(|n| ops.iter().copied().find(|&o| self.op(o).name == n)).collect()
     }
 }
 

@@ -15,4 +15,3 @@ pub use mlir_type::{MlirType, ShapedKind, ShapedType};
 pub use shape::{ArrayShape, Dim, Layout, Shape};
 pub use span::Span;
 pub use value::{Value, ValueKind};
-

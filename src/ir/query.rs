@@ -97,9 +97,12 @@ impl<'a> Module<'a> {
                     Def::Op { op, index } => {
                         self.ops.get(op.idx()).and_then(|o| o.ty.mlir()).and_then(|t| t.result(index as usize)).cloned()
                     }
-                    Def::BlockArg { block, index } => {
-                        self.blocks.get(block.idx()).and_then(|b| b.args.get(index as usize)).and_then(|p| p.ty.mlir()).cloned()
-                    }
+                    Def::BlockArg { block, index } => self
+                        .blocks
+                        .get(block.idx())
+                        .and_then(|b| b.args.get(index as usize))
+                        .and_then(|p| p.ty.mlir())
+                        .cloned(),
                     Def::Unresolved => None,
                 };
                 if let Some(t) = ty {

@@ -10,9 +10,13 @@ use std::fmt;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Shape {
     Array(ArrayShape),
-    Tuple { elements: Vec<Shape> },
+    Tuple {
+        elements: Vec<Shape>,
+    },
     /// `b(f32[4])`: a buffer shape.
-    Buffer { inner: Box<Shape> },
+    Buffer {
+        inner: Box<Shape>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -240,7 +240,10 @@ mod tests {
         }
         let parsed: Vec<Parsed> = parse_texts(&files).into_iter().filter_map(Result::ok).collect();
         let c = Compilation::new(dir.display().to_string(), &parsed, None);
-        assert_eq!(c.target.as_ref().map(|t| (t.name(), t.source)), Some(("v6e", super::super::target::TargetSource::Manifest)));
+        assert_eq!(
+            c.target.as_ref().map(|t| (t.name(), t.source)),
+            Some(("v6e", super::super::target::TargetSource::Manifest))
+        );
         let decoded: Vec<&Unit> = c.units.iter().filter(|u| u.host.is_some()).collect();
         assert!(!decoded.is_empty(), "the HLO's tpu_custom_call bodies are units");
         assert!(decoded.iter().all(|u| u.layer() == Layer::Mosaic));

@@ -112,13 +112,7 @@ impl SyntaxError {
             let len = rest.chars().next().map(|c| if c.is_whitespace() { 0 } else { token_len(rest) }).unwrap_or(0);
             (at, len)
         };
-        SyntaxError {
-            format,
-            expected,
-            found,
-            src: NamedSource::new(path, text.to_string()),
-            span: (at, len).into(),
-        }
+        SyntaxError { format, expected, found, src: NamedSource::new(path, text.to_string()), span: (at, len).into() }
     }
 }
 

@@ -33,7 +33,12 @@ fn ceil_char(s: &str, mut i: usize) -> usize {
 }
 
 impl SourceCode for Excerpt {
-    fn read_span<'a>(&'a self, span: &SourceSpan, before: usize, after: usize) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
         let text = self.text.as_str();
         let start = span.offset().min(text.len());
         let end = (span.offset() + span.len()).min(text.len());

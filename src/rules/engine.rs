@@ -99,7 +99,9 @@ fn target_text(c: &Compilation<'_>) -> String {
 fn global(key: &str, rule: &Rule, c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Option<String> {
     Some(match key {
         "target" => target_text(c),
-        "target.source" => c.target.as_ref().map(|t| format!("{:?}", t.source).to_lowercase()).unwrap_or_else(|| "none".into()),
+        "target.source" => {
+            c.target.as_ref().map(|t| format!("{:?}", t.source).to_lowercase()).unwrap_or_else(|| "none".into())
+        }
         "native_fp8_on" => crate::lint::target::native_fp8_generations(),
         "kernel" => kernel_of(unit, op).unwrap_or_else(|| "-".into()),
         "file" => unit.path.to_string(),
@@ -183,7 +185,9 @@ fn display_name(m: &Module<'_>, id: OpId) -> String {
 /// when the same program or kernel has some at a better one.
 fn stage_rank(unit: &Unit<'_>) -> u8 {
     match unit.layer() {
-        Layer::Mosaic => u8::from(matches!(unit.stage, Some(s) if s != "post-deserialization" && s != "original" && s != "tpu_custom_call body")),
+        Layer::Mosaic => u8::from(
+            matches!(unit.stage, Some(s) if s != "post-deserialization" && s != "original" && s != "tpu_custom_call body"),
+        ),
         Layer::Hlo if unit.module.scheduled => 0,
         Layer::Hlo => 1,
         Layer::StableHlo => 2,
@@ -198,7 +202,8 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts:
         (Layer::Mosaic, Some(op)) if !analysis => {
             let f = m.func_of(op);
             let opcode = m.op(op).opcode;
-            let ordinal = m.func_ops(f).iter().filter(|&&o| m.op(o).opcode == opcode).position(|&o| o == op).unwrap_or(0);
+            let ordinal =
+                m.func_ops(f).iter().filter(|&&o| m.op(o).opcode == opcode).position(|&o| o == op).unwrap_or(0);
             let scope = format!("kernel:{}", m.func(f).name);
             Key { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{opcode}#{ordinal}") }
         }
@@ -226,7 +231,16 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts:
 }
 
 #[allow(clippy::too_many_arguments)]
-fn finding(rule: &Rule, sev: Severity, c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>, span: Span, message: String, label: String) -> Finding {
+fn finding(
+    rule: &Rule,
+    sev: Severity,
+    c: &Compilation<'_>,
+    unit: &Unit<'_>,
+    op: Option<OpId>,
+    span: Span,
+    message: String,
+    label: String,
+) -> Finding {
     Finding {
         rule: rule.id.clone(),
         code: rule.code.clone(),
@@ -309,7 +323,8 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
         At::Op { op, .. } => unit.span_of(op),
         At::Span { span, .. } => span,
     };
-    let facts: Vec<String> = hit.captures.iter().filter(|(k, _)| *k != "detail").map(|(k, v)| format!("{k}={v}")).collect();
+    let facts: Vec<String> =
+        hit.captures.iter().filter(|(k, _)| *k != "detail").map(|(k, v)| format!("{k}={v}")).collect();
     let mut f = finding(rule, sev, c, unit, op, span, message, label);
     f.key = key_for(rule, unit, op, &f.message, Some(facts.join("|")));
     f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
@@ -321,9 +336,13 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
         let other = &c.units[lu];
         let same_file = other.path == unit.path && other.host.is_none();
         match (&l.at, same_file) {
-            (At::Op { op, .. }, true) => f.labels.push((crate::lint::compilation::headline(other.module.op(*op)), l.text)),
+            (At::Op { op, .. }, true) => {
+                f.labels.push((crate::lint::compilation::headline(other.module.op(*op)), l.text))
+            }
             (At::Span { span, .. }, true) => f.labels.push((*span, l.text)),
-            (At::Op { op, .. }, false) => f.notes.push(format!("{}: {} in {}", l.text, display_name(&other.module, *op), other.describe())),
+            (At::Op { op, .. }, false) => {
+                f.notes.push(format!("{}: {} in {}", l.text, display_name(&other.module, *op), other.describe()))
+            }
             (At::Span { .. }, false) => f.notes.push(format!("{} in {}", l.text, other.describe())),
         }
     }
@@ -373,6 +392,13 @@ fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
         out.push(f.clone());
     }
     // report order: by file and position
-    out.sort_by(|a, b| (a.compilation.as_str(), a.path.as_str(), a.span.start, a.rule.as_str()).cmp(&(b.compilation.as_str(), b.path.as_str(), b.span.start, b.rule.as_str())));
+    out.sort_by(|a, b| {
+        (a.compilation.as_str(), a.path.as_str(), a.span.start, a.rule.as_str()).cmp(&(
+            b.compilation.as_str(),
+            b.path.as_str(),
+            b.span.start,
+            b.rule.as_str(),
+        ))
+    });
     out
 }

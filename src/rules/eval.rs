@@ -156,7 +156,9 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
     if !mt.from.is_empty() && !dtype_in(&mt.from, operand_dtype(m, id, 0)) {
         return false;
     }
-    if !mt.operand_dtype.is_empty() && !(0..op.operands.len()).any(|k| dtype_in(&mt.operand_dtype, operand_dtype(m, id, k))) {
+    if !mt.operand_dtype.is_empty()
+        && !(0..op.operands.len()).any(|k| dtype_in(&mt.operand_dtype, operand_dtype(m, id, k)))
+    {
         return false;
     }
     if mt.rank.is_some() || mt.elements.is_some() {
@@ -170,9 +172,8 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
     }
     if !mt.memory_space.is_empty() {
         let space = memory_space(m, id);
-        let ok = space.as_deref().is_some_and(|s| {
-            mt.memory_space.iter().any(|want| want == s || format!("S({want})") == s)
-        });
+        let ok =
+            space.as_deref().is_some_and(|s| mt.memory_space.iter().any(|want| want == s || format!("S({want})") == s));
         if !ok {
             return false;
         }
@@ -294,7 +295,10 @@ fn independent_work(m: &Module<'_>, a: OpId, b: OpId, ignore: &[OpPat]) -> bool 
     let before_first = closure(first, &|x| m.operand_ops(x).collect());
     let block = &m.blocks[m.op(a).block.idx()];
     block.ops.iter().any(|&o| {
-        !after_last.contains(&o) && !before_first.contains(&o) && !any_pat(ignore, m.layer, m.op(o).opcode) && !m.op(o).is_root
+        !after_last.contains(&o)
+            && !before_first.contains(&o)
+            && !any_pat(ignore, m.layer, m.op(o).opcode)
+            && !m.op(o).is_root
     })
 }
 
@@ -418,8 +422,13 @@ fn walk_users(m: &Module<'_>, id: OpId, rel: &Relation) -> Vec<OpId> {
 /// The parameters of `call`'s computations that receive the value of `x` (by operand position).
 fn fused_params_reading(m: &Module<'_>, call: OpId, x: OpId) -> Vec<OpId> {
     let op = m.op(call);
-    let positions: Vec<usize> =
-        op.operands.iter().enumerate().filter(|(_, o)| matches!(o.def, Def::Op { op, .. } if op == x)).map(|(k, _)| k).collect();
+    let positions: Vec<usize> = op
+        .operands
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o.def, Def::Op { op, .. } if op == x))
+        .map(|(k, _)| k)
+        .collect();
     let mut out = Vec::new();
     for c in &op.calls {
         for &p in m.body_ops(c.func) {

@@ -110,7 +110,12 @@ fn key_of(o: &Origin) -> String {
     }
 }
 
-fn load_one(spec: &str, from: Option<(&Origin, &str, usize)>, set: &mut RuleSet, stack: &mut Vec<String>) -> Result<(), RuleError> {
+fn load_one(
+    spec: &str,
+    from: Option<(&Origin, &str, usize)>,
+    set: &mut RuleSet,
+    stack: &mut Vec<String>,
+) -> Result<(), RuleError> {
     let base = match from {
         Some((Origin::File(p), ..)) => p.parent().map(Path::to_path_buf),
         _ => None,
@@ -170,7 +175,12 @@ fn load_one(spec: &str, from: Option<(&Origin, &str, usize)>, set: &mut RuleSet,
         if let Some(prev) = set.rules.iter().find(|r| r.id == rule.id || (r.code.is_some() && r.code == rule.code)) {
             return Err(cx.err(
                 &rule.id,
-                format!("duplicate rule `{}`: already defined by pack `{}` ({})", rule.title(), prev.pack, prev.origin.display()),
+                format!(
+                    "duplicate rule `{}`: already defined by pack `{}` ({})",
+                    rule.title(),
+                    prev.pack,
+                    prev.origin.display()
+                ),
                 "defined again here",
                 Some("rule ids and codes are unique across the packs of a run".into()),
             ));
@@ -178,7 +188,13 @@ fn load_one(spec: &str, from: Option<(&Origin, &str, usize)>, set: &mut RuleSet,
         ids.push(rule.id.clone());
         set.rules.push(rule);
     }
-    set.packs.push(PackInfo { name: file.pack, description: file.description, origin, extends: file.extends, rules: ids });
+    set.packs.push(PackInfo {
+        name: file.pack,
+        description: file.description,
+        origin,
+        extends: file.extends,
+        rules: ids,
+    });
     Ok(())
 }
 
@@ -233,7 +249,12 @@ impl Cx<'_> {
 fn parse_layers(def: &RuleDef, cx: &Cx) -> Result<Vec<Layer>, RuleError> {
     let items = def.layer.items();
     if items.is_empty() {
-        return Err(cx.err(&def.id, format!("rule `{}` has no `layer`", def.id), "this rule", Some("layer: hlo | stablehlo | mosaic | llo | any, or a list".into())));
+        return Err(cx.err(
+            &def.id,
+            format!("rule `{}` has no `layer`", def.id),
+            "this rule",
+            Some("layer: hlo | stablehlo | mosaic | llo | any, or a list".into()),
+        ));
     }
     let mut out = Vec::new();
     for l in items {
@@ -244,7 +265,12 @@ fn parse_layers(def: &RuleDef, cx: &Cx) -> Result<Vec<Layer>, RuleError> {
             "mosaic" => out.push(Layer::Mosaic),
             "llo" => out.push(Layer::Llo),
             other => {
-                return Err(cx.err(other, format!("unknown layer `{other}` in rule `{}`", def.id), "not a layer", Some("layers: hlo, stablehlo, mosaic, llo, any".into())))
+                return Err(cx.err(
+                    other,
+                    format!("unknown layer `{other}` in rule `{}`", def.id),
+                    "not a layer",
+                    Some("layers: hlo, stablehlo, mosaic, llo, any".into()),
+                ))
             }
         }
     }
@@ -254,19 +280,39 @@ fn parse_layers(def: &RuleDef, cx: &Cx) -> Result<Vec<Layer>, RuleError> {
 
 fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Rule, RuleError> {
     if def.id.is_empty() || !def.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-        return Err(cx.err(&def.id, format!("rule id `{}` must be kebab-case letters, digits and dashes", def.id), "this id", None));
+        return Err(cx.err(
+            &def.id,
+            format!("rule id `{}` must be kebab-case letters, digits and dashes", def.id),
+            "this id",
+            None,
+        ));
     }
     let severity = Severity::parse(&def.severity).ok_or_else(|| {
-        cx.err(&def.severity, format!("unknown severity `{}` in rule `{}`", def.severity, def.id), "not a severity", Some("severities: error, warning, info, off".into()))
+        cx.err(
+            &def.severity,
+            format!("unknown severity `{}` in rule `{}`", def.severity, def.id),
+            "not a severity",
+            Some("severities: error, warning, info, off".into()),
+        )
     })?;
     let layers = parse_layers(&def, cx)?;
     let kind = match (&def.select, &def.analysis) {
         (Some(_), Some(a)) | (None, Some(a)) if def.select.is_some() => {
-            return Err(cx.err(a, format!("rule `{}` has both `select` and `analysis`", def.id), "one of the two", None))
+            return Err(cx.err(
+                a,
+                format!("rule `{}` has both `select` and `analysis`", def.id),
+                "one of the two",
+                None,
+            ))
         }
         (Some(m), None) => {
             if !def.when.is_empty() {
-                return Err(cx.err("when", "`when` filters an analysis's hits; use the matcher for `select` rules".into(), "here", None));
+                return Err(cx.err(
+                    "when",
+                    "`when` filters an analysis's hits; use the matcher for `select` rules".into(),
+                    "here",
+                    None,
+                ));
             }
             let mut captures = vec!["op".to_string()];
             let matcher = compile_matcher(m, &layers, cx, false, &mut captures)?;
@@ -276,19 +322,38 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
         (None, Some(name)) => {
             let a = crate::analysis::analysis(name).ok_or_else(|| {
                 let names: Vec<&str> = crate::analysis::ANALYSES.iter().map(|a| a.name).collect();
-                cx.err(name, format!("unknown analysis `{name}` in rule `{}`", def.id), "no such analysis", Some(format!("analyses: {}", names.join(", "))))
+                cx.err(
+                    name,
+                    format!("unknown analysis `{name}` in rule `{}`", def.id),
+                    "no such analysis",
+                    Some(format!("analyses: {}", names.join(", "))),
+                )
             })?;
             for l in &layers {
                 if !a.layers.contains(l) {
                     let has: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
-                    return Err(cx.err(name, format!("analysis `{name}` does not read layer {} (it reads: {})", l.name(), has.join(", ")), "for this layer", None));
+                    return Err(cx.err(
+                        name,
+                        format!("analysis `{name}` does not read layer {} (it reads: {})", l.name(), has.join(", ")),
+                        "for this layer",
+                        None,
+                    ));
                 }
             }
             let mut options = BTreeMap::new();
             for (k, v) in &def.options {
                 if !a.options.iter().any(|(n, _)| n == k) {
                     let known: Vec<&str> = a.options.iter().map(|(n, _)| *n).collect();
-                    return Err(cx.err(k, format!("analysis `{name}` has no option `{k}`"), "unknown option", Some(if known.is_empty() { "it takes no options".into() } else { format!("options: {}", known.join(", ")) })));
+                    return Err(cx.err(
+                        k,
+                        format!("analysis `{name}` has no option `{k}`"),
+                        "unknown option",
+                        Some(if known.is_empty() {
+                            "it takes no options".into()
+                        } else {
+                            format!("options: {}", known.join(", "))
+                        }),
+                    ));
                 }
                 let json = serde_json::to_value(v).unwrap_or(serde_json::Value::Null);
                 options.insert(k.clone(), json);
@@ -300,14 +365,24 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
             let mut when = Vec::new();
             for (k, r) in &def.when {
                 if k != "detail" && !a.captures.contains(&k.as_str()) {
-                    return Err(cx.err(k, format!("analysis `{name}` has no capture `{k}`"), "unknown capture", Some(format!("captures: detail, {}", a.captures.join(", ")))));
+                    return Err(cx.err(
+                        k,
+                        format!("analysis `{name}` has no capture `{k}`"),
+                        "unknown capture",
+                        Some(format!("captures: detail, {}", a.captures.join(", "))),
+                    ));
                 }
                 when.push((k.clone(), regex(r, cx)?));
             }
             RuleKind::Analysis(a, options, when)
         }
         (None, None) => {
-            return Err(cx.err(&def.id, format!("rule `{}` needs `select` (a matcher) or `analysis` (a named analysis)", def.id), "this rule", None))
+            return Err(cx.err(
+                &def.id,
+                format!("rule `{}` needs `select` (a matcher) or `analysis` (a named analysis)", def.id),
+                "this rule",
+                None,
+            ))
         }
         _ => unreachable!("all four combinations are handled above"),
     };
@@ -366,9 +441,22 @@ pub fn template_refs(t: &str) -> Vec<&str> {
     out
 }
 
-const GLOBALS: &[&str] = &["target", "target.source", "native_fp8_on", "kernel", "file", "unit", "rule.id", "rule.code"];
-pub const OP_PROPS: &[&str] =
-    &["name", "opcode", "dtype", "from", "to", "type", "function", "memory_space", "rank", "elements", "source", "custom_call_target"];
+const GLOBALS: &[&str] =
+    &["target", "target.source", "native_fp8_on", "kernel", "file", "unit", "rule.id", "rule.code"];
+pub const OP_PROPS: &[&str] = &[
+    "name",
+    "opcode",
+    "dtype",
+    "from",
+    "to",
+    "type",
+    "function",
+    "memory_space",
+    "rank",
+    "elements",
+    "source",
+    "custom_call_target",
+];
 
 fn check_templates(def: &RuleDef, captures: &[String], analysis: bool, cx: &Cx) -> Result<(), RuleError> {
     let mut templates: Vec<&str> = vec![&def.message];
@@ -377,7 +465,12 @@ fn check_templates(def: &RuleDef, captures: &[String], analysis: bool, cx: &Cx) 
     templates.extend(def.labels.iter().map(|l| l.text.as_str()));
     for l in &def.labels {
         if !captures.iter().any(|c| c == &l.at) {
-            return Err(cx.err(&l.at, format!("label at `{}`: no such capture in rule `{}`", l.at, def.id), "not captured", Some(format!("captures: {}", captures.join(", ")))));
+            return Err(cx.err(
+                &l.at,
+                format!("label at `{}`: no such capture in rule `{}`", l.at, def.id),
+                "not captured",
+                Some(format!("captures: {}", captures.join(", "))),
+            ));
         }
     }
     for t in templates {
@@ -421,7 +514,12 @@ fn op_pats(names: &[String], layers: &[Layer], cx: &Cx) -> Result<Vec<OpPat>, Ru
         let results: Vec<Result<(), String>> = layers.iter().map(|l| check_op_name(n, *l)).collect();
         if results.iter().all(Result::is_err) {
             let msg = results.into_iter().find_map(Result::err).unwrap_or_default();
-            return Err(cx.err(n, msg, "unknown here", Some("`hlolint rules --families` lists the op families per layer".into())));
+            return Err(cx.err(
+                n,
+                msg,
+                "unknown here",
+                Some("`hlolint rules --families` lists the op families per layer".into()),
+            ));
         }
         match families::family(n) {
             Some(f) => out.push(OpPat::Family(f)),
@@ -438,7 +536,15 @@ fn dtype_pats(names: &[String], cx: &Cx) -> Result<Vec<DtypePat>, RuleError> {
         let g = glob(&lower, cx)?;
         let any = crate::ir::DType::all().any(|d| g.is_match(d.name()));
         if !any {
-            return Err(cx.err(n, format!("`{n}` matches no element type"), "not a dtype", Some("element types as HLO spells them: f8e4m3fn, f8e5m2, bf16, f32, s8, ... (globs like `f8*` allowed)".into())));
+            return Err(cx.err(
+                n,
+                format!("`{n}` matches no element type"),
+                "not a dtype",
+                Some(
+                    "element types as HLO spells them: f8e4m3fn, f8e5m2, bf16, f32, s8, ... (globs like `f8*` allowed)"
+                        .into(),
+                ),
+            ));
         }
         out.push(DtypePat::Glob(g));
     }
@@ -446,7 +552,9 @@ fn dtype_pats(names: &[String], cx: &Cx) -> Result<Vec<DtypePat>, RuleError> {
 }
 
 fn regex(r: &str, cx: &Cx) -> Result<Regex, RuleError> {
-    Regex::new(r).map_err(|e| cx.err(r, format!("bad regex `{r}`: {}", e.to_string().lines().last().unwrap_or("")), "this regex", None))
+    Regex::new(r).map_err(|e| {
+        cx.err(r, format!("bad regex `{r}`: {}", e.to_string().lines().last().unwrap_or("")), "this regex", None)
+    })
 }
 
 fn count(c: CountDef) -> Count {
@@ -456,11 +564,28 @@ fn count(c: CountDef) -> Count {
     }
 }
 
-fn compile_matcher(m: &MatcherDef, layers: &[Layer], cx: &Cx, relation: bool, caps: &mut Vec<String>) -> Result<Matcher, RuleError> {
+fn compile_matcher(
+    m: &MatcherDef,
+    layers: &[Layer],
+    cx: &Cx,
+    relation: bool,
+    caps: &mut Vec<String>,
+) -> Result<Matcher, RuleError> {
     if !relation {
-        for (k, present) in [("index", m.index.is_some()), ("depth", m.depth.is_some()), ("through", !m.through.is_empty()), ("count", m.count.is_some()), ("every", m.every)] {
+        for (k, present) in [
+            ("index", m.index.is_some()),
+            ("depth", m.depth.is_some()),
+            ("through", !m.through.is_empty()),
+            ("count", m.count.is_some()),
+            ("every", m.every),
+        ] {
             if present {
-                return Err(cx.err(k, format!("`{k}` belongs under a relation (operand, user, inside, precedes, follows, paired)"), "not a relation", None));
+                return Err(cx.err(
+                    k,
+                    format!("`{k}` belongs under a relation (operand, user, inside, precedes, follows, paired)"),
+                    "not a relation",
+                    None,
+                ));
             }
         }
     }
@@ -480,13 +605,23 @@ fn compile_matcher(m: &MatcherDef, layers: &[Layer], cx: &Cx, relation: bool, ca
             MOSAIC_SPACES.contains(&s.as_str()) || s.starts_with("S(") || s.parse::<i64>().is_ok()
         };
         if !ok {
-            return Err(cx.err(&s, format!("unknown memory space `{s}`"), "not a memory space", Some(format!("Mosaic spaces: {}; HLO spaces: S(1), S(2), ...", MOSAIC_SPACES.join(", ")))));
+            return Err(cx.err(
+                &s,
+                format!("unknown memory space `{s}`"),
+                "not a memory space",
+                Some(format!("Mosaic spaces: {}; HLO spaces: S(1), S(2), ...", MOSAIC_SPACES.join(", "))),
+            ));
         }
         out.memory_space.push(s);
     }
     for (k, r) in &m.attr {
         if layers.iter().all(|l| *l == Layer::Hlo) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
-            return Err(cx.err(k, format!("HLO has no attribute `{k}`"), "unknown attribute", Some("HLO attributes are XLA's (custom_call_target, backend_config, dimensions, ...)".into())));
+            return Err(cx.err(
+                k,
+                format!("HLO has no attribute `{k}`"),
+                "unknown attribute",
+                Some("HLO attributes are XLA's (custom_call_target, backend_config, dimensions, ...)".into()),
+            ));
         }
         out.attr.push((k.clone(), regex(r, cx)?));
     }
@@ -498,7 +633,15 @@ fn compile_matcher(m: &MatcherDef, layers: &[Layer], cx: &Cx, relation: bool, ca
     }
     for (k, r) in &m.metadata {
         if !["op_name", "op_type", "source_file", "source_line", "source"].contains(&k.as_str()) {
-            return Err(cx.err(k, format!("unknown metadata field `{k}`"), "here", Some("metadata fields: op_name, op_type, source_file, source_line, source (file:line of the stack)".into())));
+            return Err(cx.err(
+                k,
+                format!("unknown metadata field `{k}`"),
+                "here",
+                Some(
+                    "metadata fields: op_name, op_type, source_file, source_line, source (file:line of the stack)"
+                        .into(),
+                ),
+            ));
         }
         if !layers.contains(&Layer::Hlo) {
             return Err(cx.err(k, "`metadata` is HLO's; this rule's layers have none".into(), "here", None));
@@ -561,9 +704,19 @@ fn compile_matcher(m: &MatcherDef, layers: &[Layer], cx: &Cx, relation: bool, ca
     }
     if let Some(b) = &m.scheduled_between {
         if !caps.contains(&b.and) {
-            return Err(cx.err(&b.and, format!("`scheduled_between.and`: `{}` is not captured before it", b.and), "not captured", Some(format!("captures so far: {}", caps.join(", ")))));
+            return Err(cx.err(
+                &b.and,
+                format!("`scheduled_between.and`: `{}` is not captured before it", b.and),
+                "not captured",
+                Some(format!("captures so far: {}", caps.join(", "))),
+            ));
         }
-        out.between = Some(Between { and: b.and.clone(), count: count(b.count), ignore: op_pats(&b.ignore, layers, cx)?, independent_work: b.independent_work });
+        out.between = Some(Between {
+            and: b.and.clone(),
+            count: count(b.count),
+            ignore: op_pats(&b.ignore, layers, cx)?,
+            independent_work: b.independent_work,
+        });
     }
     for a in &m.all {
         out.all.push(compile_matcher(a, layers, cx, false, caps)?);

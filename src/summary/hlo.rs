@@ -63,7 +63,10 @@ pub struct KernelError {
 
 /// Decodes the kernel body of every `tpu_custom_call` in `m` (HLO or StableHLO: the backend config is a raw JSON
 /// object or an escaped string) into the kernel view; the decoded bodies are returned too.
-pub fn decoded_kernels(m: &Module<'_>, calls: impl Iterator<Item = OpId>) -> (Vec<CallKernel>, Vec<KernelError>, Vec<DecodedCall>) {
+pub fn decoded_kernels(
+    m: &Module<'_>,
+    calls: impl Iterator<Item = OpId>,
+) -> (Vec<CallKernel>, Vec<KernelError>, Vec<DecodedCall>) {
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
     let mut decoded = Vec::new();
@@ -76,7 +79,10 @@ pub fn decoded_kernels(m: &Module<'_>, calls: impl Iterator<Item = OpId>) -> (Ve
                 let module = k.module.module();
                 let source = format!("tpu_custom_call body (MLIR bytecode v{})", k.module.version);
                 for view in crate::analysis::kernel::kernels(&module) {
-                    kernels.push(CallKernel { call: op.name.to_string(), kernel: kernel::kernel_summary(&view, source.clone()) });
+                    kernels.push(CallKernel {
+                        call: op.name.to_string(),
+                        kernel: kernel::kernel_summary(&view, source.clone()),
+                    });
                 }
                 drop(module);
                 decoded.push(DecodedCall { call: id, call_name: op.name.to_string(), span: attr.span, kernel: k });
@@ -111,7 +117,9 @@ pub fn summarize(m: &Module<'_>) -> Summary {
         *async_counts.entry(family.clone()).or_insert(0) += 1;
     }
     let names = |ids: &[crate::ir::OpId]| ids.iter().map(|&i| m.op(i).name.to_string()).collect();
-    let tpu_calls = m.op_ids().filter(|&i| m.op(i).opcode == "custom-call" && m.custom_call_target(i).as_deref() == Some("tpu_custom_call"));
+    let tpu_calls = m
+        .op_ids()
+        .filter(|&i| m.op(i).opcode == "custom-call" && m.custom_call_target(i).as_deref() == Some("tpu_custom_call"));
     let (kernels, kernel_errors, decoded) = decoded_kernels(m, tpu_calls);
     Summary {
         layer: m.layer,

@@ -95,7 +95,9 @@ pub fn link(files: &[(String, FileSummary)]) -> Vec<Group> {
             let FileSummary::Mlir(m) = s else { continue };
             for k in &m.kernels {
                 let stage = crate::source::mosaic_stage(path).unwrap_or("mosaic").to_string();
-                let found = items.values_mut().find(|it| it.kernel.as_deref() == Some(&k.name) || base_name(&it.name) == k.name);
+                let found = items
+                    .values_mut()
+                    .find(|it| it.kernel.as_deref() == Some(&k.name) || base_name(&it.name) == k.name);
                 let it = match found {
                     Some(it) => it,
                     None => items.entry(k.name.clone()).or_insert_with(|| new_item(&k.name, "kernel")),

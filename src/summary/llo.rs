@@ -70,7 +70,8 @@ pub fn summarize(file: &LloFile<'_>) -> LloSummary {
                     (Some(el), true) => el.to_string(),
                     _ => "?".into(),
                 };
-                let desc = format!("{} {shape} {}", o.index.map(|i| i.to_string()).unwrap_or_default(), o.kind.unwrap_or(""));
+                let desc =
+                    format!("{} {shape} {}", o.index.map(|i| i.to_string()).unwrap_or_default(), o.kind.unwrap_or(""));
                 s.operand_spaces.entry(o.space.to_string()).or_default().push(desc.trim().to_string());
             }
         }
@@ -113,7 +114,12 @@ pub fn render(path: &str, s: &LloSummary) -> String {
     let _ = writeln!(out, "  MXU matmuls: {}", if mm.is_empty() { "none".into() } else { mm.join(", ") });
     if !s.dma_routes.is_empty() || s.dma_waits > 0 {
         let routes: Vec<String> = s.dma_routes.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
-        let _ = writeln!(out, "  DMA starts: {}; waits: {}", if routes.is_empty() { "none".into() } else { routes.join(", ") }, s.dma_waits);
+        let _ = writeln!(
+            out,
+            "  DMA starts: {}; waits: {}",
+            if routes.is_empty() { "none".into() } else { routes.join(", ") },
+            s.dma_waits
+        );
     }
     for (space, ops) in &s.operand_spaces {
         let _ = writeln!(out, "  operands in {space}: {}", ops.join("; "));

@@ -55,7 +55,8 @@ pub fn summarize(m: &Module<'_>, stage: Option<&str>) -> MlirSummary {
         Some(s) => format!("mosaic dump ({s})"),
         None => "mosaic dump".to_string(),
     };
-    let kernels = crate::analysis::kernel::kernels(m).iter().map(|k| kernel::kernel_summary(k, source.clone())).collect();
+    let kernels =
+        crate::analysis::kernel::kernels(m).iter().map(|k| kernel::kernel_summary(k, source.clone())).collect();
     MlirSummary {
         layer: m.layer,
         module: m.name.to_string(),

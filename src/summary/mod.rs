@@ -25,7 +25,10 @@ pub enum FileSummary {
 /// rest of the file is summarized (and linted) as usual.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("cannot decode the Pallas kernel of `{call}`: {message}")]
-#[diagnostic(code(hlolint::kernel::decode), help("the rest of the file is still checked; kernel-level facts of this call are missing"))]
+#[diagnostic(
+    code(hlolint::kernel::decode),
+    help("the rest of the file is still checked; kernel-level facts of this call are missing")
+)]
 pub struct KernelDecodeError {
     pub call: String,
     pub message: String,

@@ -34,11 +34,8 @@ pub struct DecodedKernel {
 impl DecodedKernel {
     /// The kernel's name: a `name`/`kernel_name` field of the config if present, else the entry function.
     pub fn name(&self) -> Option<&str> {
-        let from_config = self.config.as_ref().and_then(|c| {
-            c.get("kernel_name")
-                .or_else(|| c.get("name"))
-                .and_then(|v| v.as_str())
-        });
+        let from_config =
+            self.config.as_ref().and_then(|c| c.get("kernel_name").or_else(|| c.get("name")).and_then(|v| v.as_str()));
         from_config.or_else(|| self.module.kernel_name())
     }
 }
@@ -64,9 +61,7 @@ pub fn kernel_from_backend_config(config: &str) -> Result<Option<DecodedKernel>,
                     (b.to_string(), Some(rest))
                 }
                 None if ccc.get("body").is_some() => {
-                    return Err(BytecodeError::Config(
-                        "`custom_call_config.body` is not a string".into(),
-                    ))
+                    return Err(BytecodeError::Config("`custom_call_config.body` is not a string".into()))
                 }
                 None => return Ok(None),
             },
@@ -81,11 +76,7 @@ pub fn kernel_from_backend_config(config: &str) -> Result<Option<DecodedKernel>,
         .decode(body.trim())
         .map_err(|e| BytecodeError::Base64(e.to_string()))?;
     let module = decode(&bytes)?;
-    Ok(Some(DecodedKernel {
-        module,
-        config: rest,
-        body_len: bytes.len(),
-    }))
+    Ok(Some(DecodedKernel { module, config: rest, body_len: bytes.len() }))
 }
 
 /// `"body": "<base64>"` found textually (after `custom_call_config` when present).
@@ -93,11 +84,7 @@ fn find_body(json: &str) -> Option<&str> {
     let from = json.find("custom_call_config").unwrap_or(0);
     let rest = &json[from..];
     let at = rest.find("\"body\"")?;
-    let rest = rest[at + 6..]
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start()
-        .strip_prefix('"')?;
+    let rest = rest[at + 6..].trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
     let end = rest.find('"').unwrap_or(rest.len());
     Some(&rest[..end])
 }
@@ -155,32 +142,25 @@ mod tests {
 
     #[test]
     fn no_body_is_no_kernel() {
-        assert!(kernel_from_backend_config(r#"{"flag_configs":[]}"#)
-            .unwrap()
-            .is_none());
+        assert!(kernel_from_backend_config(r#"{"flag_configs":[]}"#).unwrap().is_none());
         assert!(kernel_from_backend_config("").unwrap().is_none());
     }
 
     #[test]
     fn corrupt_base64_is_a_clear_error() {
-        let e =
-            kernel_from_backend_config(r#"{"custom_call_config":{"body":"TUzv!!"}}"#).unwrap_err();
+        let e = kernel_from_backend_config(r#"{"custom_call_config":{"body":"TUzv!!"}}"#).unwrap_err();
         assert!(matches!(e, BytecodeError::Base64(_)), "{e}");
         assert!(e.to_string().contains("base64"), "{e}");
     }
 
     #[test]
     fn wrong_magic_is_a_clear_error() {
-        let e = kernel_from_backend_config(r#"{"custom_call_config":{"body":"aGVsbG8="}}"#)
-            .unwrap_err();
+        let e = kernel_from_backend_config(r#"{"custom_call_config":{"body":"aGVsbG8="}}"#).unwrap_err();
         assert!(matches!(e, BytecodeError::BadMagic { .. }), "{e}");
     }
 
     #[test]
     fn truncated_json_still_finds_the_body() {
-        assert_eq!(
-            find_body(r#"{"custom_call_config": {"body": "TUzvUg", "needs"#),
-            Some("TUzvUg")
-        );
+        assert_eq!(find_body(r#"{"custom_call_config": {"body": "TUzvUg", "needs"#), Some("TUzvUg"));
     }
 }

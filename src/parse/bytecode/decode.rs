@@ -141,24 +141,18 @@ pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
     let version = r.varint()?;
     let producer = String::from_utf8_lossy(r.cstr()?).into_owned();
     if version > MAX_VERSION {
-        return Err(BytecodeError::UnsupportedVersion {
-            version,
-            max: MAX_VERSION,
-            producer,
-        });
+        return Err(BytecodeError::UnsupportedVersion { version, max: MAX_VERSION, producer });
     }
 
     let mut sections: [Option<Reader<'_>>; 9] = Default::default();
     while !r.is_empty() {
         let at = r.offset();
         let (id, data) = r.section()?;
-        let slot = sections
-            .get_mut(id as usize)
-            .ok_or_else(|| BytecodeError::Malformed {
-                offset: at,
-                section: "header",
-                message: format!("unknown section id {id} (known: 0 to 8)"),
-            })?;
+        let slot = sections.get_mut(id as usize).ok_or_else(|| BytecodeError::Malformed {
+            offset: at,
+            section: "header",
+            message: format!("unknown section id {id} (known: 0 to 8)"),
+        })?;
         if slot.is_some() {
             return Err(BytecodeError::Malformed {
                 offset: at,
@@ -188,9 +182,7 @@ pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
         return Err(BytecodeError::Malformed {
             offset: end,
             section: "header",
-            message: format!(
-                "missing properties section (required from version {K_NATIVE_PROPERTIES})"
-            ),
+            message: format!("missing properties section (required from version {K_NATIVE_PROPERTIES})"),
         });
     }
 
@@ -211,23 +203,12 @@ pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
         Some(p) => read_properties(p)?,
         None => Vec::new(),
     };
-    let at = AttrTypes::new(
-        strings,
-        dialects.clone(),
-        resources,
-        &mut attr_r,
-        &mut attr_off_r,
-        bytes.len(),
-    )?;
+    let at = AttrTypes::new(strings, dialects.clone(), resources, &mut attr_r, &mut attr_off_r, bytes.len())?;
 
     let out = DecodedModule {
         version,
         producer,
-        dialects: dialects
-            .iter()
-            .map(|d| d.to_string())
-            .zip(dialect_versions)
-            .collect(),
+        dialects: dialects.iter().map(|d| d.to_string()).zip(dialect_versions).collect(),
         mosaic_serialized: dialects.iter().any(|d| &**d == "stable_mosaic"),
         notes: Vec::new(),
         arena: vec![String::new()],
@@ -260,12 +241,7 @@ pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
         .iter()
         .map(|&o| &out.ops[o as usize])
         .filter(|o| o.func.is_none())
-        .map(|o| {
-            format!(
-                "top-level op `{}` is not a function and is not in the graph",
-                out.arena[o.opcode as usize]
-            )
-        })
+        .map(|o| format!("top-level op `{}` is not a function and is not in the graph", out.arena[o.opcode as usize]))
         .collect();
     out.notes.extend(skipped);
     for name in d.undecoded_props {
@@ -286,10 +262,7 @@ fn read_strings(r: &mut Reader<'_>) -> R<Vec<Rc<str>>> {
     let (data, _) = r.bytes(r.remaining() as u64)?;
     let total: u64 = sizes.iter().fold(0u64, |a, &s| a.saturating_add(s));
     if total != data.len() as u64 {
-        return Err(r.err(format!(
-            "string sizes add up to {total} bytes but the section holds {}",
-            data.len()
-        )));
+        return Err(r.err(format!("string sizes add up to {total} bytes but the section holds {}", data.len())));
     }
     let mut out: Vec<Rc<str>> = Vec::with_capacity(n);
     let mut pos = 0usize;
@@ -306,12 +279,10 @@ type Dialects = (Vec<Rc<str>>, Vec<Option<Vec<u8>>>, Vec<OpName>);
 
 fn read_dialects(r: &mut Reader<'_>, version: u64, strings: &[Rc<str>]) -> R<Dialects> {
     let string = |r: &Reader<'_>, i: u64| -> R<Rc<str>> {
-        strings.get(i as usize).cloned().ok_or_else(|| {
-            r.err(format!(
-                "string index {i} out of range ({} strings)",
-                strings.len()
-            ))
-        })
+        strings
+            .get(i as usize)
+            .cloned()
+            .ok_or_else(|| r.err(format!("string index {i} out of range ({} strings)", strings.len())))
     };
     let n = r.count("dialect")?;
     let mut names = Vec::with_capacity(n);
@@ -348,10 +319,7 @@ fn read_dialects(r: &mut Reader<'_>, version: u64, strings: &[Rc<str>]) -> R<Dia
     while !r.is_empty() {
         let dialect = r.varint()? as usize;
         if dialect >= names.len() {
-            return Err(r.err(format!(
-                "dialect index {dialect} out of range ({} dialects)",
-                names.len()
-            )));
+            return Err(r.err(format!("dialect index {dialect} out of range ({} dialects)", names.len())));
         }
         let count = r.count("operation name")?;
         for _ in 0..count {
@@ -362,12 +330,7 @@ fn read_dialects(r: &mut Reader<'_>, version: u64, strings: &[Rc<str>]) -> R<Dia
                 let (i, reg) = r.varint_flag()?;
                 (string(r, i)?, Some(reg))
             };
-            ops.push(OpName {
-                dialect,
-                name,
-                registered,
-                interned: None,
-            });
+            ops.push(OpName { dialect, name, registered, interned: None });
         }
     }
     Ok((names, versions, ops))
@@ -381,19 +344,13 @@ fn read_resources(
     dialects: &[Rc<str>],
 ) -> R<Vec<Rc<str>>> {
     let string = |r: &Reader<'_>, i: u64| -> R<Rc<str>> {
-        strings.get(i as usize).cloned().ok_or_else(|| {
-            r.err(format!(
-                "string index {i} out of range ({} strings)",
-                strings.len()
-            ))
-        })
+        strings
+            .get(i as usize)
+            .cloned()
+            .ok_or_else(|| r.err(format!("string index {i} out of range ({} strings)", strings.len())))
     };
     let mut keys = Vec::new();
-    let group = |offsets: &mut Reader<'_>,
-                 data: &mut Reader<'_>,
-                 keep: bool,
-                 keys: &mut Vec<Rc<str>>|
-     -> R<()> {
+    let group = |offsets: &mut Reader<'_>, data: &mut Reader<'_>, keep: bool, keys: &mut Vec<Rc<str>>| -> R<()> {
         let n = offsets.count("resource")?;
         for _ in 0..n {
             let k = offsets.varint()?;
@@ -416,10 +373,7 @@ fn read_resources(
     while !offsets.is_empty() {
         let d = offsets.varint()?;
         if d as usize >= dialects.len() {
-            return Err(offsets.err(format!(
-                "dialect index {d} out of range ({} dialects)",
-                dialects.len()
-            )));
+            return Err(offsets.err(format!("dialect index {d} out of range ({} dialects)", dialects.len())));
         }
         group(&mut offsets, &mut data, true, &mut keys)?;
     }
@@ -487,9 +441,7 @@ impl<'b> Decoder<'b> {
         self.close_region(r)?;
         let scope = self.scopes.pop().unwrap_or_default();
         if let Some((&slot, _)) = scope.pending.iter().next() {
-            return Err(r.err(format!(
-                "operand refers to value {slot}, which is never defined"
-            )));
+            return Err(r.err(format!("operand refers to value {slot}, which is never defined")));
         }
         if !r.is_empty() {
             return Err(r.err("trailing data after the top-level block"));
@@ -515,10 +467,7 @@ impl<'b> Decoder<'b> {
         if self.live_values > self.value_budget {
             return Err(r.err("regions declare more values than the input can hold"));
         }
-        let scope = self
-            .scopes
-            .last_mut()
-            .ok_or_else(|| r.err("internal: no value scope"))?;
+        let scope = self.scopes.last_mut().ok_or_else(|| r.err("internal: no value scope"))?;
         scope.next.push(scope.values.len());
         scope.values.resize(scope.values.len() + num_values, None);
         self.region_values.push(num_values);
@@ -526,18 +475,13 @@ impl<'b> Decoder<'b> {
     }
 
     fn close_region(&mut self, r: &Reader<'_>) -> R<()> {
-        let scope = self
-            .scopes
-            .last_mut()
-            .ok_or_else(|| r.err("internal: no value scope"))?;
+        let scope = self.scopes.last_mut().ok_or_else(|| r.err("internal: no value scope"))?;
         let n = self.region_values.pop().unwrap_or(0);
         scope.next.pop();
         // Nested regions are closed first, so this region's slots are the last `n`.
         let start = scope.values.len().saturating_sub(n);
         if let Some((&slot, _)) = scope.pending.range(start..).next() {
-            return Err(r.err(format!(
-                "operand refers to value {slot}, which its region never defines"
-            )));
+            return Err(r.err(format!("operand refers to value {slot}, which its region never defines")));
         }
         scope.values.truncate(start);
         self.live_values -= n;
@@ -547,20 +491,14 @@ impl<'b> Decoder<'b> {
     /// Assigns the next slots of the current region to `defs`, resolving forward references.
     fn define(&mut self, r: &Reader<'_>, defs: impl Iterator<Item = DDef>) -> R<()> {
         let Decoder { scopes, out, .. } = self;
-        let scope = scopes
-            .last_mut()
-            .ok_or_else(|| r.err("internal: no value scope"))?;
+        let scope = scopes.last_mut().ok_or_else(|| r.err("internal: no value scope"))?;
         for def in defs {
-            let next = scope
-                .next
-                .last_mut()
-                .ok_or_else(|| r.err("internal: no open region"))?;
+            let next = scope.next.last_mut().ok_or_else(|| r.err("internal: no open region"))?;
             let slot = *next;
             if slot >= scope.values.len() {
-                return Err(r.err(format!(
-                    "more values defined than the region declared ({} slots)",
-                    scope.values.len()
-                )));
+                return Err(
+                    r.err(format!("more values defined than the region declared ({} slots)", scope.values.len()))
+                );
             }
             scope.values[slot] = Some(def);
             *next += 1;
@@ -632,11 +570,7 @@ impl<'b> Decoder<'b> {
     }
 
     fn use_list_orders(&mut self, r: &mut Reader<'_>, range: u64) -> R<()> {
-        let n = if range > 1 {
-            r.count("use-list order")?
-        } else {
-            1
-        };
+        let n = if range > 1 { r.count("use-list order")? } else { 1 };
         for _ in 0..n {
             if range > 1 {
                 r.varint()?;
@@ -653,27 +587,18 @@ impl<'b> Decoder<'b> {
 
     fn op_name(&mut self, r: &Reader<'_>, idx: u64) -> R<(Str, Str, Option<bool>)> {
         let n = self.op_names.len();
-        let on = self.op_names.get(idx as usize).ok_or_else(|| {
-            r.err(format!(
-                "operation name index {idx} out of range ({n} names)"
-            ))
-        })?;
+        let on = self
+            .op_names
+            .get(idx as usize)
+            .ok_or_else(|| r.err(format!("operation name index {idx} out of range ({n} names)")))?;
         if let Some((f, o)) = on.interned {
             return Ok((f, o, on.registered));
         }
         let dialect = self.at.dialects[on.dialect].clone();
         let name = on.name.clone();
         let registered = on.registered;
-        let full = if name.is_empty() {
-            dialect.to_string()
-        } else {
-            format!("{dialect}.{name}")
-        };
-        let opcode = if &*dialect == "stable_mosaic" && !name.is_empty() {
-            name.to_string()
-        } else {
-            full.clone()
-        };
+        let full = if name.is_empty() { dialect.to_string() } else { format!("{dialect}.{name}") };
+        let opcode = if &*dialect == "stable_mosaic" && !name.is_empty() { name.to_string() } else { full.clone() };
         let f = self.intern(&full);
         let o = self.intern(&opcode);
         self.op_names[idx as usize].interned = Some((f, o));
@@ -683,21 +608,14 @@ impl<'b> Decoder<'b> {
     /// Everything of an op but its regions; returns (op id, region count, isolated, offset). Kept out of the
     /// recursion's frames, which must stay small: region nesting recurses.
     #[inline(never)]
-    fn read_op_header(
-        &mut self,
-        r: &mut Reader<'b>,
-        block: u32,
-        region: u32,
-    ) -> R<(u32, usize, bool, usize)> {
+    fn read_op_header(&mut self, r: &mut Reader<'b>, block: u32, region: u32) -> R<(u32, usize, bool, usize)> {
         let op_at = r.offset();
         let name_idx = r.varint()?;
         let (full_name, opcode, registered) = self.op_name(r, name_idx)?;
         let mask = r.byte()?;
         let loc_idx = r.varint()?;
         if !matches!(self.at.attr(loc_idx)?, Attr::Loc(_) | Attr::Text(_)) {
-            return Err(r.err(format!(
-                "operation location {loc_idx} is not a location attribute"
-            )));
+            return Err(r.err(format!("operation location {loc_idx} is not a location attribute")));
         }
         let mut dict: Vec<(Rc<str>, u32)> = Vec::new();
         if mask & HAS_ATTRS != 0 {
@@ -721,19 +639,18 @@ impl<'b> Decoder<'b> {
                         Attr::Dict(entries) => dict.extend(entries.iter().cloned()),
                         _ => {
                             let text = self.at.attr_text(i as u32)?;
-                            self.out.notes.push(format!(
-                                "properties of an unregistered op are not a dictionary: {text}"
-                            ));
+                            self.out
+                                .notes
+                                .push(format!("properties of an unregistered op are not a dictionary: {text}"));
                         }
                     }
                 }
                 Some(true) => {
                     let i = r.varint()?;
                     if i as usize >= self.properties.len() {
-                        return Err(r.err(format!(
-                            "properties index {i} out of range ({} entries)",
-                            self.properties.len()
-                        )));
+                        return Err(
+                            r.err(format!("properties index {i} out of range ({} entries)", self.properties.len()))
+                        );
                     }
                     let name = self.out.arena[opcode as usize].clone();
                     if !self.undecoded_props.contains(&name) {
@@ -757,16 +674,12 @@ impl<'b> Decoder<'b> {
             let n = r.count("operand")?;
             for k in 0..n {
                 let v = r.varint()? as usize;
-                let scope = self
-                    .scopes
-                    .last_mut()
-                    .ok_or_else(|| r.err("internal: no value scope"))?;
+                let scope = self.scopes.last_mut().ok_or_else(|| r.err("internal: no value scope"))?;
                 let def = match scope.values.get(v) {
                     None => {
-                        return Err(r.err(format!(
-                            "operand value {v} out of range ({} values in scope)",
-                            scope.values.len()
-                        )))
+                        return Err(
+                            r.err(format!("operand value {v} out of range ({} values in scope)", scope.values.len()))
+                        )
                     }
                     Some(d) => *d,
                 };
@@ -783,9 +696,7 @@ impl<'b> Decoder<'b> {
             for _ in 0..n {
                 let s = r.varint()? as usize;
                 if s >= nblocks {
-                    return Err(r.err(format!(
-                        "successor block {s} out of range ({nblocks} blocks in the region)"
-                    )));
+                    return Err(r.err(format!("successor block {s} out of range ({nblocks} blocks in the region)")));
                 }
                 successors.push(self.out.regions[region as usize].blocks[s]);
             }
@@ -843,21 +754,13 @@ impl<'b> Decoder<'b> {
         // undecodable native properties (v5+) still counts, with a made-up name.
         let is_func_op = self.out.arena[opcode as usize] == "func.func";
         let func = match (sym_name, func_results) {
-            (Some(name), Some(results)) if num_regions == 1 => Some(DFuncInfo {
-                name,
-                arg_attrs,
-                results,
-            }),
+            (Some(name), Some(results)) if num_regions == 1 => Some(DFuncInfo { name, arg_attrs, results }),
             (name, results) if is_func_op && num_regions == 1 => {
                 let name = match name {
                     Some(n) => n,
                     None => self.push_str(format!("func{op_id}")),
                 };
-                Some(DFuncInfo {
-                    name,
-                    arg_attrs,
-                    results: results.unwrap_or_default(),
-                })
+                Some(DFuncInfo { name, arg_attrs, results: results.unwrap_or_default() })
             }
             _ => None,
         };
@@ -870,11 +773,7 @@ impl<'b> Decoder<'b> {
             0 => None,
             1 => Some(rtypes[0]),
             _ => {
-                let joined = rtypes
-                    .iter()
-                    .map(|&t| self.out.arena[t as usize].clone())
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let joined = rtypes.iter().map(|&t| self.out.arena[t as usize].clone()).collect::<Vec<_>>().join(", ");
                 Some(self.push_str(format!("({joined})")))
             }
         };
@@ -926,9 +825,7 @@ impl<'b> Decoder<'b> {
                 return Err(BytecodeError::Malformed {
                     offset: at,
                     section: "IR section",
-                    message: format!(
-                        "expected an IR section (id 4) for an isolated region, found id {id}"
-                    ),
+                    message: format!("expected an IR section (id 4) for an isolated region, found id {id}"),
                 });
             }
             let mut res = Ok(());
@@ -956,9 +853,7 @@ impl<'b> Decoder<'b> {
         if isolated {
             let scope = self.scopes.pop().unwrap_or_default();
             if let Some((&slot, _)) = scope.pending.iter().next() {
-                return Err(r.err(format!(
-                    "operand refers to value {slot}, which is never defined"
-                )));
+                return Err(r.err(format!("operand refers to value {slot}, which is never defined")));
             }
         }
         Ok(())
@@ -981,12 +876,7 @@ impl<'b> Decoder<'b> {
         let file = file.map(|f| self.intern(&f));
         let line = self.intern(&line.to_string());
         let col = self.intern(&col.to_string());
-        Ok(Some(DLoc {
-            op_name,
-            file,
-            line,
-            col,
-        }))
+        Ok(Some(DLoc { op_name, file, line, col }))
     }
 
     /// Names values the way MLIR's printer numbers them when no op suggests a name: per function (or
@@ -1013,11 +903,8 @@ impl<'b> Decoder<'b> {
                         self.out.ops[op as usize].name = s;
                     }
                     let o = &self.out.ops[op as usize];
-                    let inner: Vec<u32> = o
-                        .regions
-                        .iter()
-                        .flat_map(|&r| self.out.regions[r as usize].blocks.clone())
-                        .collect();
+                    let inner: Vec<u32> =
+                        o.regions.iter().flat_map(|&r| self.out.regions[r as usize].blocks.clone()).collect();
                     if o.isolated || o.func.is_some() {
                         scopes.push(inner);
                     } else {
@@ -1045,10 +932,7 @@ impl<'b> Decoder<'b> {
                 .map(|&b| {
                     format!(
                         "^{}",
-                        self.out.blocks[b as usize]
-                            .label
-                            .map(|l| self.out.arena[l as usize].as_str())
-                            .unwrap_or("bb0")
+                        self.out.blocks[b as usize].label.map(|l| self.out.arena[l as usize].as_str()).unwrap_or("bb0")
                     )
                 })
                 .collect();
@@ -1069,11 +953,9 @@ impl<'b> Decoder<'b> {
                             o.name
                         }
                     }
-                    Some(DDef::Arg { block, index }) => self.out.blocks[block as usize]
-                        .args
-                        .get(index as usize)
-                        .map(|a| a.0)
-                        .unwrap_or(0),
+                    Some(DDef::Arg { block, index }) => {
+                        self.out.blocks[block as usize].args.get(index as usize).map(|a| a.0).unwrap_or(0)
+                    }
                     None => 0,
                 };
                 self.out.ops[i].operands[k].name = name;

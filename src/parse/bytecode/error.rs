@@ -6,10 +6,7 @@ use miette::Diagnostic;
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Diagnostic)]
 pub enum BytecodeError {
     #[error("not MLIR bytecode: expected the magic bytes `ML\\xefR`, found {found}")]
-    #[diagnostic(
-        code(hlolint::bytecode::magic),
-        help("the kernel body should be base64 of MLIR bytecode")
-    )]
+    #[diagnostic(code(hlolint::bytecode::magic), help("the kernel body should be base64 of MLIR bytecode"))]
     BadMagic { found: String },
 
     #[error("MLIR bytecode version {version} (produced by `{producer}`) is not supported: this reader reads versions 0 to {max}")]
@@ -17,19 +14,11 @@ pub enum BytecodeError {
         code(hlolint::bytecode::version),
         help("a newer MLIR wrote this kernel; hlolint needs an update to read it")
     )]
-    UnsupportedVersion {
-        version: u64,
-        max: u64,
-        producer: String,
-    },
+    UnsupportedVersion { version: u64, max: u64, producer: String },
 
     #[error("malformed MLIR bytecode in the {section} at byte {offset}: {message}")]
     #[diagnostic(code(hlolint::bytecode::malformed))]
-    Malformed {
-        offset: usize,
-        section: &'static str,
-        message: String,
-    },
+    Malformed { offset: usize, section: &'static str, message: String },
 
     #[error("the kernel body is not valid base64: {0}")]
     #[diagnostic(code(hlolint::bytecode::base64))]

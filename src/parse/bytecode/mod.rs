@@ -52,10 +52,7 @@ pub use error::BytecodeError;
 pub use summary::{render_module, value_text};
 pub use text::{parse_textual_attr, parse_textual_type};
 
-use crate::ir::{
-    self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, Type, Value,
-    ValueKind,
-};
+use crate::ir::{self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, Type, Value, ValueKind};
 use decode::{DBlock, DDef, DOp, DRegion, Str};
 
 /// Decodes MLIR bytecode (the raw bytes, starting with `ML\xefR`).
@@ -81,13 +78,10 @@ pub fn with_decoder_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     let slot = std::sync::Mutex::new(Some(f));
     let take = || slot.lock().unwrap_or_else(|e| e.into_inner()).take();
     let spawned = std::thread::scope(|s| {
-        let h = std::thread::Builder::new()
-            .name("bytecode".into())
-            .stack_size(64 << 20)
-            .spawn_scoped(s, || {
-                ON_DECODER_STACK.with(|c| c.set(true));
-                take().map(|f| f())
-            });
+        let h = std::thread::Builder::new().name("bytecode".into()).stack_size(64 << 20).spawn_scoped(s, || {
+            ON_DECODER_STACK.with(|c| c.set(true));
+            take().map(|f| f())
+        });
         match h {
             Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
             Err(_) => None,
@@ -159,15 +153,8 @@ impl DecodedModule {
     /// The kernel's name: the entry function's `sym_name`.
     pub fn kernel_name(&self) -> Option<&str> {
         let (_, body) = self.body_ops();
-        let funcs: Vec<&DOp> = body
-            .iter()
-            .map(|&o| &self.ops[o as usize])
-            .filter(|o| o.func.is_some())
-            .collect();
-        let entry = funcs
-            .iter()
-            .find(|o| self.is_kernel_func(o))
-            .or(funcs.first())?;
+        let funcs: Vec<&DOp> = body.iter().map(|&o| &self.ops[o as usize]).filter(|o| o.func.is_some()).collect();
+        let entry = funcs.iter().find(|o| self.is_kernel_func(o)).or(funcs.first())?;
         entry.func.as_ref().map(|f| self.s(f.name))
     }
 
@@ -175,10 +162,7 @@ impl DecodedModule {
     /// index maps (`transform_N`).
     fn is_kernel_func(&self, op: &DOp) -> bool {
         op.attrs.iter().any(|(k, _)| {
-            matches!(
-                self.s(*k),
-                "iteration_bounds" | "window_params" | "dimension_semantics" | "scalar_prefetch"
-            )
+            matches!(self.s(*k), "iteration_bounds" | "window_params" | "dimension_semantics" | "scalar_prefetch")
         })
     }
 
@@ -187,13 +171,7 @@ impl DecodedModule {
     }
 
     fn attrs(&self, list: &[(Str, Str)]) -> Vec<Attr<'_>> {
-        list.iter()
-            .map(|&(k, v)| Attr {
-                key: self.s(k),
-                value: self.value(v),
-                span: Span::default(),
-            })
-            .collect()
+        list.iter().map(|&(k, v)| Attr { key: self.s(k), value: self.value(v), span: Span::default() }).collect()
     }
 
     fn params(&self, b: &DBlock, attrs: &[Vec<(Str, Str)>]) -> Vec<Param<'_>> {
@@ -212,16 +190,8 @@ impl DecodedModule {
     /// `metadata={op_name="..." source_file="..." source_line=N source_column=M}` as HLO writes it.
     fn metadata(&self, op: &DOp) -> Option<Attr<'_>> {
         let loc = op.loc.as_ref()?;
-        let v = |kind| Value {
-            kind,
-            span: Span::default(),
-        };
-        let kv = |key, value| {
-            v(ValueKind::KeyVal {
-                key,
-                value: Box::new(value),
-            })
-        };
+        let v = |kind| Value { kind, span: Span::default() };
+        let kv = |key, value| v(ValueKind::KeyVal { key, value: Box::new(value) });
         let mut items = Vec::new();
         if let Some(n) = loc.op_name {
             items.push(kv("op_name", v(ValueKind::Str(self.s(n)))));
@@ -231,11 +201,7 @@ impl DecodedModule {
             items.push(kv("source_line", v(ValueKind::Word(self.s(loc.line)))));
             items.push(kv("source_column", v(ValueKind::Word(self.s(loc.col)))));
         }
-        Some(Attr {
-            key: "metadata",
-            value: v(ValueKind::Group { open: '{', items }),
-            span: Span::default(),
-        })
+        Some(Attr { key: "metadata", value: v(ValueKind::Group { open: '{', items }), span: Span::default() })
     }
 
     /// The shared graph: `func.func` ops become functions (params from the entry block's arguments with their
@@ -300,11 +266,7 @@ impl DecodedModule {
                     self.build_op(&mut m, bid, inner, &mut op_map, &mut block_map);
                 }
             }
-            if let Some(&last) = region
-                .blocks
-                .first()
-                .and_then(|&b| self.blocks[b as usize].ops.last())
-            {
+            if let Some(&last) = region.blocks.first().and_then(|&b| self.blocks[b as usize].ops.last()) {
                 if let Some(id) = op_map[last as usize] {
                     m.ops[id.idx()].is_root = true;
                 }
@@ -350,10 +312,7 @@ impl DecodedModule {
             m.ops[id.idx()].operands = operands;
             if let Some(callee) = dop.callee {
                 if let Some(f) = m.func_by_name(self.s(callee)) {
-                    m.ops[id.idx()].calls.push(ir::Call {
-                        role: "callee",
-                        func: f,
-                    });
+                    m.ops[id.idx()].calls.push(ir::Call { role: "callee", func: f });
                 }
             }
         }

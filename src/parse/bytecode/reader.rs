@@ -22,23 +22,13 @@ pub(crate) struct Reader<'b> {
 
 impl<'b> Reader<'b> {
     pub fn new(data: &'b [u8], base: usize, what: &'static str) -> Self {
-        Reader {
-            data,
-            pos: 0,
-            base,
-            what,
-        }
+        Reader { data, pos: 0, base, what }
     }
 
     /// A reader over `data`, a slice previously returned by this reader (or one of its parents) at absolute
     /// offset `base`.
     pub fn sub(&self, data: &'b [u8], base: usize, what: &'static str) -> Reader<'b> {
-        Reader {
-            data,
-            pos: 0,
-            base,
-            what,
-        }
+        Reader { data, pos: 0, base, what }
     }
 
     pub fn offset(&self) -> usize {
@@ -46,11 +36,7 @@ impl<'b> Reader<'b> {
     }
 
     pub fn err(&self, message: impl Into<String>) -> BytecodeError {
-        BytecodeError::Malformed {
-            offset: self.offset(),
-            section: self.what,
-            message: message.into(),
-        }
+        BytecodeError::Malformed { offset: self.offset(), section: self.what, message: message.into() }
     }
 
     pub fn remaining(&self) -> usize {
@@ -74,10 +60,7 @@ impl<'b> Reader<'b> {
     /// `n` bytes and their absolute offset.
     pub fn bytes(&mut self, n: u64) -> R<(&'b [u8], usize)> {
         if n > self.remaining() as u64 {
-            return Err(self.err(format!(
-                "length {n} exceeds the {} bytes left",
-                self.remaining()
-            )));
+            return Err(self.err(format!("length {n} exceeds the {} bytes left", self.remaining())));
         }
         let at = self.offset();
         let s = &self.data[self.pos..self.pos + n as usize];
@@ -130,10 +113,7 @@ impl<'b> Reader<'b> {
             return Err(BytecodeError::Malformed {
                 offset: at,
                 section: self.what,
-                message: format!(
-                    "{what} count {n} is larger than the {} bytes left",
-                    self.remaining()
-                ),
+                message: format!("{what} count {n} is larger than the {} bytes left", self.remaining()),
             });
         }
         Ok(n as usize)
@@ -159,9 +139,7 @@ impl<'b> Reader<'b> {
         while (self.offset() as u64) % align != 0 {
             let b = self.byte()?;
             if b != ALIGNMENT_BYTE {
-                return Err(self.err(format!(
-                    "expected alignment padding byte 0xCB, found 0x{b:02X}"
-                )));
+                return Err(self.err(format!("expected alignment padding byte 0xCB, found 0x{b:02X}")));
             }
         }
         Ok(())
@@ -218,22 +196,7 @@ mod tests {
 
     #[test]
     fn varints_round_trip() {
-        for v in [
-            0u64,
-            1,
-            63,
-            64,
-            127,
-            128,
-            300,
-            16383,
-            16384,
-            1 << 30,
-            1 << 49,
-            (1 << 56) - 1,
-            1 << 56,
-            u64::MAX,
-        ] {
+        for v in [0u64, 1, 63, 64, 127, 128, 300, 16383, 16384, 1 << 30, 1 << 49, (1 << 56) - 1, 1 << 56, u64::MAX] {
             let bytes = enc(v);
             let mut r = Reader::new(&bytes, 0, "test");
             assert_eq!(r.varint().unwrap(), v, "{v} encoded as {bytes:?}");

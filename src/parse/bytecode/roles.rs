@@ -24,7 +24,9 @@ fn groups(opcode: &str) -> Option<&'static [Option<&'static str>]> {
         "tpu.memref_slice" => &[S, Some("indices"), Some("dynamic_sizes")],
         "tpu.vector_load" | "tpu.vector_load_idx" => &[S, Some("indices"), Some("mask")],
         "tpu.vector_store" | "tpu.vector_store_idx" | "tpu.store" => &[S, S, Some("indices"), Some("mask")],
-        "tpu.sem_signal" => &[Some("semaphore"), Some("amount"), Some("device_id"), Some("core_id"), Some("subcore_id")],
+        "tpu.sem_signal" => {
+            &[Some("semaphore"), Some("amount"), Some("device_id"), Some("core_id"), Some("subcore_id")]
+        }
         // Fixed-arity ops with a variadic tail of indices.
         "vector.load" | "memref.load" | "vector.maskedload" => &[S, Some("indices")],
         "vector.store" | "memref.store" => &[S, S, Some("indices")],
@@ -70,8 +72,14 @@ mod tests {
 
     #[test]
     fn enqueue_dma_without_segments_has_its_three_mandatory_operands() {
-        assert_eq!(operand_roles("tpu.enqueue_dma", 3, None), vec![Some("source"), Some("target"), Some("target_semaphore")]);
-        assert_eq!(operand_roles("tpu.enqueue_dma", 3, Some(&[1, 1, 1])), vec![Some("source"), Some("target"), Some("target_semaphore")]);
+        assert_eq!(
+            operand_roles("tpu.enqueue_dma", 3, None),
+            vec![Some("source"), Some("target"), Some("target_semaphore")]
+        );
+        assert_eq!(
+            operand_roles("tpu.enqueue_dma", 3, Some(&[1, 1, 1])),
+            vec![Some("source"), Some("target"), Some("target_semaphore")]
+        );
     }
 
     #[test]
@@ -80,7 +88,10 @@ mod tests {
             operand_roles("tpu.enqueue_dma", 3, Some(&[1, 0, 1, 1, 0, 0, 0])),
             vec![Some("source"), Some("target"), Some("target_semaphore")]
         );
-        assert_eq!(operand_roles("tpu.memref_slice", 3, Some(&[1, 2, 0])), vec![None, Some("indices"), Some("indices")]);
+        assert_eq!(
+            operand_roles("tpu.memref_slice", 3, Some(&[1, 2, 0])),
+            vec![None, Some("indices"), Some("indices")]
+        );
         assert_eq!(operand_roles("vector.load", 3, None), vec![None, Some("indices"), Some("indices")]);
         assert_eq!(operand_roles("arith.addi", 2, None), vec![None, None]);
         // A segment list that does not fit the table or the operands is ignored rather than trusted.

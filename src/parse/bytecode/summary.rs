@@ -9,11 +9,7 @@ pub fn render_module(m: &Module<'_>) -> String {
     let mut out = String::new();
     let _ = write!(out, "module {:?} ({})", m.name, m.layer.name());
     if !m.attrs.is_empty() {
-        let attrs: Vec<String> = m
-            .attrs
-            .iter()
-            .map(|a| format!("{} = {}", a.key, value_text(&a.value)))
-            .collect();
+        let attrs: Vec<String> = m.attrs.iter().map(|a| format!("{} = {}", a.key, value_text(&a.value))).collect();
         let _ = write!(out, " attributes {{{}}}", attrs.join(", "));
     }
     out.push('\n');
@@ -24,11 +20,8 @@ pub fn render_module(m: &Module<'_>) -> String {
             .map(|p| {
                 let mut s = format!("%{}: {}", p.name, type_text(&p.ty));
                 if !p.attrs.is_empty() {
-                    let a: Vec<String> = p
-                        .attrs
-                        .iter()
-                        .map(|a| format!("{} = {}", a.key, value_text(&a.value)))
-                        .collect();
+                    let a: Vec<String> =
+                        p.attrs.iter().map(|a| format!("{} = {}", a.key, value_text(&a.value))).collect();
                     let _ = write!(s, " {{{}}}", a.join(", "));
                 }
                 s
@@ -59,18 +52,8 @@ fn render_region(m: &Module<'_>, r: RegionId, depth: usize, out: &mut String) {
     for (k, b) in region.blocks.iter().enumerate() {
         let block = &m.blocks[b.idx()];
         if k > 0 || (!block.args.is_empty() && depth > 1) {
-            let args: Vec<String> = block
-                .args
-                .iter()
-                .map(|p| format!("%{}: {}", p.name, type_text(&p.ty)))
-                .collect();
-            let _ = writeln!(
-                out,
-                "{}^{}({}):",
-                "  ".repeat(depth),
-                block.label.unwrap_or("bb0"),
-                args.join(", ")
-            );
+            let args: Vec<String> = block.args.iter().map(|p| format!("%{}: {}", p.name, type_text(&p.ty))).collect();
+            let _ = writeln!(out, "{}^{}({}):", "  ".repeat(depth), block.label.unwrap_or("bb0"), args.join(", "));
         }
         for &op in &block.ops {
             render_op(m, op, depth, out);
@@ -102,10 +85,7 @@ fn render_op(m: &Module<'_>, id: OpId, depth: usize, out: &mut String) {
         let _ = write!(line, " : {}", type_text(&op.ty));
     }
     if let Some(md) = op.attr("metadata") {
-        let name = md
-            .get("op_name")
-            .and_then(|v| v.string())
-            .unwrap_or_default();
+        let name = md.get("op_name").and_then(|v| v.string()).unwrap_or_default();
         let line_no = md.get("source_line").and_then(|v| v.as_int());
         match line_no {
             Some(l) => {
@@ -153,10 +133,7 @@ pub fn value_text(v: &Value<'_>) -> String {
                 '<' => '>',
                 c => *c,
             };
-            format!(
-                "{open}{}{close}",
-                items.iter().map(value_text).collect::<Vec<_>>().join(", ")
-            )
+            format!("{open}{}{close}", items.iter().map(value_text).collect::<Vec<_>>().join(", "))
         }
         ValueKind::KeyVal { key, value } => format!("{key} = {}", value_text(value)),
         ValueKind::Typed { value, ty } => format!("{} : {ty}", value_text(value)),

@@ -28,9 +28,7 @@ pub fn parse_textual_attr(text: &str) -> Value<'_> {
     }
     let mut t = Tok { s: text, i: 0 };
     match t.items(None) {
-        Some(mut items) if t.i >= text.len() && items.len() == 1 => {
-            items.pop().unwrap_or_else(|| word(text))
-        }
+        Some(mut items) if t.i >= text.len() && items.len() == 1 => items.pop().unwrap_or_else(|| word(text)),
         _ => word(text),
     }
 }
@@ -58,10 +56,7 @@ fn word(s: &str) -> Value<'_> {
 }
 
 fn v(kind: ValueKind<'_>) -> Value<'_> {
-    Value {
-        kind,
-        span: Span::default(),
-    }
+    Value { kind, span: Span::default() }
 }
 
 struct Tok<'a> {
@@ -123,10 +118,7 @@ impl<'a> Tok<'a> {
                 if let ValueKind::Word(key) | ValueKind::Str(key) = toks[0].kind {
                     self.i += 1;
                     let value = self.item(close)?;
-                    return Some(v(ValueKind::KeyVal {
-                        key,
-                        value: Box::new(value),
-                    }));
+                    return Some(v(ValueKind::KeyVal { key, value: Box::new(value) }));
                 }
             }
             toks.push(self.token()?);
@@ -163,10 +155,7 @@ impl<'a> Tok<'a> {
                 };
                 self.i += 1;
                 let items = self.items(Some(close))?;
-                Some(v(ValueKind::Group {
-                    open: c as char,
-                    items,
-                }))
+                Some(v(ValueKind::Group { open: c as char, items }))
             }
             b'@' => {
                 self.i += 1;
@@ -198,9 +187,7 @@ impl<'a> Tok<'a> {
                     if c == b'-' && b.get(self.i + 1) == Some(&b'>') {
                         break;
                     }
-                    if is_word_char(c)
-                        || (c == b'+' && matches!(b.get(self.i.wrapping_sub(1)), Some(b'e' | b'E')))
-                    {
+                    if is_word_char(c) || (c == b'+' && matches!(b.get(self.i.wrapping_sub(1)), Some(b'e' | b'E'))) {
                         self.i += 1;
                     } else {
                         break;
@@ -211,11 +198,7 @@ impl<'a> Tok<'a> {
             b']' | b'}' | b')' | b'>' => None,
             _ => {
                 // One punctuation character (`:`, `?`, `*`, `=`, `+`, ...), whole UTF-8 character.
-                let len = self.s[start..]
-                    .chars()
-                    .next()
-                    .map(char::len_utf8)
-                    .unwrap_or(1);
+                let len = self.s[start..].chars().next().map(char::len_utf8).unwrap_or(1);
                 self.i += len;
                 Some(v(ValueKind::Punct(&self.s[start..self.i])))
             }
@@ -236,16 +219,10 @@ mod tests {
             ValueKind::Raw(r) => format!("raw({r})"),
             ValueKind::Typed { value, ty } => format!("typed({} : {ty})", show(value)),
             ValueKind::Group { open, items } => {
-                format!(
-                    "{open}{}",
-                    items.iter().map(show).collect::<Vec<_>>().join(" | ")
-                )
+                format!("{open}{}", items.iter().map(show).collect::<Vec<_>>().join(" | "))
             }
             ValueKind::KeyVal { key, value } => format!("{key}={}", show(value)),
-            ValueKind::Seq(items) => format!(
-                "seq({})",
-                items.iter().map(show).collect::<Vec<_>>().join(" ")
-            ),
+            ValueKind::Seq(items) => format!("seq({})", items.iter().map(show).collect::<Vec<_>>().join(" ")),
         }
     }
 

@@ -8,9 +8,9 @@ use super::value::ValueParser;
 use crate::ir::graph::*;
 use crate::ir::span::Span;
 use crate::ir::{Shape, Value, ValueKind};
-use std::sync::Arc;
 use crate::parse::error::{PErr, PResult};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Attributes whose value names called computations.
 const CALL_ATTRS: &[&str] = &[
@@ -144,7 +144,10 @@ impl<'a> Parser<'a> {
                 if section == "FileNames" {
                     return Ok(i);
                 }
-                return Err(PErr::failure(i, "the next stack-frame table (`FunctionNames`, `FileLocations`, `StackFrames`)"));
+                return Err(PErr::failure(
+                    i,
+                    "the next stack-frame table (`FunctionNames`, `FileLocations`, `StackFrames`)",
+                ));
             };
             let mut rest = sp(r)?;
             while rest.starts_with(|c: char| c.is_ascii_digit()) {
@@ -263,7 +266,9 @@ impl<'a> Parser<'a> {
             for operand in &mut op.operands {
                 match names.get(operand.name) {
                     Some(&def) => operand.def = Def::Op { op: def, index: 0 },
-                    None => unresolved.push(Unresolved { what: "operand", name: operand.name.into(), span: operand.span }),
+                    None => {
+                        unresolved.push(Unresolved { what: "operand", name: operand.name.into(), span: operand.span })
+                    }
                 }
             }
         }

@@ -92,7 +92,8 @@ impl<'a> ValueParser<'a> {
                 let (word, rest) = i.split_at(n);
                 // `key=value`, but not `==` and not `=` followed by a separator (`k=,`).
                 if let Some(after) = rest.strip_prefix('=') {
-                    if !after.starts_with('=') && after.starts_with(|c: char| !c.is_whitespace() && !",)}]".contains(c)) {
+                    if !after.starts_with('=') && after.starts_with(|c: char| !c.is_whitespace() && !",)}]".contains(c))
+                    {
                         let (rest, v) = self.value_at(after, depth + 1)?;
                         let span = self.span(i, rest);
                         return Ok((rest, Value { kind: ValueKind::KeyVal { key: word, value: Box::new(v) }, span }));
@@ -100,7 +101,9 @@ impl<'a> ValueParser<'a> {
                 }
                 Ok((rest, Value { kind: ValueKind::Word(word), span: self.span(i, rest) }))
             }
-            _ if c.is_ascii_digit() || ((c == b'-' || c == b'.') && !i.starts_with("...") && lex::number_len(i) > 1) => {
+            _ if c.is_ascii_digit()
+                || ((c == b'-' || c == b'.') && !i.starts_with("...") && lex::number_len(i) > 1) =>
+            {
                 let n = lex::number_len(i).max(1);
                 let rest = &i[n..];
                 Ok((rest, Value { kind: ValueKind::Word(&i[..n]), span: self.span(i, rest) }))

@@ -111,10 +111,18 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
     m.scheduled = true;
     let mut fattrs = Vec::new();
     if let Some(e) = entry {
-        fattrs.push(Attr { key: "entry", value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) }, span: Span::of(text, e) });
+        fattrs.push(Attr {
+            key: "entry",
+            value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) },
+            span: Span::of(text, e),
+        });
     }
     if let Some(e) = exit {
-        fattrs.push(Attr { key: "exit", value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) }, span: Span::of(text, e) });
+        fattrs.push(Attr {
+            key: "exit",
+            value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) },
+            span: Span::of(text, e),
+        });
     }
     let (fid, root) = m.add_func(Func {
         name: fname,
@@ -220,7 +228,8 @@ fn make_op<'a>(
     for a in &args {
         names(a, ns);
     }
-    let operands = ns.drain(..).map(|(name, span)| Operand { name, ty: None, role: None, def: Def::Unresolved, span }).collect();
+    let operands =
+        ns.drain(..).map(|(name, span)| Operand { name, ty: None, role: None, def: Def::Unresolved, span }).collect();
     let mut attrs = Vec::with_capacity(4 + comments.len());
     attrs.push(attr("bundle", ValueKind::Word(addr_text), span));
     attrs.push(attr("slot", ValueKind::Word(small_num(slot)), span));
@@ -234,7 +243,11 @@ fn make_op<'a>(
         attrs.push(Attr { key: "pred", value: p.clone(), span: p.span });
     }
     let args_span = args.first().map(|a| a.span.to(args.last().map(|l| l.span).unwrap_or(a.span))).unwrap_or(span);
-    attrs.push(Attr { key: "args", value: Value { kind: ValueKind::Group { open: '(', items: args }, span: args_span }, span: args_span });
+    attrs.push(Attr {
+        key: "args",
+        value: Value { kind: ValueKind::Group { open: '(', items: args }, span: args_span },
+        span: args_span,
+    });
     for c in comments {
         attrs.push(attr("comment", ValueKind::Str(c), span));
     }

@@ -74,7 +74,11 @@ impl<'a> Bundle<'a> {
 
     /// `Start region N` numbers named in the bundle comments (`Start/End empty region N` excluded).
     pub fn started_regions(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.comments.iter().flat_map(|c| c.split("::")).filter_map(|seg| seg.trim().strip_prefix("Start region ")).map(str::trim)
+        self.comments
+            .iter()
+            .flat_map(|c| c.split("::"))
+            .filter_map(|seg| seg.trim().strip_prefix("Start region "))
+            .map(str::trim)
     }
 
     /// The text after `entry bundle: ` (`%fusion = fusion(%copy-done, %x.1)`), if this is the entry bundle.
@@ -169,7 +173,9 @@ fn bundle<'a>(base: &'a str, i: &'a str) -> PResult<'a, Bundle<'a>> {
     let n = i.bytes().take_while(|b| b.is_ascii_uppercase() || *b == b' ' || *b == b'\t').count();
     let markers = i[..n].trim();
     let i = &i[n..];
-    let (i, _) = tag(":").parse(i).map_err(|_: nom::Err<PErr>| nom::Err::Failure(PErr::new(i, "`:` after the bundle address")))?;
+    let (i, _) = tag(":")
+        .parse(i)
+        .map_err(|_: nom::Err<PErr>| nom::Err::Failure(PErr::new(i, "`:` after the bundle address")))?;
     let i = sp(i);
     let d = i.bytes().take_while(|b| *b == b'>').count();
     let i = sp(&i[d..]);
@@ -216,7 +222,15 @@ fn bundle<'a>(base: &'a str, i: &'a str) -> PResult<'a, Bundle<'a>> {
     };
     Ok((
         i,
-        Bundle { addr, addr_text, markers, depth: d.min(255) as u8, ops, comments, span: Span::between(base, start, end) },
+        Bundle {
+            addr,
+            addr_text,
+            markers,
+            depth: d.min(255) as u8,
+            ops,
+            comments,
+            span: Span::between(base, start, end),
+        },
     ))
 }
 
@@ -293,7 +307,10 @@ pub fn llo_op<'a>(base: &'a str, i: &'a str) -> PResult<'a, LloOp<'a>> {
         if let (Some(r3), ValueKind::Word(key)) = (r2.strip_prefix('='), &v.kind) {
             let r3 = sp(r3);
             let (r4, val) = item(base, r3, 0)?;
-            args.push(Value { kind: ValueKind::KeyVal { key, value: Box::new(val) }, span: Span::between(base, i, r4) });
+            args.push(Value {
+                kind: ValueKind::KeyVal { key, value: Box::new(val) },
+                span: Span::between(base, i, r4),
+            });
             i = r4;
         } else {
             args.push(v);
@@ -428,7 +445,16 @@ fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32) -> PResult<'
     loop {
         i = ws(i);
         let Some(&c) = i.as_bytes().first() else {
-            return PErr::cut(i, if close == ')' { "`)`" } else if close == ']' { "`]`" } else { "`}`" });
+            return PErr::cut(
+                i,
+                if close == ')' {
+                    "`)`"
+                } else if close == ']' {
+                    "`]`"
+                } else {
+                    "`}`"
+                },
+            );
         };
         if c as char == close {
             return Ok((&i[1..], items));
@@ -444,7 +470,16 @@ fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32) -> PResult<'
             continue;
         }
         if matches!(c, b')' | b']' | b'}' | b';') {
-            return PErr::cut(i, if close == ')' { "`)`" } else if close == ']' { "`]`" } else { "`}`" });
+            return PErr::cut(
+                i,
+                if close == ')' {
+                    "`)`"
+                } else if close == ']' {
+                    "`]`"
+                } else {
+                    "`}`"
+                },
+            );
         }
         let (r, v) = item(base, i, nest)?;
         let v = match label_key.take() {
@@ -479,7 +514,10 @@ mod tests {
     #[test]
     fn ops_of_every_form() {
         let o = op("%s4_s0 = smov 0 /* materialized constant */ }");
-        assert_eq!((o.dest, o.mnemonic, o.args.len(), o.comments[0]), (Some("s4_s0"), "smov", 1, "materialized constant"));
+        assert_eq!(
+            (o.dest, o.mnemonic, o.args.len(), o.comments[0]),
+            (Some("s4_s0"), "smov", 1, "materialized constant")
+        );
 
         let o = op("%s12_s2 = sld [smem:[#allocation3]] (!%p57_p0)  ;;");
         assert_eq!(o.mnemonic, "sld");
@@ -523,7 +561,10 @@ mod tests {
         let (_, f) = bundle_file(t).unwrap();
         assert_eq!(f.legend, [("LB", "loop body")]);
         assert_eq!(f.bundles.len(), 3);
-        assert_eq!((f.bundles[1].addr, f.bundles[1].markers, f.bundles[1].depth, f.bundles[1].ops.len()), (11, "LB", 1, 2));
+        assert_eq!(
+            (f.bundles[1].addr, f.bundles[1].markers, f.bundles[1].depth, f.bundles[1].ops.len()),
+            (11, "LB", 1, 2)
+        );
         assert_eq!(f.bundles[0].started_regions().collect::<Vec<_>>(), ["0"]);
         assert!(f.bundles[2].ops.is_empty());
     }

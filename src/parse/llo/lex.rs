@@ -50,7 +50,10 @@ pub fn comment(i: &str) -> PResult<'_, &str> {
 /// Bytes that end a word in operand position.
 #[inline]
 pub fn is_word_end(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b':' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'=' | b'"')
+    matches!(
+        b,
+        b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b':' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'=' | b'"'
+    )
 }
 
 /// A word: anything up to whitespace, punctuation (`,;:()[]{}="`) or a comment start. At least one byte.

@@ -97,7 +97,8 @@ pub fn schedule_analysis(base: &str) -> PResult<'_, ScheduleAnalysis<'_>> {
             let (opcode, stats) = tail.split_once('(').ok_or_else(|| cut(l, "`(N instances, A avg)`"))?;
             let stats = stats.trim_end_matches(')');
             let (inst, avg) = stats.split_once(',').ok_or_else(|| cut(l, "`N instances, A avg`"))?;
-            let instances = inst.trim().trim_end_matches("instances").trim().parse().map_err(|_| cut(l, "an instance count"))?;
+            let instances =
+                inst.trim().trim_end_matches("instances").trim().parse().map_err(|_| cut(l, "an instance count"))?;
             let avg = avg.trim().trim_end_matches("avg").trim().parse().map_err(|_| cut(l, "an average"))?;
             out.by_opcode.push(OpcodeEntry { opcode: opcode.trim(), bundles, percent, instances, avg, span: lspan });
         } else if let Some((bundles, percent, tail)) = bundles_prefix(t) {
@@ -400,7 +401,8 @@ pub fn buffer_info(base: &str) -> PResult<'_, Vec<BufferRow<'_>>> {
 pub fn alloc_info(base: &str) -> PResult<'_, Vec<AllocRow>> {
     let c = csv(base)?;
     require_header(base, &c, &["buffer_id", "offset"])?;
-    let (id, size, off, st, en) = (c.col("buffer_id"), c.col("size"), c.col("offset"), c.col("start_time"), c.col("end_time"));
+    let (id, size, off, st, en) =
+        (c.col("buffer_id"), c.col("size"), c.col("offset"), c.col("start_time"), c.col("end_time"));
     let mut out = Vec::with_capacity(c.rows.len());
     for row in &c.rows {
         out.push(AllocRow {

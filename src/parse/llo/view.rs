@@ -305,7 +305,15 @@ pub fn dma_op<'a>(m: &Module<'a>, id: OpId) -> Option<DmaOp<'a>> {
         route,
         src,
         dst,
-        size_in_granules: if is_wait { args(op).iter().filter(|a| !matches!(a.kind, ValueKind::Group { open: '(', .. })).nth(1).and_then(|v| v.word()) } else { named(op, "size_in_granules").and_then(|v| v.word()) },
+        size_in_granules: if is_wait {
+            args(op)
+                .iter()
+                .filter(|a| !matches!(a.kind, ValueKind::Group { open: '(', .. }))
+                .nth(1)
+                .and_then(|v| v.word())
+        } else {
+            named(op, "size_in_granules").and_then(|v| v.word())
+        },
         flag,
         predicate: predicate(op),
     })
@@ -414,7 +422,8 @@ pub fn sync_op<'a>(m: &Module<'a>, id: OpId) -> Option<SyncOp<'a>> {
     } else {
         SyncKind::Other
     };
-    let plain: Vec<&Value<'a>> = args(op).iter().filter(|a| !matches!(a.kind, ValueKind::Group { open: '(', .. })).collect();
+    let plain: Vec<&Value<'a>> =
+        args(op).iter().filter(|a| !matches!(a.kind, ValueKind::Group { open: '(', .. })).collect();
     Some(SyncOp {
         op: id,
         mnemonic: op.opcode,
@@ -512,10 +521,11 @@ impl<'a> EntryInfo<'a> {
 }
 
 pub fn entry_info<'a>(m: &Module<'a>) -> EntryInfo<'a> {
-    let hlo = m.entry.and_then(|f| m.func(f).attrs.iter().find(|a| a.key == "entry")).and_then(|a| match a.value.kind {
-        ValueKind::Str(s) => Some(s),
-        _ => None,
-    });
+    let hlo =
+        m.entry.and_then(|f| m.func(f).attrs.iter().find(|a| a.key == "entry")).and_then(|a| match a.value.kind {
+            ValueKind::Str(s) => Some(s),
+            _ => None,
+        });
     let name = hlo.and_then(|h| h.strip_prefix('%')).and_then(|h| h.split(" = ").next()).map(str::trim);
     let opcode = hlo.and_then(|h| h.split_once(" = ")).map(|(_, r)| r.split('(').next().unwrap_or(r).trim());
     let mut operands = Vec::new();
@@ -525,7 +535,9 @@ pub fn entry_info<'a>(m: &Module<'a>) -> EntryInfo<'a> {
         let desc = args(op).iter().find(|a| matches!(a.kind, ValueKind::Group { open: '[', .. }));
         let shape = desc.and_then(|d| d.get("shape"));
         let (element, dims) = match shape.map(|s| &s.kind) {
-            Some(ValueKind::Seq(xs)) => (xs.first().and_then(Value::word), xs.get(1).and_then(Value::as_int_list).unwrap_or_default()),
+            Some(ValueKind::Seq(xs)) => {
+                (xs.first().and_then(Value::word), xs.get(1).and_then(Value::as_int_list).unwrap_or_default())
+            }
             Some(ValueKind::Word(w)) => (Some(*w), Vec::new()),
             _ => (None, Vec::new()),
         };
@@ -627,10 +639,24 @@ pub fn summarize(p: &LloProgram<'_>) -> String {
         );
     }
     for y in sync_ops(m).into_iter().filter(|y| y.kind != SyncKind::Wait || !y.mnemonic.starts_with("dma")) {
-        let _ = writeln!(s, "sync {:?} {} flag={} amount={}", y.kind, y.mnemonic, y.flag.as_deref().unwrap_or("?"), y.amount.unwrap_or("?"));
+        let _ = writeln!(
+            s,
+            "sync {:?} {} flag={} amount={}",
+            y.kind,
+            y.mnemonic,
+            y.flag.as_deref().unwrap_or("?"),
+            y.amount.unwrap_or("?")
+        );
     }
     for a in smem_accesses(m) {
-        let _ = writeln!(s, "smem {} {} {}{}", if a.is_load { "load" } else { "store" }, a.mnemonic, a.address, if a.is_spill { " (spill)" } else { "" });
+        let _ = writeln!(
+            s,
+            "smem {} {} {}{}",
+            if a.is_load { "load" } else { "store" },
+            a.mnemonic,
+            a.address,
+            if a.is_spill { " (spill)" } else { "" }
+        );
     }
     let mut per_loop = vec![0usize; m.ops.len()];
     for id in m.op_ids() {

@@ -38,7 +38,8 @@ fn is_module(op: &OpAst<'_>) -> bool {
 }
 
 fn is_func(op: &OpAst<'_>) -> bool {
-    matches!(op.name, "func.func" | "func" | "llo.func" | "tpu.func") || op.name.ends_with(".func") && !op.regions.is_empty()
+    matches!(op.name, "func.func" | "func" | "llo.func" | "tpu.func")
+        || op.name.ends_with(".func") && !op.regions.is_empty()
 }
 
 fn symbol_name<'a>(v: &Value<'a>) -> &'a str {
@@ -69,7 +70,8 @@ pub fn build<'a>(text: &'a str, file: FileAst<'a>) -> Module<'a> {
     let (name, mut attrs, mut body) = match module_op {
         Some(mut mo) => {
             let name = mo.symbol.as_ref().map(symbol_name).unwrap_or("");
-            let ops = mo.regions.first_mut().map(|r| r.blocks.drain(..).flat_map(|b| b.ops).collect()).unwrap_or_default();
+            let ops =
+                mo.regions.first_mut().map(|r| r.blocks.drain(..).flat_map(|b| b.ops).collect()).unwrap_or_default();
             (name, std::mem::take(&mut mo.attrs), ops)
         }
         None => ("", Vec::new(), Vec::new()),
@@ -113,16 +115,19 @@ pub fn build<'a>(text: &'a str, file: FileAst<'a>) -> Module<'a> {
     }
     b.m.fill_operand_types();
     b.m.layer = if b.mosaic { Layer::Mosaic } else { Layer::StableHlo };
-    let entry = b
-        .m
-        .func_by_name("main")
-        .or_else(|| {
-            b.m.funcs.iter().position(|f| {
-                f.attrs.iter().any(|a| matches!(a.key, "iteration_bounds" | "window_params" | "dimension_semantics"))
+    let entry =
+        b.m.func_by_name("main")
+            .or_else(|| {
+                b.m.funcs
+                    .iter()
+                    .position(|f| {
+                        f.attrs
+                            .iter()
+                            .any(|a| matches!(a.key, "iteration_bounds" | "window_params" | "dimension_semantics"))
+                    })
+                    .map(|i| FuncId(i as u32))
             })
-            .map(|i| FuncId(i as u32))
-        })
-        .or(if b.m.funcs.is_empty() { None } else { Some(FuncId(0)) });
+            .or(if b.m.funcs.is_empty() { None } else { Some(FuncId(0)) });
     if let Some(e) = entry {
         b.m.entry = Some(e);
         b.m.funcs[e.idx()].is_entry = true;
@@ -398,7 +403,13 @@ impl<'a> Builder<'a> {
         id
     }
 
-    fn region(&mut self, parent: OpId, region: RegionAst<'a>, decls: &[ArgAst<'a>], decl_types: &[Option<MlirType<'a>>]) {
+    fn region(
+        &mut self,
+        parent: OpId,
+        region: RegionAst<'a>,
+        decls: &[ArgAst<'a>],
+        decl_types: &[Option<MlirType<'a>>],
+    ) {
         let rid = self.m.add_region(RegionParent::Op(parent));
         let mark = self.undo.len();
         let mut blocks = region.blocks;

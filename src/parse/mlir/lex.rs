@@ -124,8 +124,9 @@ pub fn number(i: &str) -> PResult<'_, &str> {
     }
     while k < b.len() {
         let c = b[k];
-        let exponent_sign =
-            (c == b'+' || c == b'-') && matches!(b.get(k.wrapping_sub(1)), Some(b'e') | Some(b'E')) && !i.starts_with("0x");
+        let exponent_sign = (c == b'+' || c == b'-')
+            && matches!(b.get(k.wrapping_sub(1)), Some(b'e') | Some(b'E'))
+            && !i.starts_with("0x");
         if c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || exponent_sign {
             k += 1;
         } else {

@@ -8,8 +8,8 @@
 pub mod attr;
 pub mod build;
 pub mod lex;
-pub mod outline;
 pub mod ops;
+pub mod outline;
 pub mod types;
 
 use crate::ir::{Attr, Module};
@@ -91,11 +91,18 @@ fn alias<'a>(src: Src<'a>, i: &'a str) -> PResult<'a, Attr<'a>> {
 
 /// A `loc(...)` resolved through `#loc` aliases to its first `"file":line:col` (through name, callsite and fused
 /// locations).
-pub fn resolve_loc<'a>(module: &Module<'a>, loc: &crate::ir::Value<'a>) -> Option<(std::borrow::Cow<'a, str>, u32, u32)> {
+pub fn resolve_loc<'a>(
+    module: &Module<'a>,
+    loc: &crate::ir::Value<'a>,
+) -> Option<(std::borrow::Cow<'a, str>, u32, u32)> {
     resolve_loc_in(module, loc, 0)
 }
 
-fn resolve_loc_in<'a>(m: &Module<'a>, v: &crate::ir::Value<'a>, depth: u32) -> Option<(std::borrow::Cow<'a, str>, u32, u32)> {
+fn resolve_loc_in<'a>(
+    m: &Module<'a>,
+    v: &crate::ir::Value<'a>,
+    depth: u32,
+) -> Option<(std::borrow::Cow<'a, str>, u32, u32)> {
     use crate::ir::ValueKind;
     if depth > 64 {
         return None;

@@ -74,7 +74,8 @@ pub struct BlockAst<'a> {
 }
 
 /// Op names the func/builtin dialects print without a prefix; a line starting with one of them is a new op.
-const BARE_OPS: &[&str] = &["return", "call", "call_indirect", "constant", "module", "func", "yield", "unrealized_conversion_cast"];
+const BARE_OPS: &[&str] =
+    &["return", "call", "call_indirect", "constant", "module", "func", "yield", "unrealized_conversion_cast"];
 
 pub struct Parser<'a> {
     pub src: Src<'a>,
@@ -143,7 +144,13 @@ impl<'a> Parser<'a> {
     }
 
     /// The op's syntax after its name. `group` is `Some((close, role))` inside an operand group.
-    fn body(&self, i: &'a str, group: Option<(u8, Option<&'a str>)>, depth: u32, op: &mut OpAst<'a>) -> PResult<'a, &'a str> {
+    fn body(
+        &self,
+        i: &'a str,
+        group: Option<(u8, Option<&'a str>)>,
+        depth: u32,
+        op: &mut OpAst<'a>,
+    ) -> PResult<'a, &'a str> {
         if let Some(e) = too_deep(i, depth) {
             return e;
         }
@@ -330,12 +337,21 @@ impl<'a> Parser<'a> {
     }
 
     /// `( ... )` or `[ ... ]` inside an op: operands/declarations/regions when it holds any, else a value.
-    fn bracket(&self, s: &'a str, role: Option<&'a str>, key: Option<&'a str>, depth: u32, op: &mut OpAst<'a>) -> PResult<'a, &'a str> {
+    fn bracket(
+        &self,
+        s: &'a str,
+        role: Option<&'a str>,
+        key: Option<&'a str>,
+        depth: u32,
+        op: &mut OpAst<'a>,
+    ) -> PResult<'a, &'a str> {
         if let Some(e) = too_deep(s, depth) {
             return e;
         }
         let holds_values = match balanced(s) {
-            Ok((_, text)) => text.contains('%') || text.contains('^') || (text.contains('{') && self.holds_region(text)),
+            Ok((_, text)) => {
+                text.contains('%') || text.contains('^') || (text.contains('{') && self.holds_region(text))
+            }
             Err(e) => return Err(e),
         };
         if !holds_values {

@@ -15,7 +15,13 @@ pub fn outline(m: &Module<'_>, text: &str) -> String {
         let _ = writeln!(out, "func @{}{}", f.name, if f.is_entry { " (entry)" } else { "" });
         for p in &f.params {
             let keys: Vec<&str> = p.attrs.iter().map(|a| a.key).collect();
-            let _ = writeln!(out, "  param %{}: {}{}", p.name, ty(&p.ty), if keys.is_empty() { String::new() } else { format!(" {keys:?}") });
+            let _ = writeln!(
+                out,
+                "  param %{}: {}{}",
+                p.name,
+                ty(&p.ty),
+                if keys.is_empty() { String::new() } else { format!(" {keys:?}") }
+            );
         }
         for r in &f.results {
             let _ = writeln!(out, "  result {}", ty(r));

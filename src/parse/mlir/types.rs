@@ -20,8 +20,11 @@ pub fn starts_type(i: &str) -> bool {
         Some(b'!') | Some(b'(') => true,
         Some(b) if is_id_start(b) => {
             let id = bare_id(i).map(|(_, id)| id).unwrap_or("");
-            is_shaped_kw(id) || matches!(id, "tuple" | "complex" | "none") || scalar(id).is_some()
-                || id.starts_with('f') && id.len() > 1 || id == "index"
+            is_shaped_kw(id)
+                || matches!(id, "tuple" | "complex" | "none")
+                || scalar(id).is_some()
+                || id.starts_with('f') && id.len() > 1
+                || id == "index"
         }
         _ => false,
     }

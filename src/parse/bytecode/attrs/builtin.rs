@@ -5,7 +5,6 @@
 use super::*;
 
 impl<'b> AttrTypes<'b> {
-
     pub(super) fn builtin_attr(&mut self, r: &mut Reader<'_>) -> R<Attr> {
         let code_at = r.offset();
         let code = r.varint()?;
@@ -18,23 +17,14 @@ impl<'b> AttrTypes<'b> {
             })?),
             2 => {
                 let i = r.varint()?;
-                Attr::Str {
-                    value: self.string(r, i)?,
-                    ty: None,
-                }
+                Attr::Str { value: self.string(r, i)?, ty: None }
             }
             3 => {
                 let i = r.varint()?;
                 let value = self.string(r, i)?;
-                Attr::Str {
-                    value,
-                    ty: Some(self.type_ref(r)?),
-                }
+                Attr::Str { value, ty: Some(self.type_ref(r)?) }
             }
-            4 => Attr::SymbolRef {
-                root: self.string_attr_ref(r)?,
-                nested: Vec::new(),
-            },
+            4 => Attr::SymbolRef { root: self.string_attr_ref(r)?, nested: Vec::new() },
             5 => {
                 let root = self.string_attr_ref(r)?;
                 let nested = self.list(r, "nested symbol", |s, r| {
@@ -72,11 +62,7 @@ impl<'b> AttrTypes<'b> {
                     _ => return Err(self.err_at(code_at, "float attribute with a non-float type")),
                 };
                 let bits = self.apint(r, float_bits(name))?;
-                Attr::Scalar {
-                    value: float_text(name, &bits),
-                    ty,
-                    is_bool: false,
-                }
+                Attr::Scalar { value: float_text(name, &bits), ty, is_bool: false }
             }
             10 => {
                 let callee = self.loc_ref(r)?;
@@ -87,20 +73,11 @@ impl<'b> AttrTypes<'b> {
                 let file = self.string_attr_ref(r)?;
                 let line = r.varint()?;
                 let col = r.varint()?;
-                Attr::Loc(Loc::File {
-                    file,
-                    line,
-                    col,
-                    end: None,
-                })
+                Attr::Loc(Loc::File { file, line, col, end: None })
             }
             12 | 13 => {
                 let locs = self.list(r, "fused location", |s, r| s.loc_ref(r))?;
-                let metadata = if code == 13 {
-                    Some(self.attr_ref(r)?)
-                } else {
-                    None
-                };
+                let metadata = if code == 13 { Some(self.attr_ref(r)?) } else { None };
                 Attr::Loc(Loc::Fused { locs, metadata })
             }
             14 => {
@@ -117,10 +94,7 @@ impl<'b> AttrTypes<'b> {
                 let ty = self.type_ref(r)?;
                 let h = r.varint()?;
                 let key = self.resources.get(h as usize).cloned().ok_or_else(|| {
-                    r.err(format!(
-                        "resource handle {h} out of range ({} resources)",
-                        self.resources.len()
-                    ))
+                    r.err(format!("resource handle {h} out of range ({} resources)", self.resources.len()))
                 })?;
                 let t = self.type_text(ty)?;
                 Attr::Printed(Rc::from(format!("dense_resource<{key}> : {t}")))
@@ -150,11 +124,7 @@ impl<'b> AttrTypes<'b> {
                     items.push(escape_string(&self.string(r, i)?));
                 }
                 let t = self.type_text(ty)?;
-                let body = if splat {
-                    items.join("")
-                } else {
-                    format!("[{}]", items.join(", "))
-                };
+                let body = if splat { items.join("") } else { format!("[{}]", items.join(", ")) };
                 Attr::Printed(Rc::from(format!("dense<{body}> : {t}")))
             }
             20 => {
@@ -177,12 +147,7 @@ impl<'b> AttrTypes<'b> {
                     [l, c, el, ec] => (*l, *c, Some((*el, *ec))),
                     _ => return Err(r.err("file range location with more than 4 numbers")),
                 };
-                Attr::Loc(Loc::File {
-                    file,
-                    line,
-                    col,
-                    end,
-                })
+                Attr::Loc(Loc::File { file, line, col, end })
             }
             23 => {
                 let dims = r.varint()?;
@@ -209,10 +174,7 @@ impl<'b> AttrTypes<'b> {
         Ok(match code {
             0 => {
                 let v = r.varint()?;
-                Ty::Int {
-                    width: v >> 2,
-                    signedness: (v & 3) as u8,
-                }
+                Ty::Int { width: v >> 2, signedness: (v & 3) as u8 }
             }
             1 => Ty::Index,
             2 => {
@@ -225,72 +187,40 @@ impl<'b> AttrTypes<'b> {
                 let shape = self.shape(r)?;
                 let elem = self.type_ref(r)?;
                 let layout = Some(self.attr_ref(r)?);
-                Ty::MemRef {
-                    shape,
-                    elem,
-                    layout,
-                    space: None,
-                }
+                Ty::MemRef { shape, elem, layout, space: None }
             }
             11 => {
                 let space = Some(self.attr_ref(r)?);
                 let shape = self.shape(r)?;
                 let elem = self.type_ref(r)?;
                 let layout = Some(self.attr_ref(r)?);
-                Ty::MemRef {
-                    shape,
-                    elem,
-                    layout,
-                    space,
-                }
+                Ty::MemRef { shape, elem, layout, space }
             }
             12 => Ty::None,
             13 => {
                 let shape = self.shape(r)?;
-                Ty::Tensor {
-                    shape,
-                    elem: self.type_ref(r)?,
-                    encoding: None,
-                }
+                Ty::Tensor { shape, elem: self.type_ref(r)?, encoding: None }
             }
             14 => {
                 let encoding = Some(self.attr_ref(r)?);
                 let shape = self.shape(r)?;
-                Ty::Tensor {
-                    shape,
-                    elem: self.type_ref(r)?,
-                    encoding,
-                }
+                Ty::Tensor { shape, elem: self.type_ref(r)?, encoding }
             }
             15 => Ty::Tuple(self.list(r, "tuple element", |s, r| s.type_ref(r))?),
-            16 => Ty::UnrankedMemRef {
-                elem: self.type_ref(r)?,
-                space: None,
-            },
+            16 => Ty::UnrankedMemRef { elem: self.type_ref(r)?, space: None },
             17 => {
                 let space = Some(self.attr_ref(r)?);
-                Ty::UnrankedMemRef {
-                    elem: self.type_ref(r)?,
-                    space,
-                }
+                Ty::UnrankedMemRef { elem: self.type_ref(r)?, space }
             }
             18 => Ty::UnrankedTensor(self.type_ref(r)?),
             19 => {
                 let shape = self.shape(r)?;
-                Ty::Vector {
-                    shape,
-                    elem: self.type_ref(r)?,
-                    scalable: Vec::new(),
-                }
+                Ty::Vector { shape, elem: self.type_ref(r)?, scalable: Vec::new() }
             }
             20 => {
                 let scalable = self.list(r, "scalable flag", |_, r| Ok(r.byte()? != 0))?;
                 let shape = self.shape(r)?;
-                Ty::Vector {
-                    shape,
-                    elem: self.type_ref(r)?,
-                    scalable,
-                }
+                Ty::Vector { shape, elem: self.type_ref(r)?, scalable }
             }
             _ => {
                 return Err(BytecodeError::Malformed {
@@ -306,29 +236,20 @@ impl<'b> AttrTypes<'b> {
 
     pub(super) fn num_elements(&mut self, ty: u32) -> R<u64> {
         let shape = match self.ty(ty as u64)? {
-            Ty::Tensor { shape, .. } | Ty::Vector { shape, .. } | Ty::MemRef { shape, .. } => {
-                shape.clone()
-            }
+            Ty::Tensor { shape, .. } | Ty::Vector { shape, .. } | Ty::MemRef { shape, .. } => shape.clone(),
             _ => Vec::new(),
         };
-        Ok(shape
-            .iter()
-            .fold(1u64, |acc, &d| acc.saturating_mul(d.max(0) as u64)))
+        Ok(shape.iter().fold(1u64, |acc, &d| acc.saturating_mul(d.max(0) as u64)))
     }
 
     /// Element kind of a shaped type: (bits, kind) with kind 'i' signed/signless int, 'u' unsigned, 'b' bool,
     /// 'f' float (name), 'c' complex, '?' unknown.
     pub(super) fn elem_kind(&mut self, elem: u32) -> R<(u32, char, &'static str)> {
         Ok(match self.ty(elem as u64)? {
-            Ty::Int {
-                width: 1,
-                signedness: 0,
-            } => (1, 'b', ""),
-            Ty::Int { width, signedness } => (
-                (*width).min(1 << 16) as u32,
-                if *signedness == 2 { 'u' } else { 'i' },
-                "",
-            ),
+            Ty::Int { width: 1, signedness: 0 } => (1, 'b', ""),
+            Ty::Int { width, signedness } => {
+                ((*width).min(1 << 16) as u32, if *signedness == 2 { 'u' } else { 'i' }, "")
+            }
             Ty::Index => (64, 'i', ""),
             Ty::Float(n) => (float_bits(n), 'f', n),
             Ty::Complex(inner) => {
@@ -357,34 +278,18 @@ impl<'b> AttrTypes<'b> {
     pub(super) fn dense_array_text(&mut self, elem: u32, size: u64, blob: &[u8], at: usize) -> R<String> {
         let (bits, kind, fname) = self.elem_kind(elem)?;
         let t = self.type_text(elem)?;
-        let esize = if kind == 'b' {
-            1
-        } else {
-            bits.div_ceil(8) as usize
-        };
+        let esize = if kind == 'b' { 1 } else { bits.div_ceil(8) as usize };
         if esize == 0 || (blob.len() as u64) != size.saturating_mul(esize as u64) {
-            return Err(self.err_at(
-                at,
-                format!("dense array of {size} {t} has {} bytes", blob.len()),
-            ));
+            return Err(self.err_at(at, format!("dense array of {size} {t} has {} bytes", blob.len())));
         }
-        let items: Vec<String> = blob
-            .chunks(esize)
-            .map(|c| Self::element_text(c, bits, kind, fname))
-            .collect();
+        let items: Vec<String> = blob.chunks(esize).map(|c| Self::element_text(c, bits, kind, fname)).collect();
         self.spend(items.iter().map(|s| s.len() + 2).sum())?;
-        Ok(if items.is_empty() {
-            format!("array<{t}>")
-        } else {
-            format!("array<{t}: {}>", items.join(", "))
-        })
+        Ok(if items.is_empty() { format!("array<{t}>") } else { format!("array<{t}: {}>", items.join(", ")) })
     }
 
     pub(super) fn dense_elements_text(&mut self, ty: u32, blob: &[u8], at: usize) -> R<String> {
         let (shape, elem) = match self.ty(ty as u64)? {
-            Ty::Tensor { shape, elem, .. } | Ty::Vector { shape, elem, .. } => {
-                (shape.clone(), *elem)
-            }
+            Ty::Tensor { shape, elem, .. } | Ty::Vector { shape, elem, .. } => (shape.clone(), *elem),
             _ => return Err(self.err_at(at, "dense elements attribute of a non-shaped type")),
         };
         let t = self.type_text(ty)?;
@@ -396,11 +301,7 @@ impl<'b> AttrTypes<'b> {
             'C' => 'i',
             k => k,
         };
-        let esize = if kind == 'b' {
-            1
-        } else {
-            bits.div_ceil(8) as usize * if complex { 2 } else { 1 }
-        };
+        let esize = if kind == 'b' { 1 } else { bits.div_ceil(8) as usize * if complex { 2 } else { 1 } };
         let elem_text = |c: &[u8]| -> String {
             if complex {
                 let h = c.len() / 2;
@@ -415,26 +316,18 @@ impl<'b> AttrTypes<'b> {
         };
         // Booleans may be bit-packed (one bit per element), or a single 0x00/0xFF splat byte.
         let unpacked: Vec<u8>;
-        let data: &[u8] = if kind == 'b'
-            && blob.len() as u64 != n
-            && blob.len() as u64 == n.div_ceil(8)
-            && blob.len() != 1
-        {
-            unpacked = (0..n as usize)
-                .map(|i| (blob[i / 8] >> (i % 8)) & 1)
-                .collect();
-            &unpacked
-        } else {
-            blob
-        };
+        let data: &[u8] =
+            if kind == 'b' && blob.len() as u64 != n && blob.len() as u64 == n.div_ceil(8) && blob.len() != 1 {
+                unpacked = (0..n as usize).map(|i| (blob[i / 8] >> (i % 8)) & 1).collect();
+                &unpacked
+            } else {
+                blob
+            };
         if data.len() == esize && n != 1 || n == 1 && data.len() == esize {
             return Ok(format!("dense<{}> : {t}", elem_text(data)));
         }
         if data.len() as u64 != n.saturating_mul(esize as u64) {
-            return Err(self.err_at(
-                at,
-                format!("dense elements of {t} have {} bytes of data", blob.len()),
-            ));
+            return Err(self.err_at(at, format!("dense elements of {t} have {} bytes of data", blob.len())));
         }
         if n > 100 {
             self.spend(2 * blob.len() + 16)?;

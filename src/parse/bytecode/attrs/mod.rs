@@ -24,24 +24,10 @@ const MAX_DEPTH: u32 = 200;
 #[derive(Clone, Debug)]
 pub(crate) enum Loc {
     Unknown,
-    File {
-        file: Rc<str>,
-        line: u64,
-        col: u64,
-        end: Option<(u64, u64)>,
-    },
-    Name {
-        name: Rc<str>,
-        child: Option<u32>,
-    },
-    CallSite {
-        callee: u32,
-        caller: u32,
-    },
-    Fused {
-        locs: Vec<u32>,
-        metadata: Option<u32>,
-    },
+    File { file: Rc<str>, line: u64, col: u64, end: Option<(u64, u64)> },
+    Name { name: Rc<str>, child: Option<u32> },
+    CallSite { callee: u32, caller: u32 },
+    Fused { locs: Vec<u32>, metadata: Option<u32> },
 }
 
 #[derive(Clone, Debug)]
@@ -74,40 +60,18 @@ pub(crate) enum Attr {
 
 #[derive(Clone, Debug)]
 pub(crate) enum Ty {
-    Int {
-        width: u64,
-        signedness: u8,
-    },
+    Int { width: u64, signedness: u8 },
     Index,
     Float(&'static str),
-    Func {
-        inputs: Vec<u32>,
-        results: Vec<u32>,
-    },
+    Func { inputs: Vec<u32>, results: Vec<u32> },
     Complex(u32),
-    MemRef {
-        shape: Vec<i64>,
-        elem: u32,
-        layout: Option<u32>,
-        space: Option<u32>,
-    },
+    MemRef { shape: Vec<i64>, elem: u32, layout: Option<u32>, space: Option<u32> },
     None,
-    Tensor {
-        shape: Vec<i64>,
-        elem: u32,
-        encoding: Option<u32>,
-    },
+    Tensor { shape: Vec<i64>, elem: u32, encoding: Option<u32> },
     Tuple(Vec<u32>),
-    UnrankedMemRef {
-        elem: u32,
-        space: Option<u32>,
-    },
+    UnrankedMemRef { elem: u32, space: Option<u32> },
     UnrankedTensor(u32),
-    Vector {
-        shape: Vec<i64>,
-        elem: u32,
-        scalable: Vec<bool>,
-    },
+    Vector { shape: Vec<i64>, elem: u32, scalable: Vec<bool> },
     Text(Rc<str>),
 }
 
@@ -207,38 +171,30 @@ impl<'b> AttrTypes<'b> {
         let section_base = data.offset();
         let (all, base) = data.bytes(data.remaining() as u64)?;
         let mut cursor = 0usize;
-        let mut read_group =
-            |offsets: &mut Reader<'b>, out: &mut Vec<Entry<'b>>, total: usize| -> R<()> {
-                while out.len() < total {
-                    let dialect = offsets.varint()? as usize;
-                    if dialect >= dialects.len() {
-                        return Err(offsets.err(format!(
-                            "dialect index {dialect} out of range ({} dialects)",
-                            dialects.len()
-                        )));
-                    }
-                    let n = offsets.count("entry")?;
-                    if out.len() + n > total {
-                        return Err(offsets.err("more attribute/type entries than declared"));
-                    }
-                    for _ in 0..n {
-                        let (size, custom) = offsets.varint_flag()?;
-                        if size > (all.len() - cursor) as u64 {
-                            return Err(offsets
-                                .err("attribute/type entry points past the end of its section"));
-                        }
-                        let size = size as usize;
-                        out.push(Entry {
-                            dialect,
-                            custom,
-                            data: &all[cursor..cursor + size],
-                            at: base + cursor,
-                        });
-                        cursor += size;
-                    }
+        let mut read_group = |offsets: &mut Reader<'b>, out: &mut Vec<Entry<'b>>, total: usize| -> R<()> {
+            while out.len() < total {
+                let dialect = offsets.varint()? as usize;
+                if dialect >= dialects.len() {
+                    return Err(
+                        offsets.err(format!("dialect index {dialect} out of range ({} dialects)", dialects.len()))
+                    );
                 }
-                Ok(())
-            };
+                let n = offsets.count("entry")?;
+                if out.len() + n > total {
+                    return Err(offsets.err("more attribute/type entries than declared"));
+                }
+                for _ in 0..n {
+                    let (size, custom) = offsets.varint_flag()?;
+                    if size > (all.len() - cursor) as u64 {
+                        return Err(offsets.err("attribute/type entry points past the end of its section"));
+                    }
+                    let size = size as usize;
+                    out.push(Entry { dialect, custom, data: &all[cursor..cursor + size], at: base + cursor });
+                    cursor += size;
+                }
+            }
+            Ok(())
+        };
         let mut attr_entries = Vec::with_capacity(num_attrs);
         let mut type_entries = Vec::with_capacity(num_types);
         read_group(offsets, &mut attr_entries, num_attrs)?;
@@ -264,20 +220,14 @@ impl<'b> AttrTypes<'b> {
     }
 
     fn err_at(&self, at: usize, message: impl Into<String>) -> BytecodeError {
-        BytecodeError::Malformed {
-            offset: at,
-            section: "attribute/type section",
-            message: message.into(),
-        }
+        BytecodeError::Malformed { offset: at, section: "attribute/type section", message: message.into() }
     }
 
     pub fn string(&self, r: &Reader<'_>, idx: u64) -> R<Rc<str>> {
-        self.strings.get(idx as usize).cloned().ok_or_else(|| {
-            r.err(format!(
-                "string index {idx} out of range ({} strings)",
-                self.strings.len()
-            ))
-        })
+        self.strings
+            .get(idx as usize)
+            .cloned()
+            .ok_or_else(|| r.err(format!("string index {idx} out of range ({} strings)", self.strings.len())))
     }
 
     // ---- resolution -----------------------------------------------------------------------------------------
@@ -344,20 +294,14 @@ impl<'b> AttrTypes<'b> {
 
     fn enter(&mut self, at: usize) -> R<()> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.err_at(
-                at,
-                format!("attributes/types nested deeper than {MAX_DEPTH}"),
-            ));
+            return Err(self.err_at(at, format!("attributes/types nested deeper than {MAX_DEPTH}")));
         }
         self.depth += 1;
         Ok(())
     }
 
     fn is_builtin(&self, dialect: usize) -> bool {
-        self.dialects
-            .get(dialect)
-            .map(|d| &**d == "builtin")
-            .unwrap_or(false)
+        self.dialects.get(dialect).map(|d| &**d == "builtin").unwrap_or(false)
     }
 
     fn asm_text(&self, e: &Entry<'b>, what: &str) -> R<Rc<str>> {
@@ -373,20 +317,14 @@ impl<'b> AttrTypes<'b> {
         let e = &self.attr_entries[i];
         let (dialect, custom, data, at) = (e.dialect, e.custom, e.data, e.at);
         if !custom {
-            let e = Entry {
-                dialect,
-                custom,
-                data,
-                at,
-            };
+            let e = Entry { dialect, custom, data, at };
             return Ok(Attr::Text(self.asm_text(&e, "attribute")?));
         }
         if !self.is_builtin(dialect) {
             let d = self.dialects[dialect].clone();
-            self.notes.push(format!("attribute {i} uses a binary encoding of dialect `{d}`, which hlolint cannot decode"));
-            return Ok(Attr::Text(Rc::from(format!(
-                "#{d}<\"undecoded bytecode attribute\">"
-            ))));
+            self.notes
+                .push(format!("attribute {i} uses a binary encoding of dialect `{d}`, which hlolint cannot decode"));
+            return Ok(Attr::Text(Rc::from(format!("#{d}<\"undecoded bytecode attribute\">"))));
         }
         let mut r = Reader::new(data, at, "attribute/type section");
         let a = self.builtin_attr(&mut r)?;
@@ -400,22 +338,13 @@ impl<'b> AttrTypes<'b> {
         let e = &self.type_entries[i];
         let (dialect, custom, data, at) = (e.dialect, e.custom, e.data, e.at);
         if !custom {
-            let e = Entry {
-                dialect,
-                custom,
-                data,
-                at,
-            };
+            let e = Entry { dialect, custom, data, at };
             return Ok(Ty::Text(self.asm_text(&e, "type")?));
         }
         if !self.is_builtin(dialect) {
             let d = self.dialects[dialect].clone();
-            self.notes.push(format!(
-                "type {i} uses a binary encoding of dialect `{d}`, which hlolint cannot decode"
-            ));
-            return Ok(Ty::Text(Rc::from(format!(
-                "!{d}<\"undecoded bytecode type\">"
-            ))));
+            self.notes.push(format!("type {i} uses a binary encoding of dialect `{d}`, which hlolint cannot decode"));
+            return Ok(Ty::Text(Rc::from(format!("!{d}<\"undecoded bytecode type\">"))));
         }
         let mut r = Reader::new(data, at, "attribute/type section");
         let t = self.builtin_type(&mut r)?;
@@ -487,16 +416,10 @@ impl<'b> AttrTypes<'b> {
     /// `readAPIntWithKnownWidth`: a byte up to 8 bits, a signed varint up to 64, else active words.
     fn apint(&mut self, r: &mut Reader<'_>, width: u32) -> R<Bits> {
         if width <= 8 {
-            return Ok(Bits {
-                words: vec![r.byte()? as u64],
-                width,
-            });
+            return Ok(Bits { words: vec![r.byte()? as u64], width });
         }
         if width <= 64 {
-            return Ok(Bits {
-                words: vec![r.svarint()? as u64],
-                width,
-            });
+            return Ok(Bits { words: vec![r.svarint()? as u64], width });
         }
         let n = r.count("APInt word")?;
         let mut words = Vec::with_capacity(n);

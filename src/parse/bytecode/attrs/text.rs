@@ -35,11 +35,7 @@ impl<'b> AttrTypes<'b> {
     pub(super) fn dims(shape: &[i64], scalable: &[bool]) -> String {
         let mut s = String::new();
         for (k, &d) in shape.iter().enumerate() {
-            let d = if d == i64::MIN || d < 0 {
-                "?".to_string()
-            } else {
-                d.to_string()
-            };
+            let d = if d == i64::MIN || d < 0 { "?".to_string() } else { d.to_string() };
             if scalable.get(k).copied().unwrap_or(false) {
                 s.push_str(&format!("[{d}]x"));
             } else {
@@ -66,8 +62,7 @@ impl<'b> AttrTypes<'b> {
             Ty::Func { inputs, results } => {
                 let ins = self.type_list(&inputs)?;
                 let outs = self.type_list(&results)?;
-                let single_plain =
-                    results.len() == 1 && !matches!(self.ty(results[0] as u64)?, Ty::Func { .. });
+                let single_plain = results.len() == 1 && !matches!(self.ty(results[0] as u64)?, Ty::Func { .. });
                 if single_plain {
                     format!("({ins}) -> {outs}")
                 } else {
@@ -76,25 +71,11 @@ impl<'b> AttrTypes<'b> {
             }
             Ty::Complex(e) => format!("complex<{}>", self.type_text(e)?),
             Ty::Tuple(ts) => format!("tuple<{}>", self.type_list(&ts)?),
-            Ty::Vector {
-                shape,
-                elem,
-                scalable,
-            } => format!(
-                "vector<{}{}>",
-                Self::dims(&shape, &scalable),
-                self.type_text(elem)?
-            ),
-            Ty::Tensor {
-                shape,
-                elem,
-                encoding,
-            } => {
-                let mut s = format!(
-                    "tensor<{}{}",
-                    Self::dims(&shape, &[]),
-                    self.type_text(elem)?
-                );
+            Ty::Vector { shape, elem, scalable } => {
+                format!("vector<{}{}>", Self::dims(&shape, &scalable), self.type_text(elem)?)
+            }
+            Ty::Tensor { shape, elem, encoding } => {
+                let mut s = format!("tensor<{}{}", Self::dims(&shape, &[]), self.type_text(elem)?);
                 if let Some(e) = encoding {
                     s.push_str(", ");
                     s.push_str(&self.attr_text(e)?);
@@ -103,17 +84,8 @@ impl<'b> AttrTypes<'b> {
                 s
             }
             Ty::UnrankedTensor(e) => format!("tensor<*x{}>", self.type_text(e)?),
-            Ty::MemRef {
-                shape,
-                elem,
-                layout,
-                space,
-            } => {
-                let mut s = format!(
-                    "memref<{}{}",
-                    Self::dims(&shape, &[]),
-                    self.type_text(elem)?
-                );
+            Ty::MemRef { shape, elem, layout, space } => {
+                let mut s = format!("memref<{}{}", Self::dims(&shape, &[]), self.type_text(elem)?);
                 if let Some(l) = layout {
                     let lt = self.attr_text(l)?;
                     if !is_identity_layout(&lt) {
@@ -193,11 +165,7 @@ impl<'b> AttrTypes<'b> {
                 }
                 s
             }
-            Attr::Scalar {
-                value,
-                is_bool: true,
-                ..
-            } => value,
+            Attr::Scalar { value, is_bool: true, .. } => value,
             Attr::Scalar { value, ty, .. } => format!("{value} : {}", self.type_text(ty)?),
             Attr::Array(items) => {
                 let mut parts = Vec::with_capacity(items.len());
@@ -233,12 +201,7 @@ impl<'b> AttrTypes<'b> {
         let res = (|| -> R<String> {
             Ok(match l {
                 Loc::Unknown => "unknown".into(),
-                Loc::File {
-                    file,
-                    line,
-                    col,
-                    end,
-                } => {
+                Loc::File { file, line, col, end } => {
                     let mut s = format!("{}:{line}:{col}", escape_string(&file));
                     if let Some((el, ec)) = end {
                         if el == line {
@@ -250,16 +213,9 @@ impl<'b> AttrTypes<'b> {
                     s
                 }
                 Loc::Name { name, child: None } => escape_string(&name),
-                Loc::Name {
-                    name,
-                    child: Some(c),
-                } => format!("{}({})", escape_string(&name), self.loc_text(c)?),
+                Loc::Name { name, child: Some(c) } => format!("{}({})", escape_string(&name), self.loc_text(c)?),
                 Loc::CallSite { callee, caller } => {
-                    format!(
-                        "callsite({} at {})",
-                        self.loc_text(callee)?,
-                        self.loc_text(caller)?
-                    )
+                    format!("callsite({} at {})", self.loc_text(callee)?, self.loc_text(caller)?)
                 }
                 Loc::Fused { locs, metadata } => {
                     let mut parts = Vec::new();
@@ -298,9 +254,7 @@ impl<'b> AttrTypes<'b> {
         };
         match l {
             Loc::Unknown => {}
-            Loc::File {
-                file, line, col, ..
-            } => files.push((file, line, col)),
+            Loc::File { file, line, col, .. } => files.push((file, line, col)),
             Loc::Name { name, child } => {
                 names.push(name);
                 if let Some(c) = child {
@@ -343,31 +297,16 @@ pub(super) fn affine_expr(r: &mut Reader<'_>, depth: u32) -> R<String> {
 pub(super) fn affine_map_text(dims: u64, syms: u64, exprs: &[String]) -> String {
     let d: Vec<String> = (0..dims.min(1 << 16)).map(|i| format!("d{i}")).collect();
     let s: Vec<String> = (0..syms.min(1 << 16)).map(|i| format!("s{i}")).collect();
-    let strip = |e: &String| {
-        e.strip_prefix('(')
-            .and_then(|e| e.strip_suffix(')'))
-            .map(str::to_string)
-            .unwrap_or(e.clone())
-    };
+    let strip =
+        |e: &String| e.strip_prefix('(').and_then(|e| e.strip_suffix(')')).map(str::to_string).unwrap_or(e.clone());
     let res: Vec<String> = exprs.iter().map(strip).collect();
-    let syms = if s.is_empty() {
-        String::new()
-    } else {
-        format!("[{}]", s.join(", "))
-    };
-    format!(
-        "affine_map<({}){syms} -> ({})>",
-        d.join(", "),
-        res.join(", ")
-    )
+    let syms = if s.is_empty() { String::new() } else { format!("[{}]", s.join(", ")) };
+    format!("affine_map<({}){syms} -> ({})>", d.join(", "), res.join(", "))
 }
 
 /// `affine_map<(d0, d1) -> (d0, d1)>` (the default memref layout MLIR does not print).
 pub(crate) fn is_identity_layout(text: &str) -> bool {
-    let Some(inner) = text
-        .strip_prefix("affine_map<")
-        .and_then(|t| t.strip_suffix('>'))
-    else {
+    let Some(inner) = text.strip_prefix("affine_map<").and_then(|t| t.strip_suffix('>')) else {
         return false;
     };
     let Some((lhs, rhs)) = inner.split_once("->") else {
@@ -390,25 +329,13 @@ pub(super) fn int_text(v: &Bits, unsigned: bool) -> String {
             return x.to_string();
         }
         let sign = 1u64 << (w - 1);
-        return if x & sign != 0 {
-            ((x as i128) - (1i128 << w)).to_string()
-        } else {
-            x.to_string()
-        };
+        return if x & sign != 0 { ((x as i128) - (1i128 << w)).to_string() } else { x.to_string() };
     }
     if w <= 128 && v.words.len() <= 2 {
         let lo = v.words.first().copied().unwrap_or(0) as u128;
-        let hi_word = v
-            .words
-            .get(1)
-            .copied()
-            .unwrap_or(if (lo as u64 as i64) < 0 { u64::MAX } else { 0 });
+        let hi_word = v.words.get(1).copied().unwrap_or(if (lo as u64 as i64) < 0 { u64::MAX } else { 0 });
         let x = lo | ((hi_word as u128) << 64);
-        return if unsigned {
-            x.to_string()
-        } else {
-            (x as i128).to_string()
-        };
+        return if unsigned { x.to_string() } else { (x as i128).to_string() };
     }
     let hex: String = v.words.iter().rev().map(|w| format!("{w:016X}")).collect();
     format!("0x{hex}")
@@ -465,11 +392,7 @@ pub(super) fn float_text(name: &str, v: &Bits) -> String {
             if round_trips(name, &text, bits) {
                 return text;
             }
-            let short = if name == "f32" {
-                format!("{:?}", x as f32)
-            } else {
-                format!("{x:?}")
-            };
+            let short = if name == "f32" { format!("{:?}", x as f32) } else { format!("{x:?}") };
             if short.contains('.') {
                 return short;
             }
@@ -480,14 +403,7 @@ pub(super) fn float_text(name: &str, v: &Bits) -> String {
         let hex: String = v.words.iter().rev().map(|w| format!("{w:016X}")).collect();
         return format!("0x{}", &hex[hex.len().saturating_sub(digits)..]);
     }
-    format!(
-        "0x{:0digits$X}",
-        bits & if v.width >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << v.width) - 1
-        }
-    )
+    format!("0x{:0digits$X}", bits & if v.width >= 64 { u64::MAX } else { (1u64 << v.width) - 1 })
 }
 
 /// A quoted MLIR string: printable ASCII except `"` and `\` as is, everything else as `\XX`.
@@ -521,11 +437,7 @@ pub(super) fn key_text(k: &str) -> String {
 }
 
 pub(crate) fn symbol_text(s: &str) -> String {
-    if is_bare_identifier(s)
-        || (!s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_$.-".contains(c)))
-    {
+    if is_bare_identifier(s) || (!s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_$.-".contains(c))) {
         format!("@{s}")
     } else {
         format!("@{}", escape_string(s))
@@ -538,55 +450,28 @@ mod tests {
 
     #[test]
     fn floats_print_like_mlir() {
-        let b = |x: f32| Bits {
-            words: vec![x.to_bits() as u64],
-            width: 32,
-        };
+        let b = |x: f32| Bits { words: vec![x.to_bits() as u64], width: 32 };
         assert_eq!(float_text("f32", &b(0.0)), "0.000000e+00");
         assert_eq!(float_text("f32", &b(1.0)), "1.000000e+00");
         assert_eq!(float_text("f32", &b(-0.25)), "-2.500000e-01");
         assert_eq!(float_text("f32", &b(f32::INFINITY)), "0x7F800000");
         assert_eq!(float_text("f32", &b(f32::NEG_INFINITY)), "0xFF800000");
-        let d = Bits {
-            words: vec![(1.0f64 / 3.0).to_bits()],
-            width: 64,
-        };
+        let d = Bits { words: vec![(1.0f64 / 3.0).to_bits()], width: 64 };
         assert_eq!(float_text("f64", &d), "0.3333333333333333");
-        let bf = Bits {
-            words: vec![0x3f80],
-            width: 16,
-        };
+        let bf = Bits { words: vec![0x3f80], width: 16 };
         assert_eq!(float_text("bf16", &bf), "1.000000e+00");
-        let h = Bits {
-            words: vec![0x3c00],
-            width: 16,
-        };
+        let h = Bits { words: vec![0x3c00], width: 16 };
         assert_eq!(float_text("f16", &h), "1.000000e+00");
     }
 
     #[test]
     fn ints_print_signed_unless_unsigned() {
-        let v = Bits {
-            words: vec![0xff],
-            width: 8,
-        };
+        let v = Bits { words: vec![0xff], width: 8 };
         assert_eq!(int_text(&v, false), "-1");
         assert_eq!(int_text(&v, true), "255");
-        let v = Bits {
-            words: vec![u64::MAX],
-            width: 64,
-        };
+        let v = Bits { words: vec![u64::MAX], width: 64 };
         assert_eq!(int_text(&v, false), "-1");
-        assert_eq!(
-            int_text(
-                &Bits {
-                    words: vec![5],
-                    width: 32
-                },
-                false
-            ),
-            "5"
-        );
+        assert_eq!(int_text(&Bits { words: vec![5], width: 32 }, false), "5");
     }
 
     #[test]

@@ -471,7 +471,7 @@ impl Backward<'_, '_> {
                 if let Some(r) = callee(m, op, "body").and_then(|b| m.root(b)) {
                     self.trace(Def::Op { op: r, index: 0 }, path, &inner);
                 }
-                if !known_trip_count(m, op).is_some_and(|n| n >= 1) {
+                if known_trip_count(m, op).is_none_or(|n| n < 1) {
                     self.trace(self.operand(op, 0), path, ctx);
                 }
             }

@@ -94,12 +94,15 @@ fn data_format_wide(f: &str) -> Option<&str> {
     f.split_once("_to_").map(|x| x.1)
 }
 
+/// A Mosaic unit, kernel, stage and its fp8 data formats with counts.
+type MosaicFormats = (usize, String, String, Vec<(String, usize)>);
+
 #[derive(Default, Debug)]
 struct Evidence {
     /// LLO computation name and its MXU formats.
     llo: Vec<(usize, String, Vec<LloFormat>)>,
     /// Mosaic unit, kernel, stage and its fp8 data formats with counts.
-    mosaic: Vec<(usize, String, String, Vec<(String, usize)>)>,
+    mosaic: Vec<MosaicFormats>,
     /// Related lines about the request itself (Mosaic matmuls of the kernel).
     requested: Vec<String>,
 }

@@ -14,7 +14,10 @@ use crate::ir::{Def, Layer, Module, OpId, Span};
 use crate::lint::Compilation;
 
 /// The array shapes of a custom call: operands then results (dims only).
-fn call_arrays(m: &Module<'_>, call: OpId) -> (Vec<Option<Vec<i64>>>, Vec<Option<Vec<i64>>>) {
+/// A custom call's operand and result array dims.
+type CallArrays = (Vec<Option<Vec<i64>>>, Vec<Option<Vec<i64>>>);
+
+fn call_arrays(m: &Module<'_>, call: OpId) -> CallArrays {
     let op = m.op(call);
     let hlo_dims = |s: &crate::ir::shape::Shape| -> Option<Vec<i64>> {
         s.array()?.dims.iter().map(|d| if let crate::ir::shape::Dim::Static(n) = d { Some(*n) } else { None }).collect()
@@ -61,7 +64,7 @@ fn call_arrays(m: &Module<'_>, call: OpId) -> (Vec<Option<Vec<i64>>>, Vec<Option
 
 /// The host custom call of a kernel: the unit's own host, or a decoded unit of the compilation defining the
 /// same kernel.
-fn host_call<'c>(c: &'c Compilation<'_>, unit: usize, kernel: &str) -> Option<(usize, OpId)> {
+fn host_call(c: &Compilation<'_>, unit: usize, kernel: &str) -> Option<(usize, OpId)> {
     if let Some(h) = c.units.get(unit).and_then(|u| u.host.as_ref()) {
         return Some((h.unit, h.call));
     }
@@ -82,7 +85,7 @@ fn host_call<'c>(c: &'c Compilation<'_>, unit: usize, kernel: &str) -> Option<(u
 }
 
 /// The full array of window `k`: inputs are the call's operands after the scalar-prefetch ones, outputs its results.
-fn full_array(arrays: &(Vec<Option<Vec<i64>>>, Vec<Option<Vec<i64>>>), k: &Kernel<'_>, w: usize) -> Option<Vec<i64>> {
+fn full_array(arrays: &CallArrays, k: &Kernel<'_>, w: usize) -> Option<Vec<i64>> {
     let (operands, results) = arrays;
     let inputs = operands.len().checked_sub(k.scalar_prefetch)?;
     if w < inputs {
@@ -385,7 +388,9 @@ pub(crate) mod real {
         }
     }
 
-    fn kinds_by_version(name: &str) -> Vec<(String, String, Vec<(String, String, Hit)>)> {
+    type KindsOf = Vec<(String, String, Vec<(String, String, Hit)>)>;
+
+    fn kinds_by_version(name: &str) -> KindsOf {
         fixture_dirs()
             .into_iter()
             .map(|(v, d)| {

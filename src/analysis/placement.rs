@@ -89,11 +89,8 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                 let placed =
                     if late { a.memory_space.map(|s| (s.to_string(), link::stage_of(&c.units[i]))) } else { None };
                 match out.iter_mut().find(|x| x.operand == operand) {
-                    Some(x) => {
-                        if x.placed.is_none() {
-                            x.placed = placed;
-                        }
-                    }
+                    Some(x) if x.placed.is_none() => x.placed = placed,
+                    Some(_) => {}
                     None if !decided => out.push(AnyArg {
                         name: format!("%{}", a.name),
                         ty: a.ty.as_ref().map(|t| t.to_string()).unwrap_or_default(),

@@ -248,7 +248,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         OutputFormat::Sarif => {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&report::machine::sarif(&comp_reports, &texts, &ruleset))
+                serde_json::to_string_pretty(&report::machine::sarif(&comp_reports, &texts, ruleset))
                     .unwrap_or_default()
             );
             for r in &reports {

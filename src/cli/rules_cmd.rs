@@ -222,7 +222,7 @@ pub fn cases_in(p: &std::path::Path) -> Vec<std::path::PathBuf> {
         .map(|rd| {
             rd.filter_map(Result::ok)
                 .map(|e| e.path())
-                .filter(|x| !x.file_name().is_some_and(|n| n == "README.md"))
+                .filter(|x| x.file_name().is_none_or(|n| n != "README.md"))
                 .collect()
         })
         .unwrap_or_default();

@@ -317,7 +317,7 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
             let mut captures = vec!["op".to_string()];
             let matcher = compile_matcher(m, &layers, cx, false, &mut captures)?;
             check_templates(&def, &captures, false, cx)?;
-            RuleKind::Select(matcher)
+            RuleKind::Select(Box::new(matcher))
         }
         (None, Some(name)) => {
             let a = crate::analysis::analysis(name).ok_or_else(|| {

@@ -83,7 +83,7 @@ impl Rule {
 }
 
 pub enum RuleKind {
-    Select(Matcher),
+    Select(Box<Matcher>),
     /// The analysis, its options, and `when` filters over its captures.
     Analysis(&'static Analysis, Options, Vec<(String, Regex)>),
 }

@@ -29,6 +29,7 @@ use crate::ir::mlir_type::MlirType;
 use crate::ir::*;
 use crate::parse::mlir::attr as mattr;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 
 pub const FULL_GRID: usize = 64;
 pub const FULL_LOOP: i64 = 32;
@@ -38,6 +39,8 @@ pub const MAX_STATES: usize = 48;
 pub const OP_BUDGET: u64 = 3_000_000;
 const MAX_DEPTH: u32 = 48;
 const MAX_TRACE: usize = 200_000;
+/// Grid steps simulated at most (a sampled huge grid).
+pub const MAX_STEPS: usize = 4096;
 
 /// What a memref value is a view of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -47,7 +50,7 @@ pub enum Base {
 }
 
 /// A view of a base memref: offsets and extents per dimension of the base (LLO: one byte offset).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RefV {
     pub base: Base,
     pub offs: Vec<Option<i64>>,
@@ -58,7 +61,7 @@ pub struct RefV {
     pub bytes: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum V {
     Int(i64),
     /// `atom + off`: an unknown integer.
@@ -86,10 +89,18 @@ pub struct Key {
 }
 
 /// One DMA started on a path.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dma {
     pub op: OpId,
     pub sems: Vec<Key>,
+    /// Bytes still to be consumed by waits, per semaphore key (a TPU DMA semaphore counts bytes: the transfer adds
+    /// its size when it lands, a wait takes its own descriptor's size). When the size is unknown (LLO stages,
+    /// dynamic shapes) a DMA counts as one unit and a wait takes one DMA.
+    pub left: Vec<u64>,
+    /// The transfer's size in bytes, `None` when unknown.
+    pub bytes: Option<u64>,
+    /// A signal (`tpu.sem_signal`) rather than a DMA: `left` counts semaphore units.
+    pub signal: bool,
     pub target: Option<RefV>,
     /// `128x128xf8E4M3FN`: the transfer's shape and element type (`None` when unknown, LLO).
     pub size: Option<String>,
@@ -98,11 +109,12 @@ pub struct Dma {
     /// Trace index of its start and of the wait that consumed it.
     pub started: usize,
     pub waited: Option<usize>,
-    /// How many semaphore keys still owe a wait.
-    pub pending: Vec<bool>,
+    /// A DMA to another device (`device_id`): its target semaphore is the peer's; accounted on this device
+    /// assuming every device runs the same path (SPMD), so the peer's copy to us signals ours.
+    pub remote: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Ev {
     Start {
         dma: usize,
@@ -123,13 +135,22 @@ pub enum Ev {
 }
 
 /// A problem seen on one path.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fail {
     pub kind: &'static str,
     pub detail: String,
     pub semaphore: String,
     pub slot: String,
     pub related: Option<OpId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Semaphore accounting only: no trace; consumed transfers are dropped and paths are merged at grid-step
+    /// boundaries (what `dma-balance` needs).
+    Balance,
+    /// Keep the full trace of starts, waits, reads and compute per path (what `dma-double-buffering` judges).
+    Trace,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +167,9 @@ pub struct State {
     unknown_decisions: u32,
     yielded: Option<Vec<V>>,
 }
+
+/// Environment keys defined inside a region op, shared between the paths that leave it.
+type Locals = std::rc::Rc<BTreeSet<(u8, u32, u32)>>;
 
 fn dkey(d: Def) -> (u8, u32, u32) {
     match d {
@@ -169,20 +193,35 @@ pub struct Outcome {
     pub exhausted: bool,
     /// A DMA op whose semaphore could not be identified (the unit cannot be accounted reliably).
     pub unaccountable: Option<OpId>,
-    /// Grid steps simulated / in the grid.
-    pub steps: (usize, i64),
+    /// A semaphore signal or wait whose amount is not known.
+    pub unknown_amount: Option<OpId>,
+    /// A grid dimension whose bound is not known (dynamic grid).
+    pub dynamic_grid: bool,
+    /// Grid steps simulated / in the grid (`None`: too many to count or dynamic).
+    pub steps: (usize, Option<i64>),
     pub semaphore_args: BTreeSet<usize>,
+    /// What was explored: op evaluations, the most paths alive at once, paths merged at grid-step boundaries.
+    pub ops: u64,
+    pub peak_paths: usize,
+    pub merged: usize,
 }
 
 pub struct Sim<'m, 'a> {
     pub m: &'m Module<'a>,
+    mode: Mode,
     budget: u64,
     truncated: bool,
     exhausted: bool,
     unaccountable: Option<OpId>,
+    unknown_amount: Option<OpId>,
     entry: Option<BlockId>,
     arg_types: Vec<Option<MlirType<'a>>>,
     sem_args: BTreeSet<usize>,
+    /// Byte offsets of the text's line ends, for `line N` in messages.
+    newlines: Vec<u32>,
+    /// Per region op, the environment keys defined inside it.
+    locals: HashMap<OpId, Locals>,
+    peak_paths: usize,
 }
 
 /// Sample the indices `0..n` (see the module doc).
@@ -198,38 +237,53 @@ pub fn sample(n: i64, full: i64) -> Vec<i64> {
 }
 
 /// Runs every kernel of a Mosaic module.
-pub fn simulate_module(m: &Module<'_>) -> Vec<Outcome> {
-    kernel::kernels(m).iter().map(|k| simulate(m, k)).collect()
+pub fn simulate_module(m: &Module<'_>, mode: Mode) -> Vec<Outcome> {
+    kernel::kernels(m).iter().map(|k| simulate(m, k, mode)).collect()
 }
 
-pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
-    let func = m.func(k.func);
-    let entry = m.regions[func.body.idx()].blocks.first().copied();
-    let grid_n = k.iteration_bounds.len().min(func.params.len());
-    let mut sim = Sim {
-        m,
-        budget: OP_BUDGET,
-        truncated: false,
-        exhausted: false,
-        unaccountable: None,
-        entry,
-        arg_types: k.args.iter().map(|a| a.ty.clone()).collect(),
-        sem_args: k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect(),
-    };
-    let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
-    // the grid steps, sampled per dimension, in row-major order
-    let per_dim: Vec<Vec<i64>> = if bounds.iter().product::<i64>() <= FULL_GRID as i64 {
-        bounds.iter().map(|&b| (0..b.max(0)).collect()).collect()
+/// The grid steps to simulate, in row-major order: every point of a small grid, else per dimension the first
+/// [`KEEP`] indices and the last ones (see [`sample`]); at most [`MAX_STEPS`]. Bounds that are not positive
+/// integers (dynamic, `?`) give no steps and set `dynamic`.
+fn grid_steps(bounds: &[i64]) -> (Vec<Vec<i64>>, Option<i64>, bool) {
+    let dynamic = bounds.iter().any(|&b| b < 0);
+    let total = if dynamic { None } else { bounds.iter().try_fold(1i64, |a, &b| a.checked_mul(b)) };
+    if dynamic || total == Some(0) {
+        return (Vec::new(), total, dynamic);
+    }
+    let per_dim: Vec<Vec<i64>> = if total.is_some_and(|t| t <= FULL_GRID as i64) {
+        bounds.iter().map(|&b| (0..b).collect()).collect()
     } else {
         bounds.iter().map(|&b| sample(b, 4)).collect()
     };
     let mut steps: Vec<Vec<i64>> = vec![Vec::new()];
     for d in &per_dim {
-        steps = steps.iter().flat_map(|p| d.iter().map(move |&x| [p.as_slice(), &[x]].concat())).collect();
-        if steps.len() > 4096 {
-            steps.truncate(4096);
-        }
+        steps =
+            steps.iter().flat_map(|p| d.iter().map(move |&x| [p.as_slice(), &[x]].concat())).take(MAX_STEPS).collect();
     }
+    (steps, total, false)
+}
+
+pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outcome {
+    let func = m.func(k.func);
+    let entry = m.regions[func.body.idx()].blocks.first().copied();
+    let grid_n = k.iteration_bounds.len().min(func.params.len());
+    let mut sim = Sim {
+        m,
+        mode,
+        budget: OP_BUDGET,
+        truncated: false,
+        exhausted: false,
+        unaccountable: None,
+        unknown_amount: None,
+        entry,
+        arg_types: k.args.iter().map(|a| a.ty.clone()).collect(),
+        sem_args: k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect(),
+        newlines: m.text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32).collect(),
+        peak_paths: 1,
+        locals: HashMap::new(),
+    };
+    let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
+    let (steps, total, dynamic_grid) = grid_steps(&bounds);
     let mut states = vec![State {
         env: HashMap::new(),
         atoms: Vec::new(),
@@ -244,7 +298,8 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
         yielded: None,
     }];
     let mut simulated = 0;
-    if let Some(entry) = entry {
+    let mut merged = 0;
+    if let Some(entry) = entry.filter(|_| !dynamic_grid) {
         for step in &steps {
             if sim.exhausted {
                 break;
@@ -261,23 +316,37 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
             for s in states.iter_mut() {
                 s.yielded = None;
             }
+            if mode == Mode::Balance {
+                let before = states.len();
+                states = between_steps(states);
+                merged += before - states.len();
+            }
             simulated += 1;
         }
     }
     if !sim.exhausted {
         // leftovers at the end of the grid
         for s in states.iter_mut() {
-            let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].pending.iter().any(|&p| p)).collect();
+            let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].left.iter().any(|&l| l > 0)).collect();
             for &i in &left {
                 let d = &s.dmas[i];
                 let count = left.iter().filter(|&&j| s.dmas[j].op == d.op).count();
-                let key = d.sems.iter().zip(&d.pending).find(|(_, &p)| p).map(|(k, _)| k.clone());
+                let key = d.sems.iter().zip(&d.left).find(|(_, &l)| l > 0).map(|(k, _)| k.clone());
                 let (sem, slot) = key.as_ref().map(|k| sim.describe_key(k)).unwrap_or_default();
-                let detail = format!(
-                    "a DMA started {} signals {sem}{} and is never waited: {count} DMA(s) from this op still outstanding at the end of the grid",
-                    d.when,
-                    if slot.is_empty() { String::new() } else { format!("[{slot}]") },
-                );
+                let at = if slot.is_empty() { String::new() } else { format!("[{slot}]") };
+                let remote =
+                    if d.remote { " (a remote DMA, accounted assuming every device runs this same path)" } else { "" };
+                let detail = if d.signal {
+                    format!(
+                        "a semaphore signal {} adds to {sem}{at} and no wait takes it: the semaphore is not zero at kernel exit ({count} signal(s) from this op left)",
+                        d.when
+                    )
+                } else {
+                    format!(
+                        "a DMA started {} signals {sem}{at} and is never waited: {count} DMA(s) from this op still outstanding at the end of the grid{remote}",
+                        d.when,
+                    )
+                };
                 // keep the latest instance's detail
                 s.fails.insert(d.op, Fail { kind: "never-waited", detail, semaphore: sem, slot, related: None });
             }
@@ -289,9 +358,50 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
         truncated: sim.truncated,
         exhausted: sim.exhausted,
         unaccountable: sim.unaccountable,
-        steps: (simulated, bounds.iter().product()),
+        unknown_amount: sim.unknown_amount,
+        dynamic_grid,
+        steps: (simulated, total),
         semaphore_args: sim.sem_args.clone(),
+        ops: OP_BUDGET - sim.budget,
+        peak_paths: sim.peak_paths,
+        merged,
     }
+}
+
+/// Between grid steps only what the next step can see survives: outstanding transfers, scalar memory the kernel
+/// stored, and which DMA ops ran. Values loaded from memory at run time are forgotten (the next load is a fresh
+/// unknown: more paths, never fewer — a finding still needs every path), so paths that differ only in how they
+/// got here merge.
+fn between_steps(states: Vec<State>) -> Vec<State> {
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let mut out: Vec<State> = Vec::new();
+    for mut s in states {
+        s.env.clear();
+        s.mem.retain(|_, v| !matches!(v, V::Sym { .. } | V::Cond { .. } | V::Unknown));
+        s.atoms.clear();
+        s.ctx.clear();
+        let h = {
+            let mut h = std::hash::DefaultHasher::new();
+            s.mem.hash(&mut h);
+            s.executed.hash(&mut h);
+            s.fails.hash(&mut h);
+            for d in &s.dmas {
+                (d.op, &d.sems, &d.left, d.bytes, d.signal).hash(&mut h);
+            }
+            h.finish()
+        };
+        match seen.get(&h) {
+            Some(&i) => {
+                let o = &mut out[i];
+                o.unknown_decisions = o.unknown_decisions.min(s.unknown_decisions);
+            }
+            None => {
+                seen.insert(h, out.len());
+                out.push(s);
+            }
+        }
+    }
+    out
 }
 
 impl<'m, 'a> Sim<'m, 'a> {
@@ -358,7 +468,7 @@ impl<'m, 'a> Sim<'m, 'a> {
     fn line(&self, op: OpId) -> Option<String> {
         let o = self.m.op(op);
         if o.span.end > o.span.start {
-            let line = self.m.text.get(..o.span.start as usize).map(|t| t.matches('\n').count() + 1)?;
+            let line = self.newlines.partition_point(|&n| n < o.span.start) + 1;
             return Some(format!("line {line}"));
         }
         None
@@ -431,16 +541,80 @@ impl<'m, 'a> Sim<'m, 'a> {
         self.runs(&ops, states, depth)
     }
 
+    /// Paths leaving region op `id`: in `Balance` mode the values defined inside it are dead (SSA), so they are
+    /// forgotten and paths that now agree on everything but the intervals of their unknowns merge (the intervals
+    /// widened to their hull: more behaviours, never fewer, so a finding still needs every path).
+    fn join(&mut self, id: OpId, mut states: Vec<State>) -> Vec<State> {
+        if self.mode == Mode::Trace || states.len() < 2 {
+            return self.cap(states);
+        }
+        let locals = self.locals(id);
+        for s in states.iter_mut() {
+            s.env.retain(|k, _| !locals.contains(k));
+        }
+        let mut seen: HashMap<u64, usize> = HashMap::new();
+        let mut out: Vec<State> = Vec::new();
+        for s in states {
+            let h = fingerprint_but_atoms(&s);
+            match seen.get(&h) {
+                Some(&i) if out[i].atoms.len() == s.atoms.len() => {
+                    let o = &mut out[i];
+                    for (a, b) in o.atoms.iter_mut().zip(&s.atoms) {
+                        *a = (a.0.min(b.0), a.1.max(b.1));
+                    }
+                    o.unknown_decisions = o.unknown_decisions.min(s.unknown_decisions);
+                }
+                _ => {
+                    seen.insert(h, out.len());
+                    out.push(s);
+                }
+            }
+        }
+        self.cap(out)
+    }
+
+    /// The environment keys of values defined inside region op `id` (its nested ops' results and block arguments).
+    fn locals(&mut self, id: OpId) -> Locals {
+        if let Some(l) = self.locals.get(&id) {
+            return l.clone();
+        }
+        let m = self.m;
+        let mut keys = BTreeSet::new();
+        let mut regions: Vec<RegionId> = m.op(id).regions.clone();
+        while let Some(r) = regions.pop() {
+            for &b in &m.regions[r.idx()].blocks {
+                for i in 0..m.blocks[b.idx()].args.len() {
+                    keys.insert(dkey(Def::BlockArg { block: b, index: i as u32 }));
+                }
+                for &o in &m.blocks[b.idx()].ops {
+                    for i in 0..(m.op(o).result_count as usize).max(1) {
+                        keys.insert((0, o.0, i as u32));
+                    }
+                    regions.extend(m.op(o).regions.iter().copied());
+                }
+            }
+        }
+        let l = std::rc::Rc::new(keys);
+        self.locals.insert(id, l.clone());
+        l
+    }
+
     fn cap(&mut self, mut states: Vec<State>) -> Vec<State> {
         if states.len() <= MAX_STATES {
             return states;
         }
+        // identical paths by a hash of what they hold (the environment summed per entry: its order is arbitrary)
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
         let mut uniq: Vec<State> = Vec::new();
         for s in states.drain(..) {
-            if !uniq.contains(&s) {
+            let h = fingerprint(&s);
+            let same = seen.get(&h).is_some_and(|v| v.iter().any(|&i| uniq[i] == s));
+            if !same {
+                seen.entry(h).or_default().push(uniq.len());
                 uniq.push(s);
             }
         }
+        self.peak_paths = self.peak_paths.max(uniq.len());
         if uniq.len() > MAX_STATES {
             self.truncated = true;
             uniq.sort_by_key(|s| (s.fails.len(), s.unknown_decisions));
@@ -522,8 +696,12 @@ impl<'m, 'a> Sim<'m, 'a> {
             self.start(id, &mut s);
             return vec![s];
         }
-        if is_dma_wait(oc) {
+        if is_dma_wait(oc) || b.starts_with("sem_wait") {
             self.wait(id, &mut s);
+            return vec![s];
+        }
+        if b.starts_with("sem_signal") {
+            self.signal(id, &mut s);
             return vec![s];
         }
         if !op.regions.is_empty() {
@@ -550,7 +728,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         if is_matmul(oc) {
             s.trace.push(Ev::Compute { op: id });
         }
-        if b == "sem_alloc" || b.starts_with("sem_alloc") {
+        // a semaphore of its own: scratch (`tpu.sem_alloc`) or the collective's barrier (`tpu.sem_barrier`)
+        if b.starts_with("sem_alloc") || b.starts_with("sem_barrier") {
             let dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default();
             let r = RefV {
                 base: Base::Alloc(id),
@@ -932,7 +1111,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             self.finish_loop(id, &mut st, &carried);
             done.push(st);
         }
-        self.cap(done)
+        self.join(id, done)
     }
 
     fn finish_loop(&self, id: OpId, s: &mut State, carried: &[V]) {
@@ -960,7 +1139,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 out.push(st);
             }
         }
-        out
+        self.join(id, out)
     }
 
     fn switch(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
@@ -990,7 +1169,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 out.push(st);
             }
         }
-        self.cap(out)
+        self.join(id, out)
     }
 
     fn while_loop(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
@@ -1043,7 +1222,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             self.finish_loop(id, &mut st, &args);
             done.push(st);
         }
-        self.cap(done)
+        self.join(id, done)
     }
 
     /// The semaphore refs of a DMA op: by role, else (LLO) every operand that is a view of a semaphore.
@@ -1093,11 +1272,9 @@ impl<'m, 'a> Sim<'m, 'a> {
         let op = self.m.op(id);
         s.executed.insert(id);
         let mut sems = self.sem_operands(s, op, &["target_semaphore"]);
-        sems.extend(
-            self.sem_operands(s, op, &["source_semaphore"])
-                .into_iter()
-                .filter(|_| op.operands.iter().any(|o| o.role == Some("source_semaphore"))),
-        );
+        if op.operands.iter().any(|o| o.role == Some("source_semaphore")) {
+            sems.extend(self.sem_operands(s, op, &["source_semaphore"]));
+        }
         if sems.is_empty() {
             self.unaccountable.get_or_insert(id);
             return;
@@ -1107,9 +1284,13 @@ impl<'m, 'a> Sim<'m, 'a> {
             _ => None,
         });
         let keys: Vec<Key> = sems.iter().map(|r| Key { base: r.base, offs: r.offs.clone(), bytes: r.bytes }).collect();
+        let bytes = bytes_of(op, &["target", "source"]);
         let d = Dma {
             op: id,
-            pending: vec![true; keys.len()],
+            left: vec![bytes.unwrap_or(1); keys.len()],
+            bytes,
+            signal: false,
+            remote: op.operands.iter().any(|o| o.role == Some("device_id")),
             sems: keys,
             target,
             size: Self::size_of(op, &["target", "source"]),
@@ -1117,22 +1298,85 @@ impl<'m, 'a> Sim<'m, 'a> {
             started: s.trace.len(),
             waited: None,
         };
+        self.push_dma(s, d);
+    }
+
+    fn push_dma(&mut self, s: &mut State, d: Dma) {
         s.dmas.push(d);
-        if s.trace.len() < MAX_TRACE {
+        if self.mode == Mode::Trace && s.trace.len() < MAX_TRACE {
             s.trace.push(Ev::Start { dma: s.dmas.len() - 1 });
         }
     }
 
+    /// The semaphore and the amount of `tpu.sem_signal %sem, %amount` / `tpu.sem_wait %sem, %amount`.
+    fn sem_and_amount(&self, s: &State, op: &Op<'a>) -> (Option<RefV>, V) {
+        let plain: Vec<&Operand<'_>> = op
+            .operands
+            .iter()
+            .filter(|o| o.role.is_none() || matches!(o.role, Some("semaphore") | Some("amount") | Some("value")))
+            .collect();
+        let sem = plain.iter().find_map(|o| match self.get(s, o) {
+            V::Ref(r) => Some(r),
+            _ => None,
+        });
+        let amount = plain.iter().map(|o| self.get(s, o)).find(|v| !matches!(v, V::Ref(_))).unwrap_or(V::Unknown);
+        (sem, amount)
+    }
+
+    /// `tpu.sem_signal`: adds `amount` units to a (regular or barrier) semaphore, locally or on another device.
+    fn signal(&mut self, id: OpId, s: &mut State) {
+        let op = self.m.op(id);
+        s.executed.insert(id);
+        let (Some(sem), amount) = self.sem_and_amount(s, op) else {
+            self.unaccountable.get_or_insert(id);
+            return;
+        };
+        let Some(n) = (match amount {
+            V::Int(n) if n > 0 => u64::try_from(n).ok(),
+            _ => None,
+        }) else {
+            self.unknown_amount.get_or_insert(id);
+            return;
+        };
+        let d = Dma {
+            op: id,
+            left: vec![n],
+            bytes: Some(n),
+            signal: true,
+            remote: op.operands.iter().any(|o| o.role == Some("device_id")),
+            sems: vec![Key { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes }],
+            target: None,
+            size: None,
+            when: self.when(s),
+            started: s.trace.len(),
+            waited: None,
+        };
+        self.push_dma(s, d);
+    }
+
+    /// A DMA wait (`tpu.wait_dma2`: the byte size of its descriptor) or a semaphore wait (`tpu.sem_wait`: a count).
     fn wait(&mut self, id: OpId, s: &mut State) {
         let op = self.m.op(id);
         s.executed.insert(id);
-        let sems = self.sem_operands(s, op, &["semaphore", "sem"]);
-        let Some(sem) = sems.first() else {
+        let sem_wait = opname(op.opcode).starts_with("sem_wait");
+        let (sem, need) = if sem_wait {
+            let (sem, amount) = self.sem_and_amount(s, op);
+            match amount {
+                V::Int(n) if n > 0 => (sem, Need::Units(n as u64)),
+                _ => {
+                    self.unknown_amount.get_or_insert(id);
+                    return;
+                }
+            }
+        } else {
+            let sem = self.sem_operands(s, op, &["semaphore", "sem"]).into_iter().next();
+            (sem, bytes_of(op, &["src", "dst", "ref"]).map(Need::Units).unwrap_or(Need::OneTransfer))
+        };
+        let Some(sem) = sem else {
             self.unaccountable.get_or_insert(id);
             return;
         };
         let key = Key { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes };
-        let size = Self::size_of(op, &["dst", "ref", "src"]);
         let dst = op.operands.iter().find(|o| o.role == Some("dst") || o.role == Some("ref")).and_then(|o| match self
             .get(s, o)
         {
@@ -1145,98 +1389,136 @@ impl<'m, 'a> Sim<'m, 'a> {
                 && a.offs.len() == b.offs.len()
                 && a.offs.iter().zip(&b.offs).all(|(x, y)| x.is_none() || y.is_none() || x == y)
         };
-        // candidates: outstanding DMAs on this semaphore, in start order
-        let cands: Vec<(usize, usize)> = s
-            .dmas
-            .iter()
-            .enumerate()
-            .flat_map(|(i, d)| {
-                d.sems.iter().enumerate().filter(|(k, sk)| d.pending[*k] && may_eq(sk, &key)).map(move |(k, _)| (i, k))
-            })
-            .collect();
-        let (sem_name, slot) = self.describe_key(&key);
-        let semtxt = if slot.is_empty() { sem_name.clone() } else { format!("{sem_name}[{slot}]") };
-        let size_ok = |d: &Dma| match (&d.size, &size) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
-        };
+        // outstanding transfers (or signals) on this semaphore. Which of them a wait "takes" is only blame (the
+        // semaphore is a sum): the same target first, then the most recent (the one a pipelined wait is written
+        // for), so a stale transfer left by a previous iteration is the one still outstanding at the end
         let same_target = |d: &Dma| match (&d.target, &dst) {
             (Some(a), Some(b)) => a.base == b.base && a.offs == b.offs,
             _ => false,
         };
-        // the most recent matching DMA (the one a pipelined wait is written for: started in the previous
-        // iteration or step into this slot); same target first
-        let pick = cands
+        let mut cands: Vec<(usize, usize)> = s
+            .dmas
             .iter()
-            .rev()
-            .find(|(i, _)| size_ok(&s.dmas[*i]) && same_target(&s.dmas[*i]))
-            .or_else(|| cands.iter().rev().find(|(i, _)| size_ok(&s.dmas[*i])))
-            .copied();
-        let when = self.when(s);
-        let consumed = match pick {
-            Some((i, k)) => Some((i, k)),
-            None if !cands.is_empty() => {
-                let (i, k) = cands[cands.len() - 1];
-                let d = &s.dmas[i];
-                let detail = format!(
-                    "this wait {when} on {semtxt} is for a {} transfer, but the DMA(s) outstanding on that semaphore are {} (started {})",
-                    size.clone().unwrap_or_else(|| "?".into()),
-                    d.size.clone().unwrap_or_else(|| "?".into()),
-                    d.when
-                );
-                s.fails.entry(id).or_insert(Fail {
-                    kind: "mismatched-wait",
-                    detail,
-                    semaphore: sem_name.clone(),
-                    slot: slot.clone(),
-                    related: Some(d.op),
-                });
-                Some((i, k))
-            }
-            None => {
-                let others: Vec<String> = s
-                    .dmas
-                    .iter()
-                    .flat_map(|d| d.sems.iter().zip(&d.pending).filter(|(_, &p)| p).map(|(k, _)| k))
-                    .map(|k| {
-                        let (n, sl) = self.describe_key(k);
-                        if sl.is_empty() {
-                            n
-                        } else {
-                            format!("{n}[{sl}]")
-                        }
-                    })
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                let detail = if others.is_empty() {
-                    format!("this wait {when} on {semtxt} has no DMA outstanding (nothing started on any semaphore is pending)")
-                } else {
-                    format!(
-                        "this wait {when} on {semtxt} has no DMA outstanding on that semaphore; outstanding: {}",
-                        others.join(", ")
-                    )
+            .enumerate()
+            .flat_map(|(i, d)| {
+                d.sems.iter().enumerate().filter(|(k, sk)| d.left[*k] > 0 && may_eq(sk, &key)).map(move |(k, _)| (i, k))
+            })
+            .collect();
+        cands.sort_by_key(|&(i, _)| (!same_target(&s.dmas[i]), std::cmp::Reverse(i)));
+        let (sem_name, slot) = self.describe_key(&key);
+        let semtxt = if slot.is_empty() { sem_name.clone() } else { format!("{sem_name}[{slot}]") };
+        // a size-less transfer on either side: one wait takes one transfer
+        let need = match need {
+            Need::Units(n) if cands.iter().all(|&(i, _)| s.dmas[i].bytes.is_some()) => Need::Units(n),
+            _ => Need::OneTransfer,
+        };
+        let mut consumed: Vec<usize> = Vec::new();
+        let fail = match need {
+            Need::OneTransfer => match cands.first() {
+                Some(&(i, k)) => {
+                    s.dmas[i].left[k] = 0;
+                    consumed.push(i);
+                    None
+                }
+                None => Some(self.nothing_outstanding(s, &semtxt)),
+            },
+            Need::Units(mut n) => {
+                let total: u64 = cands.iter().map(|&(i, k)| s.dmas[i].left[k]).fold(0, u64::saturating_add);
+                let fail = match total {
+                    0 => Some(self.nothing_outstanding(s, &semtxt)),
+                    t if t < n => Some(format!(
+                        "this wait {} on {semtxt} takes {} but only {} {} outstanding on that semaphore: it blocks forever",
+                        self.when(s),
+                        amount_text(n, sem_wait),
+                        amount_text(t, sem_wait),
+                        if t == 1 { "is" } else { "are" },
+                    )),
+                    _ => None,
                 };
-                s.fails.entry(id).or_insert(Fail {
-                    kind: "wait-without-start",
-                    detail,
-                    semaphore: sem_name,
-                    slot,
-                    related: None,
-                });
-                None
+                for &(i, k) in &cands {
+                    if n == 0 {
+                        break;
+                    }
+                    let take = s.dmas[i].left[k].min(n);
+                    s.dmas[i].left[k] -= take;
+                    n -= take;
+                    consumed.push(i);
+                }
+                fail
             }
         };
-        if let Some((i, k)) = consumed {
-            s.dmas[i].pending[k] = false;
-            if !s.dmas[i].pending.iter().any(|&p| p) {
-                s.dmas[i].waited = Some(s.trace.len());
+        if let Some(detail) = fail {
+            let kind = if cands.is_empty() { "wait-without-start" } else { "wait-exceeds-signals" };
+            let related = cands.first().map(|&(i, _)| s.dmas[i].op);
+            // a path fails on a wait that failed at least once on it
+            s.fails.entry(id).or_insert(Fail { kind, detail, semaphore: sem_name, slot, related });
+        }
+        let waited = s.trace.len();
+        for &i in &consumed {
+            if s.dmas[i].left.iter().all(|&l| l == 0) {
+                s.dmas[i].waited = Some(waited);
             }
         }
-        if s.trace.len() < MAX_TRACE {
-            s.trace.push(Ev::Wait { op: id, dma: consumed.map(|c| c.0) });
+        if self.mode == Mode::Trace {
+            if s.trace.len() < MAX_TRACE {
+                s.trace.push(Ev::Wait { op: id, dma: consumed.first().copied() });
+            }
+        } else {
+            // balance: a consumed transfer is history
+            s.dmas.retain(|d| d.left.iter().any(|&l| l > 0));
         }
     }
+
+    fn nothing_outstanding(&self, s: &State, semtxt: &str) -> String {
+        let when = self.when(s);
+        let others: BTreeSet<String> = s
+            .dmas
+            .iter()
+            .flat_map(|d| d.sems.iter().zip(&d.left).filter(|(_, &l)| l > 0).map(|(k, _)| k))
+            .map(|k| {
+                let (n, sl) = self.describe_key(k);
+                if sl.is_empty() {
+                    n
+                } else {
+                    format!("{n}[{sl}]")
+                }
+            })
+            .collect();
+        if others.is_empty() {
+            format!("this wait {when} on {semtxt} has no DMA outstanding (nothing started on any semaphore is pending)")
+        } else {
+            format!(
+                "this wait {when} on {semtxt} has no DMA outstanding on that semaphore; outstanding: {}",
+                others.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        }
+    }
+}
+
+/// What a wait takes from its semaphore.
+#[derive(Clone, Copy)]
+enum Need {
+    /// Bytes (a DMA wait's descriptor) or units (`tpu.sem_wait`).
+    Units(u64),
+    /// One whole transfer: the size is not known on one side.
+    OneTransfer,
+}
+
+fn amount_text(n: u64, units: bool) -> String {
+    if units {
+        format!("{n} unit(s)")
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The byte size of the first operand with one of `roles` that has a static shaped type.
+fn bytes_of(op: &Op<'_>, roles: &[&str]) -> Option<u64> {
+    let o = roles.iter().find_map(|r| op.operands.iter().find(|o| o.role == Some(*r)))?;
+    let sh = o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped())?;
+    let n = u64::try_from(sh.num_elements()?).ok()?;
+    let bits = u64::from(sh.elem.dtype()?.bits());
+    n.checked_mul(bits).map(|b| b.div_ceil(8))
 }
 
 fn int2(x: V, y: V, f: impl Fn(i64, i64) -> Option<i64>) -> V {
@@ -1244,6 +1526,38 @@ fn int2(x: V, y: V, f: impl Fn(i64, i64) -> Option<i64>) -> V {
         (V::Int(a), V::Int(b)) => f(a, b).map(V::Int).unwrap_or(V::Unknown),
         _ => V::Unknown,
     }
+}
+
+/// What a path holds, but for the intervals of its unknowns and the history (`when`/trace positions) of its
+/// outstanding transfers.
+fn fingerprint_but_atoms(s: &State) -> u64 {
+    let mut env: u64 = 0;
+    for kv in &s.env {
+        let mut h = std::hash::DefaultHasher::new();
+        kv.hash(&mut h);
+        env = env.wrapping_add(h.finish());
+    }
+    let mut h = std::hash::DefaultHasher::new();
+    env.hash(&mut h);
+    s.atoms.len().hash(&mut h);
+    for d in &s.dmas {
+        (d.op, &d.sems, &d.left, d.bytes, d.signal).hash(&mut h);
+    }
+    (&s.mem, &s.executed, &s.fails, &s.ctx, &s.step, &s.yielded).hash(&mut h);
+    h.finish()
+}
+
+fn fingerprint(s: &State) -> u64 {
+    let mut env: u64 = 0;
+    for kv in &s.env {
+        let mut h = std::hash::DefaultHasher::new();
+        kv.hash(&mut h);
+        env = env.wrapping_add(h.finish());
+    }
+    let mut h = std::hash::DefaultHasher::new();
+    env.hash(&mut h);
+    (&s.atoms, &s.mem, &s.dmas, &s.trace, &s.executed, &s.fails, &s.ctx, &s.step, &s.yielded).hash(&mut h);
+    h.finish()
 }
 
 /// `atom <p> c` as a condition.
@@ -1305,24 +1619,61 @@ pub fn overlaps(a: &RefV, b: &RefV) -> bool {
 }
 
 impl Outcome {
-    /// Ops that failed on every explored path that executed them (or, for never-waited starts, on every final
-    /// path that executed them), with the failure seen on the first such path.
+    /// Ops that failed on every explored path that executed them, with the failure seen first: waits that failed
+    /// (at least once) on every path that ran them, and starts (or signals) left outstanding at the end of every
+    /// final path that ran them.
     pub fn must_fail(&self) -> Vec<(OpId, Fail)> {
+        let mut out: BTreeMap<OpId, Fail> = BTreeMap::new();
         let mut ops: BTreeSet<OpId> = BTreeSet::new();
         for s in &self.states {
             ops.extend(s.fails.keys().copied());
         }
-        let mut out = Vec::new();
         for op in ops {
             let ran: Vec<&State> = self.states.iter().filter(|s| s.executed.contains(&op)).collect();
             if !ran.is_empty() && ran.iter().all(|s| s.fails.contains_key(&op)) {
                 let s = ran.iter().min_by_key(|s| s.unknown_decisions).copied();
                 if let Some(f) = s.and_then(|s| s.fails.get(&op)) {
-                    out.push((op, f.clone()));
+                    out.entry(op).or_insert_with(|| f.clone());
                 }
             }
         }
-        out
+        out.into_iter().collect()
+    }
+
+    /// Why the verdict is incomplete, when it is: the budget ran out, paths were dropped, an amount or a
+    /// semaphore could not be known, or the grid's size is only known at run time.
+    pub fn inconclusive(&self) -> Option<String> {
+        let mut why = Vec::new();
+        if self.exhausted {
+            why.push(format!(
+                "the work budget ({OP_BUDGET} op evaluations) ran out after {} grid step(s)",
+                self.steps.0
+            ));
+        }
+        if self.truncated {
+            why.push(format!(
+                "more than {MAX_STATES} paths were alive at once (values read at run time); some were dropped"
+            ));
+        }
+        if self.unaccountable.is_some() {
+            why.push("a DMA or wait whose semaphore could not be identified".to_string());
+        }
+        if self.unknown_amount.is_some() {
+            why.push("a semaphore signal or wait whose amount is only known at run time".to_string());
+        }
+        if self.dynamic_grid {
+            why.push("the grid's size is only known at run time".to_string());
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// One line on what was explored (`-v`).
+    pub fn explored(&self) -> String {
+        let total = self.steps.1.map(|t| t.to_string()).unwrap_or_else(|| "?".into());
+        format!(
+            "{} of {total} grid step(s), {} op evaluation(s), at most {} path(s) at once, {} merged between steps",
+            self.steps.0, self.ops, self.peak_paths, self.merged
+        )
     }
 
     /// Any explored path decided a condition the simulation could not compute.
@@ -1357,13 +1708,18 @@ mod tests {
         let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
         let sim = Sim {
             m: &m,
+            mode: Mode::Balance,
             budget: 1,
             truncated: false,
             exhausted: false,
             unaccountable: None,
+            unknown_amount: None,
             entry: None,
             arg_types: Vec::new(),
             sem_args: BTreeSet::new(),
+            newlines: Vec::new(),
+            peak_paths: 1,
+            locals: HashMap::new(),
         };
         assert_eq!(sim.lin(V::Int(i64::MAX), V::Int(1), 1), V::Unknown);
         assert_eq!(sim.compare("slt", V::Int(1), V::Int(2)), V::Int(1));

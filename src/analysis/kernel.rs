@@ -177,6 +177,15 @@ pub fn is_dma_wait(opcode: &str) -> bool {
     (b.contains("dma") || b.contains("async_copy")) && (b.contains("wait") || b.contains("done"))
 }
 
+/// Whether function `f` signals or waits on semaphores itself (`tpu.sem_signal`, `tpu.sem_wait`): collectives
+/// synchronise with them rather than with DMA waits.
+pub fn has_semaphore_ops(m: &Module<'_>, f: FuncId) -> bool {
+    m.ops.iter().enumerate().any(|(i, o)| {
+        let b = base(o.opcode);
+        (b.starts_with("sem_signal") || b.starts_with("sem_wait")) && m.func_of(OpId(i as u32)) == f
+    })
+}
+
 pub fn is_matmul(opcode: &str) -> bool {
     let b = base(opcode);
     matches!(b, "matmul" | "dot_general" | "dot" | "convolution" | "contract")

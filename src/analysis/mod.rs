@@ -39,9 +39,23 @@ pub struct Label {
     pub text: String,
 }
 
+/// What a hit says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// A problem: the rule's severity applies.
+    #[default]
+    Finding,
+    /// The analysis could not decide for this kernel (budget, unknowns): reported at note level, never a pass.
+    Inconclusive,
+    /// What the analysis explored, shown with `-v` only.
+    Explored,
+}
+
 /// One finding of an analysis, before a rule gives it an id, severity and message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
+    pub verdict: Verdict,
     /// The primary location.
     pub at: At,
     /// Text of the primary label (what is wrong right here).
@@ -58,7 +72,17 @@ impl Hit {
     pub fn new(at: At, label: impl Into<String>, detail: impl Into<String>) -> Self {
         let mut captures = BTreeMap::new();
         captures.insert("detail".to_string(), detail.into());
-        Hit { at, label: label.into(), labels: Vec::new(), captures, related: Vec::new() }
+        Hit { verdict: Verdict::Finding, at, label: label.into(), labels: Vec::new(), captures, related: Vec::new() }
+    }
+
+    /// The analysis could not decide: `detail` says why.
+    pub fn inconclusive(at: At, detail: impl Into<String>) -> Self {
+        Hit { verdict: Verdict::Inconclusive, ..Hit::new(at, "the analysis could not decide here", detail) }
+    }
+
+    /// What was explored (`-v`).
+    pub fn explored(at: At, detail: impl Into<String>) -> Self {
+        Hit { verdict: Verdict::Explored, ..Hit::new(at, "explored", detail) }
     }
 
     pub fn capture(mut self, key: &str, value: impl Into<String>) -> Self {

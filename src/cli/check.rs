@@ -2,6 +2,7 @@
 //! compilation's units → rules → findings grouped per compilation; syntax errors per file.
 
 use super::{CheckArgs, GraphArgs, LintArgs, OutputFormat};
+use crate::analysis::Verdict;
 use crate::lint::compilation::{group_dir, parse_file, Parsed};
 use crate::lint::Compilation;
 use crate::report::{self, CompilationReport, Texts};
@@ -183,7 +184,8 @@ pub fn check(args: &CheckArgs) -> i32 {
         .iter()
         .map(|(dir, files)| {
             let r = rules_for(dir);
-            let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target.as_deref());
+            let mut o =
+                lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target.as_deref(), args.verbose);
             if !std::ptr::eq(r, &base) {
                 o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
             }
@@ -281,6 +283,7 @@ fn lint_group(
     rules: &RuleSet,
     sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
     target: Option<&str>,
+    explored: bool,
 ) -> GroupOutcome {
     let loaded: Vec<Result<Option<SourceFile>, source::InputError>> =
         candidates.par_iter().map(|c| source::load(c)).collect();
@@ -305,7 +308,10 @@ fn lint_group(
         problems.append(&mut p.problems);
     }
     let c = Compilation::new(dir.to_string(), &parsed, target);
-    let findings = engine::run(rules, &c, sev);
+    let mut findings = engine::run(rules, &c, sev);
+    if !explored {
+        findings.retain(|f| f.verdict != Verdict::Explored);
+    }
     let target = c.target.as_ref().map(|t| format!("{} (from {})", t.name(), t.source.describe()));
     drop(c);
     let mut texts = Texts::new();
@@ -384,7 +390,7 @@ pub fn lint_paths(
     }
     let mut reports = Vec::new();
     for (dir, files) in groups {
-        let o = lint_group(&dir, &files, rules, sev, target);
+        let o = lint_group(&dir, &files, rules, sev, target, false);
         errors.extend(o.problems);
         reports.push(o.report);
     }

@@ -54,6 +54,9 @@ pub struct CheckArgs {
     /// Print only errors and findings.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also say what each analysis explored per kernel (grid steps, paths, op evaluations) and why it stopped.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// In directories, also read intermediate compiler stages (every Mosaic pass, every LLO stage, HLO pass dumps),
     /// not only the final ones rules read.
     #[arg(long)]

@@ -264,7 +264,13 @@ pub fn test(args: &TestArgs) -> i32 {
                 Outcome::Error(format!("{} does not exist", case.display()))
             } else {
                 let (reports, errors) = super::check::lint_paths(std::slice::from_ref(case), &set, &only, None);
-                let msgs: Vec<String> = reports.iter().flat_map(|c| &c.findings).map(|f| f.message.clone()).collect();
+                // an inconclusive verdict proves neither side; what was explored is not a verdict
+                let msgs: Vec<String> = reports
+                    .iter()
+                    .flat_map(|c| &c.findings)
+                    .filter(|f| f.verdict != crate::analysis::Verdict::Explored)
+                    .map(|f| f.message.clone())
+                    .collect();
                 if let Some(e) = errors.first() {
                     Outcome::Error(format!("{e}"))
                 } else if invalid && msgs.is_empty() {

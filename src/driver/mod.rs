@@ -201,6 +201,7 @@ pub fn compile(args: &CompileArgs) -> i32 {
             paths: hlo_files,
             format: args.format,
             quiet: args.quiet,
+            verbose: false,
             all_stages: args.all_stages,
             target: None,
             summary: false,

@@ -107,6 +107,14 @@ impl Unit<'_> {
         }
     }
 
+    /// Where a Mosaic unit stands among the stages of its kernel: 0 for the kernel as written (`original`,
+    /// `post-deserialization`, a body decoded from a custom call), 1 for later lowering stages.
+    pub fn mosaic_rank(&self) -> u8 {
+        u8::from(
+            matches!(self.stage, Some(s) if s != "post-deserialization" && s != "original" && s != "tpu_custom_call body"),
+        )
+    }
+
     /// How a reader finds the unit: `v3@tpu7x_hlo.txt`, `kernel @fp8_mm_v3 decoded from %fp8_mm_v3.1`.
     pub fn describe(&self) -> String {
         match &self.host {
@@ -189,6 +197,13 @@ impl<'p> Compilation<'p> {
     /// Units of a layer.
     pub fn units_of(&self, layer: Layer) -> impl Iterator<Item = (usize, &Unit<'p>)> {
         self.units.iter().enumerate().filter(move |(_, u)| u.layer() == layer)
+    }
+
+    /// The one unit that speaks for kernel `name` in analyses that judge the kernel as written (a kernel is often
+    /// present as several dumps and a decoded body): the earliest stage, a dump (it has text to point at) before a
+    /// decoded body, then the first.
+    pub fn canonical_kernel_unit(&self, name: &str) -> Option<usize> {
+        self.kernel_units(name).min_by_key(|(i, u)| (u.mosaic_rank(), u.host.is_some(), *i)).map(|(i, _)| i)
     }
 
     /// The Mosaic units that define kernel function `name` (dumps and decoded bodies).

@@ -97,7 +97,8 @@ pub fn sarif(reports: &[CompilationReport], texts: &Texts, rules: &RuleSet) -> V
                                    "byteOffset": f.span.start, "byteLength": f.span.end.saturating_sub(f.span.start)}
                     }
                 }],
-                "properties": {"compilation": f.compilation, "target": f.target, "kernel": f.kernel, "source": f.source, "layer": f.layer},
+                "properties": {"compilation": f.compilation, "target": f.target, "kernel": f.kernel, "source": f.source, "layer": f.layer,
+                               "verdict": f.verdict},
             }));
         }
     }

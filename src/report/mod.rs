@@ -4,6 +4,7 @@
 pub mod excerpt;
 pub mod machine;
 
+use crate::analysis::Verdict;
 use crate::rules::engine::Finding;
 use crate::rules::Severity;
 use excerpt::Excerpt;
@@ -48,9 +49,14 @@ impl std::error::Error for FindingDiagnostic<'_> {}
 
 impl Diagnostic for FindingDiagnostic<'_> {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        let what = match self.f.verdict {
+            Verdict::Finding => "",
+            Verdict::Inconclusive => " · inconclusive",
+            Verdict::Explored => " · explored",
+        };
         Some(Box::new(match &self.f.code {
-            Some(c) => format!("{c} {}", self.f.rule),
-            None => self.f.rule.clone(),
+            Some(c) => format!("{c} {}{what}", self.f.rule),
+            None => format!("{}{what}", self.f.rule),
         }))
     }
 
@@ -88,12 +94,18 @@ impl Diagnostic for FindingDiagnostic<'_> {
 const SPAN_CAP: usize = 120;
 
 fn severity_counts(findings: &[&Finding]) -> String {
-    let n = |s| findings.iter().filter(|f| f.severity == s).count();
+    let n = |s| findings.iter().filter(|f| f.verdict == Verdict::Finding && f.severity == s).count();
     let mut parts = Vec::new();
     for (s, word) in [(Severity::Error, "error"), (Severity::Warning, "warning"), (Severity::Info, "info")] {
         let k = n(s);
         if k > 0 {
             parts.push(format!("{k} {word}{}", if k == 1 || s == Severity::Info { "" } else { "s" }));
+        }
+    }
+    for (v, word) in [(Verdict::Inconclusive, "inconclusive"), (Verdict::Explored, "explored")] {
+        let k = findings.iter().filter(|f| f.verdict == v).count();
+        if k > 0 {
+            parts.push(format!("{k} {word}"));
         }
     }
     parts.join(", ")
@@ -114,7 +126,13 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> 
             out.push_str(&format!("✓ {dir}{target} · {} file(s) · clean\n", r.files));
             continue;
         }
-        let mark = if refs.iter().any(|f| f.severity >= Severity::Warning) { '✗' } else { 'ℹ' };
+        let mark = if refs.iter().any(|f| f.severity >= Severity::Warning) {
+            '✗'
+        } else if refs.iter().any(|f| f.verdict == Verdict::Inconclusive) {
+            '?'
+        } else {
+            'ℹ'
+        };
         out.push_str(&format!("{mark} {dir}{target} · {} file(s) · {}\n", r.files, severity_counts(&refs)));
         for f in &r.findings {
             let text = texts.get(&f.path).cloned().unwrap_or_default();

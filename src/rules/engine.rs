@@ -6,7 +6,7 @@ use super::eval::{self, Caps};
 use super::model::*;
 use super::template::render;
 use super::RuleSet;
-use crate::analysis::{At, Hit};
+use crate::analysis::{At, Hit, Verdict};
 use crate::ir::{Layer, Module, OpId, Span};
 use crate::lint::{Compilation, Unit};
 use serde::Serialize;
@@ -19,6 +19,10 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     pub severity: Severity,
+    /// `inconclusive`: the analysis could not decide (reported at note level, never counted as a pass or a
+    /// failure); `explored`: what it explored (shown with `-v`). Absent for ordinary findings.
+    #[serde(skip_serializing_if = "is_finding")]
+    pub verdict: Verdict,
     pub pack: String,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,6 +47,10 @@ pub struct Finding {
     key: Key,
     #[serde(skip)]
     rank: u8,
+}
+
+fn is_finding(v: &Verdict) -> bool {
+    *v == Verdict::Finding
 }
 
 /// What makes two findings the same: rule, kernel (or file), and the op by opcode and ordinal within the
@@ -79,7 +87,8 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
                 }
                 RuleKind::Analysis(a, options, when) => {
                     for hit in (a.run)(c, ui, options) {
-                        if !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
+                        let filtered = hit.verdict == Verdict::Finding;
+                        if filtered && !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
                             continue;
                         }
                         out.push(from_hit(rule, sev, c, hit));
@@ -185,9 +194,7 @@ fn display_name(m: &Module<'_>, id: OpId) -> String {
 /// when the same program or kernel has some at a better one.
 fn stage_rank(unit: &Unit<'_>) -> u8 {
     match unit.layer() {
-        Layer::Mosaic => u8::from(
-            matches!(unit.stage, Some(s) if s != "post-deserialization" && s != "original" && s != "tpu_custom_call body"),
-        ),
+        Layer::Mosaic => unit.mosaic_rank(),
         Layer::Hlo if unit.module.scheduled => 0,
         Layer::Hlo => 1,
         Layer::StableHlo => 2,
@@ -245,6 +252,7 @@ fn finding(
         rule: rule.id.clone(),
         code: rule.code.clone(),
         severity: sev,
+        verdict: Verdict::Finding,
         pack: rule.pack.clone(),
         key: key_for(rule, unit, op, &message, None),
         message,
@@ -317,8 +325,21 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
         (cap == "op").then_some(())?;
         op_prop(&unit.module, op?, prop)
     };
-    let message = render(&rule.message, &lookup);
-    let label = rule.label.as_deref().map(|t| render(t, &lookup)).unwrap_or_else(|| hit.label.clone());
+    let verdict = hit.verdict;
+    let name = match &rule.kind {
+        crate::rules::model::RuleKind::Analysis(a, ..) => a.name,
+        _ => "the analysis",
+    };
+    let detail = hit.captures.get("detail").cloned().unwrap_or_default();
+    let (sev, message, label) = match verdict {
+        Verdict::Finding => (
+            sev,
+            render(&rule.message, &lookup),
+            rule.label.as_deref().map(|t| render(t, &lookup)).unwrap_or_else(|| hit.label.clone()),
+        ),
+        Verdict::Inconclusive => (Severity::Info, format!("{name} inconclusive: {detail}"), hit.label.clone()),
+        Verdict::Explored => (Severity::Info, format!("{name} explored {detail}"), hit.label.clone()),
+    };
     let span = match hit.at {
         At::Op { op, .. } => unit.span_of(op),
         At::Span { span, .. } => span,
@@ -326,8 +347,11 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
     let facts: Vec<String> =
         hit.captures.iter().filter(|(k, _)| *k != "detail").map(|(k, v)| format!("{k}={v}")).collect();
     let mut f = finding(rule, sev, c, unit, op, span, message, label);
+    f.verdict = verdict;
     f.key = key_for(rule, unit, op, &f.message, Some(facts.join("|")));
-    f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
+    if verdict == Verdict::Finding {
+        f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
+    }
     if let (Some(op), Some(_)) = (op, &unit.host) {
         f.notes.push(format!("in {}: {}", unit.describe(), display_name(&unit.module, op)));
     }

@@ -1,4 +1,5 @@
-// Bug: the wait describes a 64x128 transfer on the semaphore of a 128x128 one (the descriptor of another copy).
+// Bug: the wait describes a 64x128 transfer on the semaphore of a 128x128 one (the descriptor of another copy):
+// a DMA semaphore counts bytes, so each wait takes half of what landed and the rest is never waited.
 module attributes {stable_mosaic.version = 14 : i64} {
   func.func @k(%arg0: i32, %arg1: memref<1024x128xbf16, #tpu.memory_space<hbm>>, %arg2: memref<128x128xf32, #tpu.memory_space<vmem>>, %arg3: memref<2x128x128xbf16, #tpu.memory_space<vmem>>, %arg4: memref<2x!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) attributes {dimension_semantics = [#tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: 4>, scalar_prefetch = 0 : i64, scratch_operands = 2 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = [{}, {transform_indices = @transform_1, window_bounds = array<i64: 128, 128>}]} {
     %c0_i32 = arith.constant 0 : i32

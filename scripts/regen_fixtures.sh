@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Regenerate fixtures/fp8_matmul_2d/ with our own driver (src/driver/hlolint_compile.py) from
-# examples/fp8_matmul_2d. Needs the venv of scripts/setup-python.sh (jax[tpu]==0.10.2); no TPU.
+# Regenerate fixtures/ with our own driver (src/driver/hlolint_compile.py) from examples/. Needs the venv of
+# scripts/setup-python.sh (jax[tpu]==0.10.2); no TPU.
 #
-# Runs (each is one driver invocation with its own manifest.json):
+#   scripts/regen_fixtures.sh [fp8_matmul_2d|jax_pallas_ops|all]     (default all)
+#
+# fp8_matmul_2d runs (each is one driver invocation with its own manifest.json):
 #   fixtures/fp8_matmul_2d/tpu7x+v6e/  every version for tpu7x (native fp8 MXU) and v6e (fp8 converted to bf16)
 #   fixtures/fp8_matmul_2d/v5e/        v1, v3, bug_upcast for v5e (fp8 emulated: differs from both above)
 #   fixtures/fp8_matmul_2d/v4/         v1 (fails: Mosaic E2001, no fp8 matmul on v4) and bug_upcast (bf16: compiles)
@@ -13,6 +15,10 @@
 # memory-space-assignment-*, TLP-hlo; <unit>_hlo.txt; manifest.json). Dropped here: compile.log and
 # list.log (libtpu warnings, machine-specific). Dump file names carry libtpu's timestamps, so every
 # regeneration renames files; HLO metadata holds the absolute source paths of the machine that made them.
+#
+# jax_pallas_ops: one run of examples/jax_pallas_ops (jax's own Pallas TPU kernels) for tpu7x, v6e and v5e into
+# fixtures/jax_pallas_ops/, then scripts/trim_fixtures.py (the policy is in its header and in
+# fixtures/jax_pallas_ops/README.md): ~19 MB per target untrimmed.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,16 +32,23 @@ driver="$repo/src/driver/hlolint_compile.py"
 module="examples/fp8_matmul_2d"
 dest="$repo/fixtures/fp8_matmul_2d"
 
-run() {  # run NAME TARGETS [VERSIONS]
+what="${1:-all}"
+case "$what" in
+  fp8_matmul_2d | jax_pallas_ops | all) ;;
+  *) echo "regen_fixtures: unknown fixture set '$what' (fp8_matmul_2d, jax_pallas_ops, all)" >&2; exit 2 ;;
+esac
+
+run() {  # run NAME TARGETS [VERSIONS]  (module and dest: $module, $dest; NAME "." = dest itself)
   local name="$1" targets="$2" versions="${3:-}"
   local out="$dest/$name"
+  out="${out%/.}"
   rm -rf "$out"
   local args=(--module "$module" --target "$targets" --out "$out")
   [[ -n "$versions" ]] && args+=(--versions "$versions")
   echo "regen_fixtures: $name: --target $targets ${versions:+--versions $versions}"
   local t0=$SECONDS rc=0
   "$py" "$driver" "${args[@]}" > "$out.events.jsonl" || rc=$?
-  # rc 1 = some version failed, which these fixtures expect (bug_bad_block, v4); anything else is a real error
+  # rc 1 = some version failed, which these fixtures expect (bug_bad_block, v4, see the READMEs); else a real error
   if [[ $rc -ne 0 && $rc -ne 1 ]]; then
     echo "regen_fixtures: driver exited $rc for $name" >&2
     cat "$out.events.jsonl" >&2
@@ -54,8 +67,24 @@ PYEOF
   echo "regen_fixtures: $name done in $((SECONDS - t0))s, $(du -sh "$out" | cut -f1)"
 }
 
-mkdir -p "$dest"
-run "tpu7x+v6e" "tpu7x,v6e"
-run "v5e" "v5e" "v1,v3,bug_upcast"
-run "v4" "v4" "v1,bug_upcast"
-echo "regen_fixtures: total $(du -sh "$dest" | cut -f1) in $(find "$dest" -type f | wc -l) files"
+if [[ "$what" == fp8_matmul_2d || "$what" == all ]]; then
+  mkdir -p "$dest"
+  run "tpu7x+v6e" "tpu7x,v6e"
+  run "v5e" "v5e" "v1,v3,bug_upcast"
+  run "v4" "v4" "v1,bug_upcast"
+  echo "regen_fixtures: total $(du -sh "$dest" | cut -f1) in $(find "$dest" -type f | wc -l) files"
+fi
+
+if [[ "$what" == jax_pallas_ops || "$what" == all ]]; then
+  module="examples/jax_pallas_ops"
+  dest="$repo/fixtures/jax_pallas_ops"
+  # keep the hand-written README across the rm -rf of run()
+  readme="$(mktemp)"
+  [[ -f "$dest/README.md" ]] && cp "$dest/README.md" "$readme"
+  mkdir -p "$dest"
+  run "." "tpu7x,v6e,v5e"
+  [[ -s "$readme" ]] && cp "$readme" "$dest/README.md"
+  rm -f "$readme"
+  "$py" "$repo/scripts/trim_fixtures.py" "$dest" --full-target tpu7x --finalize-everywhere "${FINALIZE_EVERYWHERE:-matmul_bf16,matmul_int8}"
+  echo "regen_fixtures: jax_pallas_ops total $(du -sh --apparent-size "$dest" | cut -f1) in $(find "$dest" -type f | wc -l) files"
+fi

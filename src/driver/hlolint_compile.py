@@ -10,7 +10,10 @@ Usage (the Rust side embeds this file and runs it from a file path, not with `py
 
 Kernel module convention (see docs/driver.md): the module exposes
     VERSIONS = {"v1": fn, ...}    callables to jit
-    example_args()                tuple of jax.ShapeDtypeStruct (the driver attaches the target's sharding)
+    example_args()                tuple of jax.ShapeDtypeStruct (the driver attaches the target's sharding);
+                                  example_args(version) when it has a parameter named `version`
+    EXAMPLE_ARGS = {"v1": fn}     optional: per-version callables (or tuples) of arguments, before example_args;
+                                  non-array arguments are passed to jax.jit as static (prefer functools.partial)
     RULES = {"v1": "v1-auto"}     optional: the hlolint rule pack each version is written against (recorded in
                                   the manifest; `hlolint` uses it for that version unless --rules is given)
 and optionally reference(*arrays) and make_inputs(key) (not used by the driver).
@@ -46,8 +49,10 @@ stderr or to the per-unit compile.log. Exit code: 0 all ok, 1 some version faile
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -366,9 +371,74 @@ def module_versions(mod) -> list[str]:
     invalid = [k for k in versions if not re.fullmatch(r"[A-Za-z0-9_.-]+", k)]
     if invalid:
         raise TypeError(f"version names must match [A-Za-z0-9_.-]+ (they name directories): {invalid!r}")
+    table = getattr(mod, "EXAMPLE_ARGS", None)
+    if table is not None:
+        if not isinstance(table, dict) or not all(isinstance(k, str) for k in table):
+            raise TypeError("EXAMPLE_ARGS must map version names to callables returning the version's arguments")
+        unknown = [k for k in table if k not in versions]
+        if unknown:
+            raise TypeError(f"EXAMPLE_ARGS names versions that are not in VERSIONS: {unknown!r}")
     if not callable(getattr(mod, "example_args", None)):
-        raise TypeError("the module must define example_args() returning a tuple of jax.ShapeDtypeStruct")
+        missing = [k for k in versions if table is None or k not in table]
+        if missing:
+            raise TypeError("the module must define example_args() (or example_args(version)) returning a tuple of "
+                            f"jax.ShapeDtypeStruct, or EXAMPLE_ARGS entries for every version; missing: {missing!r}")
     return list(versions)
+
+
+def _takes_version(fn) -> bool:
+    """True when `fn` has a parameter named `version`: the per-version form example_args(version).
+
+    Only the name counts, so an older example_args(m=512, ...) with defaulted size parameters is still
+    called with no arguments."""
+    try:
+        return "version" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def version_example_args(mod, version: str) -> tuple:
+    """The arguments `version` is lowered with: EXAMPLE_ARGS[version] (a callable or a tuple), else
+    example_args(version) when it takes `version`, else example_args()."""
+    table = getattr(mod, "EXAMPLE_ARGS", None) or {}
+    if version in table:
+        entry = table[version]
+        example = entry() if callable(entry) else entry
+    elif _takes_version(mod.example_args):
+        example = mod.example_args(version=version)
+    else:
+        example = mod.example_args()
+    if not isinstance(example, (tuple, list)):
+        example = (example,)
+    return tuple(example)
+
+
+def _is_array_like(a) -> bool:
+    return hasattr(a, "shape") and hasattr(a, "dtype")
+
+
+def place_args(example: tuple, sharding) -> tuple[list, tuple[int, ...]]:
+    """Re-make every array leaf as a ShapeDtypeStruct on `sharding`; return the args and the positions of
+    non-array arguments, which are passed to jax.jit as static (they must be hashable).
+
+    An argument is an array (ShapeDtypeStruct or anything with shape and dtype), a pytree whose leaves are all
+    arrays (a NamedTuple of weights and scales), or a static value (int, str, None, a tuple of ints, ...)."""
+    import jax
+
+    def place(a):
+        return jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
+
+    args, static = [], []
+    for i, a in enumerate(example):
+        leaves = jax.tree_util.tree_leaves(a)
+        if _is_array_like(a):
+            args.append(place(a))
+        elif leaves and all(_is_array_like(x) for x in leaves):
+            args.append(jax.tree_util.tree_map(place, a))
+        else:
+            static.append(i)
+            args.append(a)
+    return args, tuple(static)
 
 
 def module_rules(mod, versions: list[str]) -> dict:
@@ -461,14 +531,14 @@ def worker_compile(module_spec: str, version: str, platform: str, topology: str 
             raise KeyError(f"version {version!r} is not in VERSIONS ({', '.join(versions)})")
         fn = mod.VERSIONS[version]
         step = "example_args"
-        example = mod.example_args()
-        if not isinstance(example, (tuple, list)):
-            example = (example,)
-        args = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding) for a in example]
+        args, static = place_args(version_example_args(mod, version), sharding)
 
         step = "lower"
         t0 = time.perf_counter()
-        lowered = jax.jit(fn).lower(*args)
+        # Pallas lowering asks the default device for the chip (tpu_info.get_device_kind, the sign rule, ...);
+        # in this CPU-only worker that is the CPU ("Unsupported TPU device kind: cpu"), so make it the target's.
+        with jax.default_device(devices[0]) if platform == "tpu" else contextlib.nullcontext():
+            lowered = jax.jit(fn, static_argnums=static).lower(*args)
         result["lower_s"] = round(time.perf_counter() - t0, 3)
         text = lowered.as_text()
         with open(os.path.join(stage, "stablehlo.mlir"), "w", encoding="utf-8") as fh:

@@ -379,3 +379,137 @@ def test_module_args_reach_the_module_as_sys_argv(tmp_path):
     assert listed["versions"] == ["v64", "v128"]
     rc, events, _ = run_driver("--module", path, "--module-args", "not json", "--out", str(tmp_path / "o"))
     assert rc != 0 and any(e.get("event") == "usage_error" and "JSON list" in e["message"] for e in events)
+
+
+# ------------------------------------------------------------------------------------------------
+# per-version example arguments: example_args(), example_args(version), EXAMPLE_ARGS = {version: ...}
+# ------------------------------------------------------------------------------------------------
+def test_example_args_old_form_is_shared_by_every_version():
+    class Old:
+        VERSIONS = {"a": len, "b": len}
+
+        @staticmethod
+        def example_args():
+            return ("shared",)
+
+    class Sized:  # fp8_matmul_2d's form: defaulted size parameters, called with none
+        VERSIONS = {"a": len}
+
+        @staticmethod
+        def example_args(m=512, k=256):
+            return (m, k)
+
+    assert hc.module_versions(Old) == ["a", "b"]
+    assert hc.version_example_args(Old, "a") == hc.version_example_args(Old, "b") == ("shared",)
+    assert hc.version_example_args(Sized, "a") == (512, 256)
+
+
+def test_example_args_per_version_forms():
+    class ByParam:
+        VERSIONS = {"a": len, "b": len}
+
+        @staticmethod
+        def example_args(version):
+            return (f"args-of-{version}",)
+
+    class ByTable:
+        VERSIONS = {"a": len, "b": len, "c": len}
+        EXAMPLE_ARGS = {"a": lambda: ("from-table",), "b": ("a-tuple",)}
+
+        @staticmethod
+        def example_args():
+            return ("fallback",)
+
+    class TableOnly:
+        VERSIONS = {"a": len}
+        EXAMPLE_ARGS = {"a": lambda: "single"}
+
+    assert hc.version_example_args(ByParam, "b") == ("args-of-b",)
+    assert hc.module_versions(ByTable) == ["a", "b", "c"]
+    assert [hc.version_example_args(ByTable, v) for v in "abc"] == [("from-table",), ("a-tuple",), ("fallback",)]
+    assert hc.module_versions(TableOnly) == ["a"]
+    assert hc.version_example_args(TableOnly, "a") == ("single",)
+
+
+def test_example_args_table_is_checked_against_versions():
+    class Unknown:
+        VERSIONS = {"a": len}
+        EXAMPLE_ARGS = {"a": tuple, "zz": tuple}
+
+    class Missing:
+        VERSIONS = {"a": len, "b": len}
+        EXAMPLE_ARGS = {"a": tuple}
+
+    class NotADict:
+        VERSIONS = {"a": len}
+        EXAMPLE_ARGS = [tuple]
+
+    with pytest.raises(TypeError, match="not in VERSIONS.*zz"):
+        hc.module_versions(Unknown)
+    with pytest.raises(TypeError, match=r"missing: \['b'\]"):
+        hc.module_versions(Missing)
+    with pytest.raises(TypeError, match="EXAMPLE_ARGS must map"):
+        hc.module_versions(NotADict)
+
+
+def test_place_args_shards_arrays_and_pytrees_and_keeps_static_values():
+    jax = pytest.importorskip("jax", reason="jax is not installed (run scripts/setup-python.sh)")
+    import collections
+
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    sharding = NamedSharding(Mesh(np.array(jax.devices("cpu")[:1]), ("x",)), PartitionSpec())
+    Pair = collections.namedtuple("Pair", "weight scales")
+    sds = jax.ShapeDtypeStruct
+    example = (sds((8, 128), np.int8), Pair(sds((8, 128), np.int8), sds((8, 1), np.float32)), 4, "causal", None)
+    args, static = hc.place_args(example, sharding)
+    assert static == (2, 3, 4)
+    assert args[0].sharding == sharding and args[0].shape == (8, 128)
+    assert isinstance(args[1], Pair) and args[1].scales.sharding == sharding and args[1].scales.shape == (8, 1)
+    assert args[2:] == [4, "causal", None]
+
+
+PER_VERSION_MODULE = """\
+import functools
+import jax
+import jax.numpy as jnp
+
+
+def scaled(x, factor):
+    return x * factor
+
+
+def pair_sum(a, b):
+    return a + b.astype(a.dtype)
+
+
+VERSIONS = {"by_param": jnp.sin, "by_table": pair_sum, "static": scaled,
+            "partial": functools.partial(scaled, factor=3)}
+
+EXAMPLE_ARGS = {"by_table": lambda: (jax.ShapeDtypeStruct((4, 128), jnp.float32),
+                                      jax.ShapeDtypeStruct((4, 128), jnp.int32)),
+                "static": lambda: (jax.ShapeDtypeStruct((2, 128), jnp.float32), 2)}
+
+
+def example_args(version):
+    return (jax.ShapeDtypeStruct((16 if version == "by_param" else 8, 128), jnp.float32),)
+"""
+
+
+def test_compile_with_per_version_args_on_cpu(tmp_path):
+    if not HAVE_JAX:
+        print("SKIP: jax is not importable; run scripts/setup-python.sh")
+        pytest.skip("jax is not importable (run scripts/setup-python.sh)")
+    mod = write_module(tmp_path, "per_version.py", PER_VERSION_MODULE)
+    out = tmp_path / "out"
+    rc, events, err = run_driver("--module", mod, "--target", "cpu", "--out", str(out))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert rc == 0, (events, err)
+    assert [(r["version"], r["status"]) for r in manifest["results"]] == [
+        ("by_param", "ok"), ("by_table", "ok"), ("static", "ok"), ("partial", "ok")]
+    shlo = {v: (out / f"{v}@cpu" / "stablehlo.mlir").read_text() for v in ("by_param", "by_table", "static")}
+    assert "tensor<16x128xf32>" in shlo["by_param"]
+    assert "tensor<4x128xi32>" in shlo["by_table"]
+    # the static factor 2 is folded into the program, not an argument
+    assert "tensor<2x128xf32>" in shlo["static"] and "%arg1" not in shlo["static"]

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Trim a driver output folder (hlolint_compile.py --out) to what the rules and the parser tests read.
+
+    trim_fixtures.py OUT [--full-target tpu7x] [--finalize-everywhere v1,v2]
+
+Used by scripts/regen_fixtures.sh for fixtures/jax_pallas_ops/, whose kernels dump ~19 MB per target with the
+driver's default set. Policy (every unit):
+  keep   hlo/*after_optimizations*.txt (+ memory-usage report; the kernels are decoded from its
+         tpu_custom_call bytecode), llo/ final_bundles of the Pallas kernel computations (the tpu_custom_call
+         names of the optimized HLO), llo/ memory-space-assignment-* (small)
+  drop   OUT/<unit>_hlo.txt (a byte copy of the unit's after_optimizations HLO; the manifest's hlo_txt becomes
+         null), mosaic original when byte-identical to post-deserialization (it always was with jax 0.10.2),
+         mosaic post-apply-vector-layout (the biggest stage; no rule reads it), llo/ *TLP-hlo*, llo/ files of
+         non-kernel computations (XLA fusions, copies, the TLP program), compile.log, list.log
+On the --full-target units (default tpu7x) also keep stablehlo.mlir, hlo before_optimizations, the mosaic
+post-deserialization and post-finalize-llo text dumps and the kernels' llo/ schedule-analysis_final_bundles and
+final_hlo-static-per-bundle-utilization (parser tests). On the other targets the --finalize-everywhere versions
+(the matmuls: the MXU data format on every generation) keep stablehlo.mlir and both Mosaic stages too. The
+manifest's per-unit "files" lists are rewritten to what is left, and the manifest records the policy under
+"trimmed".
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import re
+import sys
+
+
+def kernel_names(hlo_dir: str) -> set[str]:
+    """Names of the tpu_custom_call instructions in the optimized HLO: the LLO files of the kernels carry them."""
+    names = set()
+    for f in os.listdir(hlo_dir):
+        if "after_optimizations.txt" not in f:
+            continue
+        with open(os.path.join(hlo_dir, f), encoding="utf-8") as fh:
+            for line in fh:
+                if 'custom_call_target="tpu_custom_call"' in line:
+                    m = re.match(r"\s*(?:ROOT\s+)?%?([\w.-]+)\s*=", line)
+                    if m:
+                        names.add(m.group(1))
+    return names
+
+
+def llo_computation(name: str) -> str | None:
+    """`<ts>-<computation>-NN-<stage>.txt` → computation (which may contain '-' and '<…>')."""
+    m = re.match(r"\d+-(.+?)-\d\d-[\w.-]+\.txt$", name)
+    return m.group(1) if m else None
+
+
+def trim_unit(unit: str, version: str, full: bool, finalize: bool) -> list[str]:
+    dropped = []
+
+    def drop(path):
+        os.remove(path)
+        dropped.append(os.path.relpath(path, unit))
+
+    keep_text = full or finalize
+    shlo = os.path.join(unit, "stablehlo.mlir")
+    if os.path.exists(shlo) and not keep_text:
+        drop(shlo)
+    hlo = os.path.join(unit, "hlo")
+    kernels = kernel_names(hlo) if os.path.isdir(hlo) else set()
+    if os.path.isdir(hlo):
+        for f in sorted(os.listdir(hlo)):
+            if "before_optimizations" in f and not full:
+                drop(os.path.join(hlo, f))
+    mosaic = os.path.join(unit, "mosaic")
+    if os.path.isdir(mosaic):
+        files = sorted(os.listdir(mosaic))
+        deser = [os.path.join(mosaic, f) for f in files if f.endswith("-post-deserialization.txt")]
+        # compared before anything is deleted: the post-deserialization dump sorts first
+        repeats = {f for f in files
+                   if f.endswith("-original.txt")
+                   and any(filecmp.cmp(os.path.join(mosaic, f), d, shallow=False) for d in deser)}
+        for f in files:
+            path = os.path.join(mosaic, f)
+            if "sparsecore" in f:
+                continue  # XLA's own SparseCore modules (sc_tpu dialect, v6e/v5e): a few KB, other MLIR to parse
+            if f in repeats:
+                drop(path)
+            elif "-post-apply-vector-layout" in f:
+                drop(path)
+            elif not keep_text:
+                drop(path)
+        if not os.listdir(mosaic):
+            os.rmdir(mosaic)
+    llo = os.path.join(unit, "llo")
+    if os.path.isdir(llo):
+        for f in sorted(os.listdir(llo)):
+            path = os.path.join(llo, f)
+            if "memory-space-assignment" in f:
+                # a header and a line or two: nothing to parse, and the same bytes for every small program
+                if os.path.getsize(path) < 64:
+                    drop(path)
+                continue
+            if "TLP-hlo" in f or llo_computation(f) not in kernels:
+                drop(path)
+            elif ("schedule-analysis" in f or "per-bundle-utilization" in f) and not full:
+                drop(path)
+    for f in ("compile.log",):
+        if os.path.exists(os.path.join(unit, f)):
+            drop(os.path.join(unit, f))
+    return dropped
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--full-target", default="tpu7x", help="comma-separated targets that keep more (parser tests)")
+    ap.add_argument("--finalize-everywhere", default="", help="versions whose post-finalize-llo is kept on all targets")
+    args = ap.parse_args(argv)
+    full_targets = {t for t in args.full_target.split(",") if t}
+    finalize = {v for v in args.finalize_everywhere.split(",") if v}
+    manifest_path = os.path.join(args.out, "manifest.json")
+    with open(manifest_path, encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    total = 0
+    for r in manifest["results"]:
+        if not r.get("dir"):
+            continue
+        unit = os.path.join(args.out, r["dir"])
+        if not os.path.isdir(unit):
+            continue
+        total += len(trim_unit(unit, r["version"], r["target"] in full_targets, r["version"] in finalize))
+        if r.get("hlo_txt") and os.path.exists(os.path.join(args.out, r["hlo_txt"])):
+            os.remove(os.path.join(args.out, r["hlo_txt"]))
+            total += 1
+        r["hlo_txt"] = None
+        r["files"] = {sub: sorted(os.listdir(os.path.join(unit, sub)))
+                      for sub in ("hlo", "mosaic", "llo") if os.path.isdir(os.path.join(unit, sub))}
+    list_log = os.path.join(args.out, "list.log")
+    if os.path.exists(list_log):
+        os.remove(list_log)
+    manifest["trimmed"] = {"by": "scripts/trim_fixtures.py", "full_targets": sorted(full_targets),
+                           "finalize_everywhere": sorted(finalize)}
+    with open(manifest_path, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=2)
+        fh.write("\n")
+    print(f"trim_fixtures: {args.out}: dropped {total} file(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -132,7 +132,10 @@ fn data_format_wide(f: &str) -> Option<&str> {
     f.split_once("_to_").map(|x| x.1)
 }
 
-fn bump(list: &mut Vec<(String, usize)>, f: &str) {
+/// Data formats with how many matmuls use each.
+type Counts = Vec<(String, usize)>;
+
+fn bump(list: &mut Counts, f: &str) {
     match list.iter_mut().find(|x| x.0 == f) {
         Some(x) => x.1 += 1,
         None => list.push((f.to_string(), 1)),
@@ -143,8 +146,8 @@ fn bump(list: &mut Vec<(String, usize)>, f: &str) {
 struct Evidence {
     /// LLO computation name and its MXU formats.
     llo: Vec<(usize, String, Vec<LloFormat>)>,
-    /// Mosaic unit, kernel, stage and its fp8 data formats with counts.
-    mosaic: Vec<(usize, String, String, Vec<(String, usize)>)>,
+    /// Mosaic unit, kernel, stage and its data formats with counts.
+    mosaic: Vec<(usize, String, String, Counts)>,
     /// Related lines about the request itself (Mosaic matmuls of the kernel).
     requested: Vec<String>,
 }
@@ -220,8 +223,7 @@ impl Evidence {
             let format = mos.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>().join(", ");
             // `e4m3b_to_bf16` widens to bf16; a format that does not read the family at all (`bf16` for int8) is
             // what the MXU gets
-            let mut wide: Vec<&str> =
-                mos.iter().map(|(f, _)| data_format_wide(f).unwrap_or(f.as_str())).collect();
+            let mut wide: Vec<&str> = mos.iter().map(|(f, _)| data_format_wide(f).unwrap_or(f.as_str())).collect();
             wide.dedup();
             return Proof::Emulated { shown, format, wide: wide.join("/") };
         }
@@ -770,6 +772,81 @@ mod tests {
         assert!(!is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0") && !is_native_fp8_mnemonic("vmatmul.bf16"));
         assert!(is_f8_data_format("e4m3b") && is_f8_data_format("e4m3b_to_bf16") && !is_f8_data_format("bf16"));
         assert_eq!(data_format_wide("e4m3b_to_bf16"), Some("bf16"));
+    }
+
+    fn narrow_hits(path: &std::path::Path) -> Vec<Found> {
+        sweep::run(path, run_narrow, &Options::new())
+    }
+
+    #[test]
+    fn integer_families_from_the_lowest_layer() {
+        let case = |rule: &str, kind: &str, name: &str| {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules").join(rule).join(kind);
+            narrow_hits(&p.join(name))
+        };
+        // tpu7x: int8 widened to bf16 (Pallas) or f32 (XLA), int4 carried as fp8
+        for (name, narrow, wide) in [
+            ("pallas_int8@tpu7x", "int8", "the MXU gets bf16 (vmatmul.mubr.bf16 ×16)"),
+            ("dot_int8@tpu7x", "int8", "the MXU gets f32 (vmatmul.mubr.f32"),
+            ("pallas_int4@tpu7x", "int4", "the MXU gets f8e4m3fn (vmatmul.mubr.f8e4m3fn"),
+        ] {
+            let h = case("int-widened", "invalid", name);
+            assert_eq!(h.len(), 1, "{name}");
+            let c = &h[0].hit.captures;
+            assert_eq!((c["narrow"].as_str(), c["kind"].as_str()), (narrow, "emulated"), "{name}");
+            assert!(c["detail"].contains(&format!("{narrow} requested but widened on tpu7x")), "{}", c["detail"]);
+            assert!(
+                c["detail"].contains(wide) && c["detail"].ends_with("natively on v6e, v5e, v5p"),
+                "{}",
+                c["detail"]
+            );
+        }
+        // v6e has s4, but the XLA dot gets s8
+        let h = case("int-widened", "invalid", "dot_int4@v6e");
+        assert_eq!(h[0].hit.captures["kind"], "widened-to-int8");
+        assert_eq!(h[0].hit.captures["mxu_format"], "s8");
+        // the Mosaic dump alone: the table
+        let h = case("int-widened", "invalid", "kernel_int8@tpu7x");
+        assert_eq!((h.len(), h[0].layer), (1, "mosaic"));
+        assert!(h[0].hit.captures["detail"].contains("tpu7x (from the dump folder's name) has no int8 MXU"));
+        // native s8/s4, an upcast in the kernel, an fp8 kernel through the narrow analysis gives fp8 only
+        for name in ["pallas_int8@v6e", "dot_int8@v5e", "pallas_int4@v6e", "pallas_int8_upcast@tpu7x"] {
+            assert!(case("int-widened", "valid", name).is_empty(), "{name}");
+        }
+        let h = case("int-widened", "valid", "pallas_fp8@v6e");
+        assert_eq!((h.len(), h[0].hit.captures["narrow"].as_str()), (1, "fp8"));
+        // a generation with int8 whose MXU got f32
+        let h = case("int-not-native", "invalid", "dot_int8_f32_mxu@v6e");
+        assert_eq!(h[0].hit.captures["kind"], "native-format-missing");
+        // the fp8 entry point ignores integer matmuls
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/rules/int-widened/invalid/pallas_int8@tpu7x");
+        assert!(hits(&p).is_empty());
+    }
+
+    #[test]
+    fn formats_per_family() {
+        let f = |dtypes: Vec<DType>| LloFormat {
+            shown: String::new(),
+            format: String::new(),
+            count: 1,
+            native: false,
+            wide: None,
+            dtypes,
+        };
+        assert!(f(vec![DType::S8]).native_for(Narrow::Int8));
+        assert!(!f(vec![DType::S8]).native_for(Narrow::Int4));
+        assert_eq!(f(vec![DType::S8]).wide_for(Narrow::Int4), Some("s8"));
+        assert!(f(vec![DType::F8E5M2]).native_for(Narrow::Fp8));
+        assert_eq!(f(vec![DType::F8E5M2, DType::BF16]).wide_for(Narrow::Fp8), Some("bf16"));
+        assert!(data_format_reads("s8", Narrow::Int8) && data_format_reads("s4", Narrow::Int4));
+        assert!(!data_format_reads("bf16", Narrow::Int8) && !data_format_reads("e4m3b", Narrow::Int4));
+        assert!(data_format_reads("f8e5m2_to_bf16", Narrow::Fp8) && data_format_reads("e4m3b", Narrow::Fp8));
+        assert!(widened_to_int8(Narrow::Int4, "s8") && !widened_to_int8(Narrow::Int4, "f32"));
+        assert!(!widened_to_int8(Narrow::Int8, "s8"));
+        assert_eq!(family(Some(DType::S8), Some(DType::U8)), Some(Narrow::Int8));
+        assert_eq!(family(Some(DType::S8), Some(DType::S4)), None);
+        assert_eq!(family(Some(DType::F8E4M3FN), Some(DType::F8E5M2)), Some(Narrow::Fp8));
     }
 
     /// Project fixtures: tpu7x runs every version natively; on v6e and v5e every fp8 version is emulated, and

@@ -17,7 +17,7 @@ use super::crosslink::{self as link, base_name};
 use super::kernel::{self, Matmul};
 use super::{At, Hit, Options};
 use crate::ir::{DType, Def, Layer, Module, OpId};
-use crate::lint::target::{native_fp8_generations, TargetSource};
+use crate::lint::target::{native_generations, Narrow, TargetSource};
 use crate::lint::Compilation;
 use crate::parse::llo::view::{self, MxuKind};
 
@@ -34,6 +34,19 @@ kind: `emulated` (the target has no fp8 MXU), `native-format-missing` (the targe
 another format), `unknown-target` (only with require_target: no target and no lower-layer proof).";
 
 pub const CAPTURES: &[&str] = &["target", "mxu_format", "native_on", "kind"];
+
+pub const NARROW_NAME: &str = "narrow-emulated";
+
+pub const NARROW_DOC: &str = "The same analysis as fp8-emulated for every narrow operand type: fp8 (any f8 variant), \
+int8 (s8/u8) and int4 (s4/u4), both operands of one family at the op. The lowest layer decides: LLO MXU ops \
+(vmatmul.*.s8, .s4, .f8e4m3fn, .f8e5m2 native; bf16, f32, or another family such as s8 for an int4 request, \
+widened), then Mosaic's matmul_data_format (s8, s4, e4m3b, f8e5m2 native; e4m3b_to_bf16 or, for an integer request, \
+bf16 or e4m3b widened), then the per-generation table (fp8 native on tpu7x; int8 and int4 on v6e, v5e, v5p). \
+An integer matmul is proved only from a graph above the MXU ops (an HLO dot, a Mosaic tpu.matmul): its widened \
+LLO form is an ordinary bf16/f32 matmul. narrow: `fp8`, `int8`, `int4`. kind: as fp8-emulated, plus \
+`widened-to-int8` (int4 requested on a generation with an s4 mode, and the MXU got s8: what XLA dots do).";
+
+pub const NARROW_CAPTURES: &[&str] = &["target", "mxu_format", "native_on", "kind", "narrow"];
 
 pub const OPTIONS: &[(&str, &str)] = &[(
     "require_target",
@@ -54,6 +67,20 @@ pub struct LloFormat {
     pub native: bool,
     /// The widest non-fp8 type the MXU gets (`bf16`, `f32`).
     pub wide: Option<&'static str>,
+    /// The dtype segments as types, for other narrow families.
+    pub dtypes: Vec<DType>,
+}
+
+impl LloFormat {
+    /// Every dtype segment is of family `n`: the MXU multiplies `n` (`s8` for int8, `f8e5m2` for fp8).
+    pub fn native_for(&self, n: Narrow) -> bool {
+        !self.dtypes.is_empty() && self.dtypes.iter().all(|d| Narrow::of(*d) == Some(n))
+    }
+
+    /// The type the MXU gets instead of `n`: the last segment of another family (`bf16`, `f32`, `s8`).
+    pub fn wide_for(&self, n: Narrow) -> Option<&'static str> {
+        self.dtypes.iter().rev().find(|d| Narrow::of(**d) != Some(n)).map(|d| d.name())
+    }
 }
 
 /// The MXU matmul formats of an LLO module (vmatmul ops only: pushes and pops follow them).
@@ -70,7 +97,10 @@ pub fn llo_formats(m: &Module<'_>) -> Vec<LloFormat> {
         let wide = dts.iter().rev().find(|(_, d)| !d.is_f8()).map(|(_, d)| d.name());
         match out.iter_mut().find(|f| f.shown == shown) {
             Some(f) => f.count += 1,
-            None => out.push(LloFormat { shown, format, count: 1, native, wide }),
+            None => {
+                let dtypes = dts.iter().map(|d| d.1).collect();
+                out.push(LloFormat { shown, format, count: 1, native, wide, dtypes })
+            }
         }
     }
     out
@@ -89,19 +119,37 @@ fn is_f8_data_format(f: &str) -> bool {
     f.starts_with("f8") || (b.first() == Some(&b'e') && b.get(1).is_some_and(u8::is_ascii_digit))
 }
 
+/// Does a Mosaic matmul data format read family `n` on its way in (`s8`, `s4`; any fp8 format for fp8)?
+fn data_format_reads(f: &str, n: Narrow) -> bool {
+    match n {
+        Narrow::Fp8 => is_f8_data_format(f),
+        _ => view::segment_dtype(f.split_once("_to_").map_or(f, |x| x.0)).and_then(Narrow::of) == Some(n),
+    }
+}
+
 /// The element type a format widens to: `e4m3b_to_bf16` → `bf16`.
 fn data_format_wide(f: &str) -> Option<&str> {
     f.split_once("_to_").map(|x| x.1)
 }
 
-/// A Mosaic unit, kernel, stage and its fp8 data formats with counts.
-type MosaicFormats = (usize, String, String, Vec<(String, usize)>);
+/// Data formats with how many matmuls use each.
+type Counts = Vec<(String, usize)>;
+
+fn bump(list: &mut Counts, f: &str) {
+    match list.iter_mut().find(|x| x.0 == f) {
+        Some(x) => x.1 += 1,
+        None => list.push((f.to_string(), 1)),
+    }
+}
+
+/// A Mosaic unit, kernel, stage and its data formats with counts.
+type MosaicFormats = (usize, String, String, Counts);
 
 #[derive(Default, Debug)]
 struct Evidence {
     /// LLO computation name and its MXU formats.
     llo: Vec<(usize, String, Vec<LloFormat>)>,
-    /// Mosaic unit, kernel, stage and its fp8 data formats with counts.
+    /// Mosaic unit, kernel, stage and its data formats with counts.
     mosaic: Vec<MosaicFormats>,
     /// Related lines about the request itself (Mosaic matmuls of the kernel).
     requested: Vec<String>,
@@ -127,18 +175,24 @@ impl Evidence {
     }
 
     /// The fp8 data formats of the kernel's late Mosaic stages (one unit: each stage repeats the same ops).
-    fn add_mosaic_formats(&mut self, c: &Compilation<'_>, kernel_name: &str) {
+    /// For an integer family the formats that do not read it are kept too when none does: tpu7x's `bf16` for an
+    /// int8 request is the proof of widening (fp8 widening always shows as `e4m3b_to_bf16`, read as fp8).
+    fn add_mosaic_formats(&mut self, c: &Compilation<'_>, kernel_name: &str, n: Narrow) {
         for (i, u) in c.kernel_units(kernel_name) {
             let m = &u.module;
+            let mut all: Vec<(String, usize)> = Vec::new();
             let mut formats: Vec<(String, usize)> = Vec::new();
             for k in kernel::kernels(m).into_iter().filter(|k| k.name == kernel_name) {
                 for mm in &k.matmuls {
-                    let Some(f) = mm.data_format.filter(|f| is_f8_data_format(f)) else { continue };
-                    match formats.iter_mut().find(|x| x.0 == f) {
-                        Some(x) => x.1 += 1,
-                        None => formats.push((f.to_string(), 1)),
+                    let Some(f) = mm.data_format else { continue };
+                    bump(&mut all, f);
+                    if data_format_reads(f, n) {
+                        bump(&mut formats, f);
                     }
                 }
+            }
+            if formats.is_empty() && n != Narrow::Fp8 {
+                formats = all;
             }
             if !formats.is_empty() {
                 self.mosaic.push((i, kernel_name.to_string(), link::stage_of(u), formats));
@@ -147,15 +201,15 @@ impl Evidence {
         }
     }
 
-    fn proof(&self) -> Proof {
+    fn proof(&self, n: Narrow) -> Proof {
         let llo: Vec<&LloFormat> = self.llo.iter().flat_map(|x| x.2.iter()).collect();
         if !llo.is_empty() {
-            if llo.iter().any(|f| f.native) {
+            if llo.iter().any(|f| f.native_for(n)) {
                 return Proof::Native;
             }
             let shown = llo.iter().map(|f| format!("{} ×{}", f.shown, f.count)).collect::<Vec<_>>().join(", ");
             let format = llo.iter().map(|f| f.format.clone()).filter(|f| !f.is_empty()).collect::<Vec<_>>().join(", ");
-            let mut wide: Vec<&str> = llo.iter().filter_map(|f| f.wide).collect();
+            let mut wide: Vec<&str> = llo.iter().filter_map(|f| f.wide_for(n)).collect();
             wide.dedup();
             return Proof::Emulated {
                 shown,
@@ -165,12 +219,14 @@ impl Evidence {
         }
         let mos: Vec<&(String, usize)> = self.mosaic.iter().flat_map(|x| x.3.iter()).collect();
         if !mos.is_empty() {
-            if mos.iter().any(|(f, _)| data_format_wide(f).is_none()) {
+            if mos.iter().any(|(f, _)| data_format_wide(f).is_none() && data_format_reads(f, n)) {
                 return Proof::Native;
             }
-            let shown = mos.iter().map(|(f, n)| format!("matmul_data_format<{f}> ×{n}")).collect::<Vec<_>>().join(", ");
+            let shown = mos.iter().map(|(f, k)| format!("matmul_data_format<{f}> ×{k}")).collect::<Vec<_>>().join(", ");
             let format = mos.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>().join(", ");
-            let mut wide: Vec<&str> = mos.iter().filter_map(|(f, _)| data_format_wide(f)).collect();
+            // `e4m3b_to_bf16` widens to bf16; a format that does not read the family at all (`bf16` for int8) is
+            // what the MXU gets
+            let mut wide: Vec<&str> = mos.iter().map(|(f, _)| data_format_wide(f).unwrap_or(f.as_str())).collect();
             wide.dedup();
             return Proof::Emulated { shown, format, wide: wide.join("/") };
         }
@@ -202,46 +258,66 @@ fn source_text(s: TargetSource) -> &'static str {
     }
 }
 
-/// Turns a request (`what`: the op in words) and its evidence into a hit, or nothing when fp8 runs natively (or
-/// nothing can be said).
-fn decide(c: &Compilation<'_>, at: At, what: &str, ev: &Evidence, opts: &Options) -> Option<Hit> {
-    let native_on = native_fp8_generations();
+/// Is every type the MXU gets instead of `n` an integer one of the next-wider family (int4 → s8)? XLA dots do that
+/// on generations with an s4 mode.
+fn widened_to_int8(n: Narrow, wide: &str) -> bool {
+    n == Narrow::Int4 && wide.split('/').all(|w| view::segment_dtype(w).and_then(Narrow::of) == Some(Narrow::Int8))
+}
+
+/// Turns a request of family `n` (`what`: the op in words) and its evidence into a hit, or nothing when the MXU
+/// runs `n` natively (or nothing can be said). fp8 says "emulated", the integer families "widened".
+fn decide(c: &Compilation<'_>, at: At, what: &str, ev: &Evidence, opts: &Options, n: Narrow) -> Option<Hit> {
+    let native_on = native_generations(n);
+    let ty = n.name();
+    let (verb, through) = match n {
+        Narrow::Fp8 => ("emulated", "emulated through bf16/f32"),
+        _ => ("widened", "widened to bf16/f32"),
+    };
     let target = c.target.as_ref();
     let tname = target.map(|t| t.name()).unwrap_or("unknown");
-    let tnative = target.and_then(|t| t.generation.native_fp8);
-    let (kind, mxu_format, detail, label) = match (ev.proof(), target) {
+    let tnative = target.and_then(|t| t.generation.native(n));
+    let (kind, mxu_format, detail, label) = match (ev.proof(n), target) {
         (Proof::Native, _) => return None,
+        (Proof::Emulated { shown, format, wide }, _) if tnative == Some(true) && widened_to_int8(n, &wide) => (
+            "widened-to-int8",
+            format,
+            format!(
+                "{what}: {ty} requested and {tname} runs {ty} natively, but the MXU gets {wide} here ({shown}): \
+                 the compiler widened {ty} to int8 (a Pallas kernel's matmul gets the {ty} mode)"
+            ),
+            format!("{ty} matmul, but the MXU gets {wide}"),
+        ),
         (Proof::Emulated { shown, format, wide }, _) if tnative == Some(true) => (
             "native-format-missing",
             format,
             format!(
-                "{what}: fp8 requested and {tname} runs fp8 natively, but the MXU gets {wide} here ({shown}): \
-                 the native fp8 format is missing"
+                "{what}: {ty} requested and {tname} runs {ty} natively, but the MXU gets {wide} here ({shown}): \
+                 the native {ty} format is missing"
             ),
-            format!("fp8 matmul, but the MXU gets {wide}"),
+            format!("{ty} matmul, but the MXU gets {wide}"),
         ),
         (Proof::Emulated { shown, format, wide }, Some(_)) => (
             "emulated",
             format,
-            format!("{what}: fp8 requested but emulated on {tname}: the MXU gets {wide} ({shown}); fp8 runs natively on {native_on}"),
-            format!("fp8 matmul emulated on {tname}"),
+            format!("{what}: {ty} requested but {verb} on {tname}: the MXU gets {wide} ({shown}); {ty} runs natively on {native_on}"),
+            format!("{ty} matmul {verb} on {tname}"),
         ),
         (Proof::Emulated { shown, format, wide }, None) => (
             "emulated",
             format,
-            format!("{what}: fp8 requested but emulated: the MXU gets {wide} ({shown}); fp8 runs natively on {native_on}"),
-            "fp8 matmul emulated".to_string(),
+            format!("{what}: {ty} requested but {verb}: the MXU gets {wide} ({shown}); {ty} runs natively on {native_on}"),
+            format!("{ty} matmul {verb}"),
         ),
-        (Proof::None, Some(t)) => match t.generation.native_fp8 {
+        (Proof::None, Some(t)) => match t.generation.native(n) {
             Some(false) => (
                 "emulated",
                 String::new(),
                 format!(
-                    "{what}: fp8 requested but {tname} (from {}) has no fp8 MXU, so the matmul cannot run in fp8 \
-                     there (emulated through bf16/f32, or refused by Mosaic); fp8 runs natively on {native_on}",
+                    "{what}: {ty} requested but {tname} (from {}) has no {ty} MXU, so the matmul cannot run in {ty} \
+                     there ({through}, or refused by Mosaic); {ty} runs natively on {native_on}",
                     source_text(t.source)
                 ),
-                format!("fp8 matmul, no fp8 MXU on {tname}"),
+                format!("{ty} matmul, no {ty} MXU on {tname}"),
             ),
             _ => return None,
         },
@@ -253,10 +329,10 @@ fn decide(c: &Compilation<'_>, at: At, what: &str, ev: &Evidence, opts: &Options
                 "unknown-target",
                 String::new(),
                 format!(
-                    "{what}: fp8 requested, but the target generation is unknown and no LLO or Mosaic stage shows \
-                     the MXU format; fp8 runs natively only on {native_on} (give --target)"
+                    "{what}: {ty} requested, but the target generation is unknown and no LLO or Mosaic stage shows \
+                     the MXU format; {ty} runs natively only on {native_on} (give --target)"
                 ),
-                "fp8 matmul on an unknown target".to_string(),
+                format!("{ty} matmul on an unknown target"),
             )
         }
     };
@@ -278,8 +354,10 @@ fn dt(d: Option<DType>) -> &'static str {
     d.map(DType::name).unwrap_or("?")
 }
 
-fn both_f8(l: Option<DType>, r: Option<DType>) -> bool {
-    l.is_some_and(DType::is_f8) && r.is_some_and(DType::is_f8)
+/// The family both operands belong to (f8 × f8 of any variants, s8 × u8, ...), if they share one.
+fn family(l: Option<DType>, r: Option<DType>) -> Option<Narrow> {
+    let (l, r) = (Narrow::of(l?)?, Narrow::of(r?)?);
+    (l == r).then_some(l)
 }
 
 /// An HLO operand's element type: as written inline, else its definition's shape (a tuple element by index).
@@ -318,7 +396,7 @@ fn enclosing_fusion(m: &Module<'_>, op: OpId) -> OpId {
 }
 
 /// The f8 × f8 matmuls of a kernel's units (the first unit that has any): related lines and whether any exists.
-fn kernel_requests(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> (bool, Vec<String>) {
+fn kernel_requests(c: &Compilation<'_>, units: &[usize], kernel_name: &str, n: Narrow) -> (bool, Vec<String>) {
     for &i in units {
         let Some(u) = c.units.get(i) else { continue };
         let ks = kernel::kernels(&u.module);
@@ -328,7 +406,7 @@ fn kernel_requests(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> (
             all.extend(k.matmuls.iter().cloned());
         }
         for mm in &all {
-            if is_f8_request(mm) {
+            if is_request(mm, n) {
                 found.push(mm);
             }
         }
@@ -345,23 +423,24 @@ fn kernel_requests(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> (
             return (true, vec![line]);
         }
         if !all.is_empty() {
-            // The kernel's matmuls are known and none is fp8: no request (e.g. the user widened an operand).
+            // The kernel's matmuls are known and none is of the family: no request (e.g. the user widened an
+            // operand).
             return (false, Vec::new());
         }
     }
     (false, Vec::new())
 }
 
-/// A Mosaic matmul that requests fp8: both operands f8 (`tpu.matmul`), or, at `post-finalize-llo`, an
-/// `llo.vmatmul` whose data format reads f8.
-fn is_f8_request(mm: &Matmul<'_>) -> bool {
+/// A Mosaic matmul that requests family `n`: both operands of it (`tpu.matmul`), or, at `post-finalize-llo`, an
+/// `llo.vmatmul` whose data format reads it (an int8 matmul widened to `bf16` there no longer shows the request).
+fn is_request(mm: &Matmul<'_>, n: Narrow) -> bool {
     if mm.opcode.starts_with("llo.") {
-        return mm.data_format.is_some_and(is_f8_data_format);
+        return mm.data_format.is_some_and(|f| data_format_reads(f, n));
     }
-    both_f8(mm.lhs, mm.rhs)
+    family(mm.lhs, mm.rhs) == Some(n)
 }
 
-fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
+fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {
     let mut out = Vec::new();
     if !link::is_canonical(c, ui) {
         return out;
@@ -370,18 +449,14 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
     for id in m.op_ids() {
         let op = m.op(id);
         if link::is_tpu_custom_call(m, id) {
-            if let Some(h) = custom_call(c, ui, id, opts) {
-                out.push(h);
-            }
+            out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
         if !is_hlo_matmul(op.opcode) {
             continue;
         }
         let (l, r) = (hlo_operand_dtype(m, id, 0), hlo_operand_dtype(m, id, 1));
-        if !both_f8(l, r) {
-            continue;
-        }
+        let Some(n) = family(l, r).filter(|n| ns.contains(n)) else { continue };
         let top = enclosing_fusion(m, id);
         let comp = m.op(top).name;
         let what = if top == id {
@@ -391,7 +466,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
         };
         let mut ev = Evidence::default();
         ev.add_llo(c, &link::llo_units(c, comp));
-        if let Some(mut h) = decide(c, At::Op { unit: ui, op: id }, &what, &ev, opts) {
+        if let Some(mut h) = decide(c, At::Op { unit: ui, op: id }, &what, &ev, opts, n) {
             if top != id {
                 h = h.with_label(At::Op { unit: ui, op: top }, format!("runs as LLO computation `{comp}`"));
             }
@@ -401,30 +476,35 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
     out
 }
 
-/// A Pallas custom call (HLO or StableHLO) whose kernel multiplies f8 operands.
-fn custom_call(c: &Compilation<'_>, ui: usize, id: OpId, opts: &Options) -> Option<Hit> {
+/// A Pallas custom call (HLO or StableHLO) whose kernel multiplies narrow operands: one hit per family.
+fn custom_call(c: &Compilation<'_>, ui: usize, id: OpId, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {
     let m = &c.units[ui].module;
-    let kernel_name = link::call_kernel_name(c, ui, id)?;
+    let Some(kernel_name) = link::call_kernel_name(c, ui, id) else { return Vec::new() };
     let mut units: Vec<usize> = link::decoded_unit(c, ui, id).into_iter().collect();
     units.extend(link::mosaic_dumps_of(c, &kernel_name));
-    let (requested, lines) = kernel_requests(c, &units, &kernel_name);
-    if !requested {
-        return None;
-    }
     let call = m.op(id).name;
-    let mut ev = Evidence { requested: lines, ..Default::default() };
-    ev.add_mosaic_formats(c, &kernel_name);
     let llo = if c.units[ui].layer() == Layer::Hlo {
         link::llo_units(c, call)
     } else {
         link::llo_units_of_kernel(c, &kernel_name)
     };
-    ev.add_llo(c, &llo);
-    let what = format!("Pallas kernel `{call}` (@{kernel_name}) multiplies f8 operands");
-    decide(c, At::Op { unit: ui, op: id }, &what, &ev, opts)
+    let mut out = Vec::new();
+    for &n in ns {
+        let (requested, lines) = kernel_requests(c, &units, &kernel_name, n);
+        if !requested {
+            continue;
+        }
+        let mut ev = Evidence { requested: lines, ..Default::default() };
+        ev.add_mosaic_formats(c, &kernel_name, n);
+        ev.add_llo(c, &llo);
+        let operands = if n == Narrow::Fp8 { "f8".to_string() } else { n.name().to_string() };
+        let what = format!("Pallas kernel `{call}` (@{kernel_name}) multiplies {operands} operands");
+        out.extend(decide(c, At::Op { unit: ui, op: id }, &what, &ev, opts, n));
+    }
+    out
 }
 
-fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
+fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {
     let mut out = Vec::new();
     if link::has_layer(c, Layer::Hlo) || !link::is_canonical(c, ui) {
         return out;
@@ -432,18 +512,16 @@ fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
     let m = &c.units[ui].module;
     for id in m.op_ids() {
         if link::is_tpu_custom_call(m, id) {
-            out.extend(custom_call(c, ui, id, opts));
+            out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
         if !kernel::is_matmul(m.op(id).opcode) {
             continue;
         }
         let mm = kernel::matmul(m, id);
-        if !both_f8(mm.lhs, mm.rhs) {
-            continue;
-        }
+        let Some(n) = family(mm.lhs, mm.rhs).filter(|n| ns.contains(n)) else { continue };
         let what = format!("`{}` multiplies {} × {}", mm.opcode, dt(mm.lhs), dt(mm.rhs));
-        out.extend(decide(c, At::Op { unit: ui, op: id }, &what, &Evidence::default(), opts));
+        out.extend(decide(c, At::Op { unit: ui, op: id }, &what, &Evidence::default(), opts, n));
     }
     out
 }
@@ -456,7 +534,7 @@ fn stage_rank(stage: Option<&str>) -> u8 {
     }
 }
 
-fn mosaic_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
+fn mosaic_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {
     let mut out = Vec::new();
     let u = &c.units[ui];
     if u.host.is_some() {
@@ -472,31 +550,39 @@ fn mosaic_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
         if best != Some(ui) {
             continue;
         }
-        let mut ev = Evidence::default();
-        ev.add_mosaic_formats(c, k.name);
-        ev.add_llo(c, &link::llo_units_of_kernel(c, k.name));
-        let requests: Vec<&Matmul<'_>> = k.matmuls.iter().filter(|mm| is_f8_request(mm)).collect();
-        // At post-finalize-llo one tpu.matmul is many llo.vmatmul ops: one hit for the kernel then.
-        let late = requests.first().is_some_and(|mm| mm.opcode.starts_with("llo."));
-        for mm in requests.iter().take(if late { 1 } else { usize::MAX }) {
-            let what = if late {
-                format!(
-                    "kernel @{} multiplies f8 operands ({} data_format<{}>)",
-                    k.name,
-                    mm.opcode,
-                    mm.data_format.unwrap_or("?")
-                )
-            } else {
-                format!("{} in @{} multiplies {} × {}", mm.opcode, k.name, dt(mm.lhs), dt(mm.rhs))
-            };
-            out.extend(decide(c, At::Op { unit: ui, op: mm.op }, &what, &ev, opts));
+        for &n in ns {
+            let mut ev = Evidence::default();
+            ev.add_mosaic_formats(c, k.name, n);
+            ev.add_llo(c, &link::llo_units_of_kernel(c, k.name));
+            let requests: Vec<&Matmul<'_>> = k.matmuls.iter().filter(|mm| is_request(mm, n)).collect();
+            // At post-finalize-llo one tpu.matmul is many llo.vmatmul ops: one hit for the kernel then.
+            let late = requests.first().is_some_and(|mm| mm.opcode.starts_with("llo."));
+            let operands = if n == Narrow::Fp8 { "f8" } else { n.name() };
+            for mm in requests.iter().take(if late { 1 } else { usize::MAX }) {
+                let what = if late {
+                    format!(
+                        "kernel @{} multiplies {operands} operands ({} data_format<{}>)",
+                        k.name,
+                        mm.opcode,
+                        mm.data_format.unwrap_or("?")
+                    )
+                } else {
+                    format!("{} in @{} multiplies {} × {}", mm.opcode, k.name, dt(mm.lhs), dt(mm.rhs))
+                };
+                out.extend(decide(c, At::Op { unit: ui, op: mm.op }, &what, &ev, opts, n));
+            }
         }
     }
     out
 }
 
-fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
+/// Only fp8 is proved from an LLO dump alone: its widened formats still name it (`f8e4m3b11.bf16`), while a
+/// widened int8 matmul is an ordinary `bf16` or `f32` one.
+fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {
     let u = &c.units[ui];
+    if !ns.contains(&Narrow::Fp8) {
+        return Vec::new();
+    }
     let Some(comp) = link::llo_computation(u) else { return Vec::new() };
     if link::is_runtime_computation(&comp)
         || link::has_layer(c, Layer::Hlo)
@@ -522,18 +608,31 @@ fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options) -> Vec<Hit> {
     let mut ev = Evidence::default();
     ev.add_llo(c, &[ui]);
     let what = format!("LLO computation `{comp}` feeds f8 data to the MXU");
-    decide(c, At::Op { unit: ui, op: first.op }, &what, &ev, opts).into_iter().collect()
+    decide(c, At::Op { unit: ui, op: first.op }, &what, &ev, opts, Narrow::Fp8).into_iter().collect()
 }
 
-/// The analysis entry point.
-pub fn run(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
+fn run_families(c: &Compilation<'_>, unit: usize, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {
     let Some(u) = c.units.get(unit) else { return Vec::new() };
     match u.layer() {
-        Layer::Hlo => hlo_unit(c, unit, opts),
-        Layer::StableHlo => stablehlo_unit(c, unit, opts),
-        Layer::Mosaic => mosaic_unit(c, unit, opts),
-        Layer::Llo => llo_unit(c, unit, opts),
+        Layer::Hlo => hlo_unit(c, unit, opts, ns),
+        Layer::StableHlo => stablehlo_unit(c, unit, opts, ns),
+        Layer::Mosaic => mosaic_unit(c, unit, opts, ns),
+        Layer::Llo => llo_unit(c, unit, opts, ns),
     }
+}
+
+/// The `fp8-emulated` entry point: fp8 matmuls only.
+pub fn run(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
+    run_families(c, unit, opts, &[Narrow::Fp8])
+}
+
+/// The `narrow-emulated` entry point: every narrow family, each hit saying which (`narrow`).
+pub fn run_narrow(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
+    let mut out = Vec::new();
+    for n in Narrow::ALL {
+        out.extend(run_families(c, unit, opts, &[n]).into_iter().map(|h| h.capture("narrow", n.name())));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -676,6 +775,81 @@ mod tests {
         assert!(!is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0") && !is_native_fp8_mnemonic("vmatmul.bf16"));
         assert!(is_f8_data_format("e4m3b") && is_f8_data_format("e4m3b_to_bf16") && !is_f8_data_format("bf16"));
         assert_eq!(data_format_wide("e4m3b_to_bf16"), Some("bf16"));
+    }
+
+    fn narrow_hits(path: &std::path::Path) -> Vec<Found> {
+        sweep::run(path, run_narrow, &Options::new())
+    }
+
+    #[test]
+    fn integer_families_from_the_lowest_layer() {
+        let case = |rule: &str, kind: &str, name: &str| {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules").join(rule).join(kind);
+            narrow_hits(&p.join(name))
+        };
+        // tpu7x: int8 widened to bf16 (Pallas) or f32 (XLA), int4 carried as fp8
+        for (name, narrow, wide) in [
+            ("pallas_int8@tpu7x", "int8", "the MXU gets bf16 (vmatmul.mubr.bf16 ×16)"),
+            ("dot_int8@tpu7x", "int8", "the MXU gets f32 (vmatmul.mubr.f32"),
+            ("pallas_int4@tpu7x", "int4", "the MXU gets f8e4m3fn (vmatmul.mubr.f8e4m3fn"),
+        ] {
+            let h = case("int-widened", "invalid", name);
+            assert_eq!(h.len(), 1, "{name}");
+            let c = &h[0].hit.captures;
+            assert_eq!((c["narrow"].as_str(), c["kind"].as_str()), (narrow, "emulated"), "{name}");
+            assert!(c["detail"].contains(&format!("{narrow} requested but widened on tpu7x")), "{}", c["detail"]);
+            assert!(
+                c["detail"].contains(wide) && c["detail"].ends_with("natively on v6e, v5e, v5p"),
+                "{}",
+                c["detail"]
+            );
+        }
+        // v6e has s4, but the XLA dot gets s8
+        let h = case("int-widened", "invalid", "dot_int4@v6e");
+        assert_eq!(h[0].hit.captures["kind"], "widened-to-int8");
+        assert_eq!(h[0].hit.captures["mxu_format"], "s8");
+        // the Mosaic dump alone: the table
+        let h = case("int-widened", "invalid", "kernel_int8@tpu7x");
+        assert_eq!((h.len(), h[0].layer), (1, "mosaic"));
+        assert!(h[0].hit.captures["detail"].contains("tpu7x (from the dump folder's name) has no int8 MXU"));
+        // native s8/s4, an upcast in the kernel, an fp8 kernel through the narrow analysis gives fp8 only
+        for name in ["pallas_int8@v6e", "dot_int8@v5e", "pallas_int4@v6e", "pallas_int8_upcast@tpu7x"] {
+            assert!(case("int-widened", "valid", name).is_empty(), "{name}");
+        }
+        let h = case("int-widened", "valid", "pallas_fp8@v6e");
+        assert_eq!((h.len(), h[0].hit.captures["narrow"].as_str()), (1, "fp8"));
+        // a generation with int8 whose MXU got f32
+        let h = case("int-not-native", "invalid", "dot_int8_f32_mxu@v6e");
+        assert_eq!(h[0].hit.captures["kind"], "native-format-missing");
+        // the fp8 entry point ignores integer matmuls
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/rules/int-widened/invalid/pallas_int8@tpu7x");
+        assert!(hits(&p).is_empty());
+    }
+
+    #[test]
+    fn formats_per_family() {
+        let f = |dtypes: Vec<DType>| LloFormat {
+            shown: String::new(),
+            format: String::new(),
+            count: 1,
+            native: false,
+            wide: None,
+            dtypes,
+        };
+        assert!(f(vec![DType::S8]).native_for(Narrow::Int8));
+        assert!(!f(vec![DType::S8]).native_for(Narrow::Int4));
+        assert_eq!(f(vec![DType::S8]).wide_for(Narrow::Int4), Some("s8"));
+        assert!(f(vec![DType::F8E5M2]).native_for(Narrow::Fp8));
+        assert_eq!(f(vec![DType::F8E5M2, DType::BF16]).wide_for(Narrow::Fp8), Some("bf16"));
+        assert!(data_format_reads("s8", Narrow::Int8) && data_format_reads("s4", Narrow::Int4));
+        assert!(!data_format_reads("bf16", Narrow::Int8) && !data_format_reads("e4m3b", Narrow::Int4));
+        assert!(data_format_reads("f8e5m2_to_bf16", Narrow::Fp8) && data_format_reads("e4m3b", Narrow::Fp8));
+        assert!(widened_to_int8(Narrow::Int4, "s8") && !widened_to_int8(Narrow::Int4, "f32"));
+        assert!(!widened_to_int8(Narrow::Int8, "s8"));
+        assert_eq!(family(Some(DType::S8), Some(DType::U8)), Some(Narrow::Int8));
+        assert_eq!(family(Some(DType::S8), Some(DType::S4)), None);
+        assert_eq!(family(Some(DType::F8E4M3FN), Some(DType::F8E5M2)), Some(Narrow::Fp8));
     }
 
     /// Project fixtures: tpu7x runs every version natively; on v6e and v5e every fp8 version is emulated, and

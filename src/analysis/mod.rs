@@ -148,6 +148,14 @@ pub static ANALYSES: &[Analysis] = &[
         run: fp8::run,
     },
     Analysis {
+        name: fp8::NARROW_NAME,
+        layers: &[Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo],
+        doc: fp8::NARROW_DOC,
+        captures: fp8::NARROW_CAPTURES,
+        options: fp8::OPTIONS,
+        run: fp8::run_narrow,
+    },
+    Analysis {
         name: placement::NAME,
         layers: &[Layer::Hlo, Layer::Llo],
         doc: placement::DOC,

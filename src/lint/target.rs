@@ -1,12 +1,13 @@
 //! The TPU generation a compilation was built for, and what it can do natively.
 //!
-//! Rules about fp8 depend on it: the same Pallas kernel runs fp8 on the MXU of tpu7x and is emulated through bf16
-//! on v6e/v5e (DESIGN.md §3). The target is taken from, in order: the user's `--target`; the driver's
+//! Rules about narrow types depend on it: the same Pallas kernel runs fp8 on the MXU of tpu7x and is emulated
+//! through bf16 on v6e/v5e, while int8 is native on v6e/v5e and widened to bf16 on tpu7x (`GENERATIONS`, with the
+//! compiled evidence in docs/tpu-generations.md). The target is taken from, in order: the user's `--target`; the driver's
 //! `manifest.json` (the device kind of the version's result); the dump directory's `@target` suffix
 //! (`v3@tpu7x/`, `fp8_dot@v6e/`); the LLO dumps themselves (a native fp8 MXU format proves an fp8 generation).
 
 use super::compilation::Compilation;
-use crate::ir::Layer;
+use crate::ir::{DType, Layer};
 use serde::Serialize;
 use std::path::Path;
 
@@ -17,22 +18,81 @@ pub struct Generation {
     pub name: &'static str,
     /// jax's `device_kind` for it.
     pub device_kind: &'static str,
-    /// The MXU takes fp8 operands (`vmatmul.*.f8e4m3fn`); `None` for CPU (no MXU).
+    /// The MXU takes fp8 operands (`vmatmul.*.f8e4m3fn`, `f8e5m2`); `None` for CPU (no MXU).
     pub native_fp8: Option<bool>,
+    /// The MXU takes int8 operands (`vmatmul.*.s8`).
+    pub native_int8: Option<bool>,
+    /// The MXU takes int4 operands (`vmatmul.*.s4`).
+    pub native_int4: Option<bool>,
 }
 
+const fn tpu(name: &'static str, device_kind: &'static str, fp8: bool, int8: bool, int4: bool) -> Generation {
+    Generation { name, device_kind, native_fp8: Some(fp8), native_int8: Some(int8), native_int4: Some(int4) }
+}
+
+/// What each generation's MXU multiplies natively. Measured with libtpu 0.0.42.1 compile-only targets, XLA dots and
+/// Pallas kernels alike (docs/tpu-generations.md, `examples/narrow_types`): tpu7x has fp8 and no integer mode
+/// (int8 → bf16, int4 → f8e4m3fn in Pallas, f32 in XLA); v6e, v5e and v5p run s8 and s4 (XLA dots widen int4 to
+/// s8; Pallas kernels get s4) and widen fp8; v4 has neither (XLA: f32; Mosaic refuses i8, i4 and fp8).
 pub const GENERATIONS: &[Generation] = &[
-    Generation { name: "tpu7x", device_kind: "TPU7x", native_fp8: Some(true) },
-    Generation { name: "v6e", device_kind: "TPU v6 lite", native_fp8: Some(false) },
-    Generation { name: "v5e", device_kind: "TPU v5 lite", native_fp8: Some(false) },
-    Generation { name: "v5p", device_kind: "TPU v5", native_fp8: Some(false) },
-    Generation { name: "v4", device_kind: "TPU v4", native_fp8: Some(false) },
-    Generation { name: "cpu", device_kind: "cpu", native_fp8: None },
+    tpu("tpu7x", "TPU7x", true, false, false),
+    tpu("v6e", "TPU v6 lite", false, true, true),
+    tpu("v5e", "TPU v5 lite", false, true, true),
+    tpu("v5p", "TPU v5", false, true, true),
+    tpu("v4", "TPU v4", false, false, false),
+    Generation { name: "cpu", device_kind: "cpu", native_fp8: None, native_int8: None, native_int4: None },
 ];
+
+/// A narrow element type family a matmul can ask the MXU for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Narrow {
+    Fp8,
+    Int8,
+    Int4,
+}
+
+impl Narrow {
+    pub const ALL: [Narrow; 3] = [Narrow::Fp8, Narrow::Int8, Narrow::Int4];
+
+    /// The family of an element type: every f8 variant, s8/u8, s4/u4.
+    pub fn of(d: DType) -> Option<Narrow> {
+        match d {
+            _ if d.is_f8() => Some(Narrow::Fp8),
+            DType::S8 | DType::U8 => Some(Narrow::Int8),
+            DType::S4 | DType::U4 => Some(Narrow::Int4),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Narrow::Fp8 => "fp8",
+            Narrow::Int8 => "int8",
+            Narrow::Int4 => "int4",
+        }
+    }
+}
+
+impl Generation {
+    /// Does this generation's MXU take `n` operands natively? `None`: no MXU.
+    pub fn native(&self, n: Narrow) -> Option<bool> {
+        match n {
+            Narrow::Fp8 => self.native_fp8,
+            Narrow::Int8 => self.native_int8,
+            Narrow::Int4 => self.native_int4,
+        }
+    }
+}
+
+/// The generations whose MXU runs `n` natively, for messages: "v6e, v5e, v5p, v4".
+pub fn native_generations(n: Narrow) -> String {
+    GENERATIONS.iter().filter(|g| g.native(n) == Some(true)).map(|g| g.name).collect::<Vec<_>>().join(", ")
+}
 
 /// The generations whose MXU runs fp8 natively, for messages: "tpu7x".
 pub fn native_fp8_generations() -> String {
-    GENERATIONS.iter().filter(|g| g.native_fp8 == Some(true)).map(|g| g.name).collect::<Vec<_>>().join(", ")
+    native_generations(Narrow::Fp8)
 }
 
 /// How the target was learned (said in findings that depend on it).
@@ -168,6 +228,19 @@ mod tests {
     fn the_manifest_names_the_device_kind() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d/v5e/v1@v5e");
         assert_eq!(target_of(&dir.display().to_string(), None, &[]), Some(("v5e", TargetSource::Manifest)));
+    }
+
+    #[test]
+    fn the_narrow_table() {
+        assert_eq!(native_generations(Narrow::Fp8), "tpu7x");
+        assert_eq!(native_generations(Narrow::Int8), "v6e, v5e, v5p");
+        assert_eq!(native_generations(Narrow::Int4), "v6e, v5e, v5p");
+        assert_eq!(Narrow::of(DType::F8E5M2), Some(Narrow::Fp8));
+        assert_eq!(Narrow::of(DType::U8), Some(Narrow::Int8));
+        assert_eq!(Narrow::of(DType::S4), Some(Narrow::Int4));
+        assert_eq!(Narrow::of(DType::BF16), None);
+        let cpu = Target::lookup("cpu").unwrap();
+        assert_eq!(cpu.native(Narrow::Int8), None);
     }
 
     /// v5e/v6e feed fp8 to the MXU widened (`f8e4m3b11.bf16`), or run an f32/bf16 matmul: no proof of a generation.

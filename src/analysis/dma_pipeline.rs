@@ -55,6 +55,13 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
             continue;
         }
         hits.extend(judge(m, unit, &out));
+        if let Some(at) = super::dma_balance::kernel_at(unit, &k) {
+            if let Some(why) = out.inconclusive() {
+                let detail = format!("double buffering not decided for the whole kernel: {why} ({})", out.explored());
+                hits.push(Hit::inconclusive(at.clone(), detail).capture("kind", "inconclusive"));
+            }
+            hits.push(Hit::explored(at, out.explored()).capture("kind", "explored"));
+        }
     }
     hits
 }

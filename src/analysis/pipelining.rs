@@ -137,7 +137,13 @@ pub fn check_kernel(
         let (hu, call) = host_call(c, unit, k.name)?;
         Some(call_arrays(&c.units.get(hu)?.module, call))
     });
-    let steps: i64 = k.iteration_bounds.iter().try_fold(1i64, |a, &b| a.checked_mul(b.max(0))).unwrap_or(i64::MAX);
+    // a negative bound is Mosaic's spelling of a dynamic one (`?`): the number of steps is not known here
+    let dynamic = k.iteration_bounds.iter().any(|&b| b < 0);
+    let steps: i64 = if dynamic {
+        i64::MAX
+    } else {
+        k.iteration_bounds.iter().try_fold(1i64, |a, &b| a.checked_mul(b)).unwrap_or(i64::MAX)
+    };
     if steps <= 1 {
         let names: Vec<String> =
             windows.iter().filter_map(|(w, _)| arg_of(*w)).map(|a| format!("`%{}`", a.name)).collect();

@@ -184,6 +184,25 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn dynamic_or_empty_grids_are_said_not_passed() {
+        let text = data("dma-balance/valid/cross_step_pipeline.mlir");
+        let bounds = regex::Regex::new(r"iteration_bounds = array<i64: [^>]*>").unwrap();
+        // a dynamic bound (Mosaic prints `?` as i64::MIN): inconclusive, never a silent pass
+        let dynamic = bounds.replace(&text, "iteration_bounds = array<i64: -9223372036854775808>");
+        let hits = run_text(&dynamic, run);
+        assert!(
+            hits.len() == 1 && hits[0].0 == "inconclusive" && hits[0].1.contains("only known at run time"),
+            "{hits:?}"
+        );
+        // huge bounds: sampled, no overflow, no allocation by the bound
+        let huge = bounds.replace(&text, "iteration_bounds = array<i64: 9223372036854775807>");
+        assert!(run_text(&huge, run).iter().all(|h| h.0 != "never-waited"));
+        // zero steps: the kernel never runs
+        let zero = bounds.replace(&text, "iteration_bounds = array<i64: 0>");
+        assert!(run_text(&zero, run).is_empty());
+    }
+
+    #[test]
     fn semaphores_count_bytes() {
         let hits = run_text(&data("dma-balance/valid/halves_one_wait.mlir"), run);
         assert!(hits.is_empty(), "{hits:?}");

@@ -1528,17 +1528,20 @@ fn int2(x: V, y: V, f: impl Fn(i64, i64) -> Option<i64>) -> V {
     }
 }
 
+/// The environment's hash, summed per entry (a map's order is arbitrary).
+fn env_hash(s: &State) -> u64 {
+    s.env.iter().fold(0u64, |acc, kv| {
+        let mut h = std::hash::DefaultHasher::new();
+        kv.hash(&mut h);
+        acc.wrapping_add(h.finish())
+    })
+}
+
 /// What a path holds, but for the intervals of its unknowns and the history (`when`/trace positions) of its
 /// outstanding transfers.
 fn fingerprint_but_atoms(s: &State) -> u64 {
-    let mut env: u64 = 0;
-    for kv in &s.env {
-        let mut h = std::hash::DefaultHasher::new();
-        kv.hash(&mut h);
-        env = env.wrapping_add(h.finish());
-    }
     let mut h = std::hash::DefaultHasher::new();
-    env.hash(&mut h);
+    env_hash(s).hash(&mut h);
     s.atoms.len().hash(&mut h);
     for d in &s.dmas {
         (d.op, &d.sems, &d.left, d.bytes, d.signal).hash(&mut h);
@@ -1548,14 +1551,8 @@ fn fingerprint_but_atoms(s: &State) -> u64 {
 }
 
 fn fingerprint(s: &State) -> u64 {
-    let mut env: u64 = 0;
-    for kv in &s.env {
-        let mut h = std::hash::DefaultHasher::new();
-        kv.hash(&mut h);
-        env = env.wrapping_add(h.finish());
-    }
     let mut h = std::hash::DefaultHasher::new();
-    env.hash(&mut h);
+    env_hash(s).hash(&mut h);
     (&s.atoms, &s.mem, &s.dmas, &s.trace, &s.executed, &s.fails, &s.ctx, &s.step, &s.yielded).hash(&mut h);
     h.finish()
 }

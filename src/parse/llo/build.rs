@@ -315,7 +315,7 @@ fn find_loops<'a>(bundles: &[Bundle<'a>]) -> Vec<RawLoop<'a>> {
         let mut best: Option<(usize, &'a str, &'a str)> = None;
         for r in b.started_regions() {
             if let Some(&(j, name)) = targets.get(r).and_then(|v| v.iter().find(|(j, _)| *j >= i)) {
-                if best.map_or(true, |(bj, _, _)| j < bj) {
+                if best.is_none_or(|(bj, _, _)| j < bj) {
                     best = Some((j, r, name));
                 }
             }

@@ -150,3 +150,55 @@ fn graph_dump_lists_edges() {
     assert_eq!(w["calls"], serde_json::json!(["cond", "body"]));
     assert_eq!(w["operands"], serde_json::json!(["init"]));
 }
+
+/// A compilation whose secondary LLO dumps (schedule analysis, a memory-space-assignment table) do not parse still
+/// gets its verdicts: the HLO is linted and its findings reported in every format, next to the parse errors, which
+/// keep their spans and make the exit code 2.
+#[test]
+fn a_broken_secondary_dump_does_not_hide_the_compilations_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("v@tpu7x");
+    std::fs::create_dir_all(dir.join("hlo")).unwrap();
+    std::fs::create_dir_all(dir.join("llo")).unwrap();
+    let fixture = format!(
+        "{}/fixtures/fp8_matmul_2d/tpu7x+v6e/bug_upcast@tpu7x/hlo/module_0000.jit_fp8_matmul_bug_upcast.cl_933746096.after_optimizations.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::copy(fixture, dir.join("hlo/module_0000.jit_f.after_optimizations.txt")).unwrap();
+    // Cut inside a custom call's pretty-printed frontend attribute.
+    let sample = std::fs::read_to_string(data("llo/43-TLP-02-schedule-analysis_final_bundles.txt")).unwrap();
+    let cut = &sample[..sample.find("\"xprof_metadata").unwrap()];
+    std::fs::write(dir.join("llo/1-TLP-02-schedule-analysis_final_bundles.txt"), cut).unwrap();
+    std::fs::write(dir.join("llo/1-TLP-02-memory-space-assignment-scheduleinfo.txt"), "time,instruction_name\n0,\"a\n")
+        .unwrap();
+    let run = |format: &str| {
+        let out = hlolint().args(["--format", format, "v@tpu7x"]).current_dir(tmp.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{format}: an input error exits 2");
+        (scrub(&out.stdout, tmp.path()), scrub(&out.stderr, tmp.path()))
+    };
+
+    let (stdout, stderr) = run("human");
+    assert!(stdout.contains("HL011 async-no-overlap"), "{stdout}");
+    assert!(stderr.contains("schedule-analysis_final_bundles.txt:7:496]"), "the error keeps its location: {stderr}");
+    assert!(stderr.contains("memory-space-assignment-scheduleinfo.txt:2:3]"), "{stderr}");
+    assert!(stderr.contains("2 error(s)"), "{stderr}");
+
+    let (stdout, _) = run("json");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rules: Vec<&str> = v["findings"].as_array().unwrap().iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert!(rules.contains(&"async-no-overlap"), "{rules:?}");
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2);
+    let sched = errors.iter().find(|e| e["path"].as_str().unwrap().ends_with("schedule-analysis_final_bundles.txt"));
+    assert_eq!(sched.unwrap()["offset"], cut.find("{kernel_metadata").unwrap());
+    assert_eq!(sched.unwrap()["expected"], "`}` closing this `{` before the end of the file");
+
+    let (stdout, stderr) = run("sarif");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(!v["runs"][0]["results"].as_array().unwrap().is_empty());
+    assert!(stderr.contains("llo syntax error"));
+
+    let (stdout, stderr) = run("github");
+    assert!(stdout.contains("title=HL011 async-no-overlap"), "{stdout}");
+    assert!(stderr.contains("llo syntax error"));
+}

@@ -142,6 +142,12 @@ fn pathological_inputs_never_panic() {
         "Schedule analysis:\n\t[opcode] x",
         "buffer_id,buffer_name\n\"",
         "time,instruction_name\n1,\"a\"\"",
+        "time,instruction_name\n1,x\"\n\"",
+        // Schedule-analysis records that stay open: a string ending in `\`, a comment, brackets.
+        "Schedule analysis:\n\t 1.00 scheduled bundles (1.00%): %a = f(\"\\",
+        "Schedule analysis:\n\t 1.00 scheduled bundles (1.00%): %a = f(/*",
+        "Schedule analysis:\n\t 1.00 scheduled bundles (1.00%): %a = f({[\n\n",
+        "Schedule analysis:\n\t 1.00 scheduled bundles (1.00%): %a = f())]}\n\ttotal: 1",
     ] {
         exercise(t);
     }
@@ -153,6 +159,8 @@ fn pathological_inputs_never_panic() {
     exercise(&deep);
     let comments = format!("0 : {{ %a = x {} }}", "/*".repeat(10_000));
     exercise(&comments);
+    // Deep brackets in a table record: scanned without recursion.
+    exercise(&format!("Schedule analysis:\n\t 1.00 scheduled bundles (1.00%): {}", "{".repeat(100_000)));
 }
 
 #[test]

@@ -106,6 +106,36 @@ fn tables() {
     }
 }
 
+/// jax's splash attention kernel compiled for tpu7x (trimmed: the kernel body shortened, fewer entries): XLA prints
+/// the custom call's `kernel_metadata` frontend attribute as JSON over three lines.
+#[test]
+fn schedule_analysis_with_a_multi_line_entry() {
+    let (path, text) = sample("43-TLP-02-schedule-analysis_final_bundles.txt");
+    let LloFile::ScheduleAnalysis(s) = parse_llo(&path, &text).unwrap() else { panic!() };
+    assert_eq!(s.total_bundles(), Some(260));
+    let names: Vec<_> = s.entries.iter().map(|e| e.name).collect();
+    assert_eq!(
+        names,
+        [None, Some("copy-start.4"), Some("splash_mha_fwd_no_residuals.1"), Some("copy-done.4"), Some("copy-done.3")]
+    );
+    let splash = &s.entries[2];
+    assert_eq!(splash.bundles, 4.5);
+    let hlo = splash.hlo.unwrap();
+    assert_eq!(hlo.lines().count(), 3);
+    assert!(hlo.ends_with(r#""aliasing_operands":{"lists":[]}}"#));
+    // The entry's span covers its three lines.
+    assert_eq!(splash.span.text(&text).lines().count(), 3);
+    let opcodes: Vec<_> = s.by_opcode.iter().map(|o| (o.opcode, o.instances)).collect();
+    assert_eq!(opcodes, [("copy-start", 5), ("copy-done", 5), ("custom-call", 1)]);
+
+    // Cut inside the pretty-printed attribute: an error at the `{` still open, with its span; not a misread line.
+    let cut = &text[..text.find("\"xprof_metadata").unwrap()];
+    let open = cut.find("{kernel_metadata").unwrap();
+    let e = parse_llo(&path, cut).unwrap_err();
+    assert_eq!(e.span.offset(), open);
+    assert!(e.to_string().contains("`}` closing this `{`"), "{e}");
+}
+
 fn err(text: &str) -> String {
     let e = parse_llo("x.txt", text).unwrap_err();
     format!("{e} @{}+{}", e.span.offset(), e.span.len())
@@ -120,5 +150,7 @@ fn errors_point_at_the_problem() {
     insta::assert_snapshot!(err(&format!("{head}  0x1   :  {{ %1 = sld [smem:[#a] }}\n")), @"llo syntax error: expected `]`, found `}` @85+1");
     insta::assert_snapshot!(err(&format!("{head}  zz   :  {{ }}\n")), @"llo syntax error: expected a bundle address (`0x1f`), found `zz` @54+2");
     insta::assert_snapshot!(err("== CAPACTIY:\nMXU, XLU\n2 2\n== UTILIZATION:\n0 0 7\n"), @"llo syntax error: expected end of row after 2 numbers (one per unit), found `7` @46+1");
+    insta::assert_snapshot!(err("Schedule analysis:\n\t 1.00 scheduled bundles (100.00%): %a = f32[] custom-call(), backend_config=\"{\\\"x\\\"\n"), @r#"llo syntax error: expected `"` closing this string before the end of the file, found `"` @96+1"#);
+    insta::assert_snapshot!(err("time,instruction_name\n0,\"a\n1,b\n"), @r#"llo syntax error: expected `"` closing this field before the end of the file, found `"a` @24+2"#);
     insta::assert_snapshot!(err("HloModule m\n"), @"llo syntax error: expected an LLO dump (final_bundles, schedule analysis, utilization or a memory-space-assignment table), found `HloModule` @0+9");
 }

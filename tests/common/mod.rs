@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 /// `../shared/corpus`, or `None` (with a printed notice) on a fresh clone that does not have it.
 pub fn corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    // A worktree outside the usual layout points at the corpus with HLOLINT_CORPUS.
+    let dir = std::env::var_os("HLOLINT_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
     if dir.is_dir() {
         Some(dir)
     } else {

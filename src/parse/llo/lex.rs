@@ -92,6 +92,68 @@ pub fn line(i: &str) -> (&str, &str) {
     }
 }
 
+/// One record of a line-oriented table whose cells may embed HLO text: up to the first line break outside every
+/// string and bracket. XLA prints some attribute values over several lines (a `frontend_attributes` value that is
+/// pretty-printed JSON, a string holding a kernel's text), so a line break inside `{..}`, `[..]`, `(..)`, a
+/// `"..."` string (with `\` escapes) or a `/* */` comment continues the record. Returns the record (without its
+/// line break) and the input after it; a string, comment or bracket still open at the end of the input is an
+/// error pointing at where it was opened. A closer with nothing open is kept as text (XLA never prints one
+/// outside a string, and a table cell must not end the record early because of it).
+pub fn record(i: &str) -> Result<(&str, &str), nom::Err<PErr<'_>>> {
+    let b = i.as_bytes();
+    // Offsets of the open brackets, outermost first.
+    let mut open: Vec<usize> = Vec::new();
+    let mut k = 0;
+    while k < b.len() {
+        match b[k] {
+            b'\n' if open.is_empty() => {
+                let l = &i[..k];
+                return Ok((l.strip_suffix('\r').unwrap_or(l), &i[k + 1..]));
+            }
+            b'"' => {
+                let start = k;
+                k += 1;
+                loop {
+                    match b.get(k) {
+                        None => {
+                            return Err(PErr::failure(
+                                &i[start..],
+                                "`\"` closing this string before the end of the file",
+                            ))
+                        }
+                        Some(b'\\') => k += 2,
+                        Some(b'"') => break,
+                        _ => k += 1,
+                    }
+                }
+            }
+            b'/' if b.get(k + 1) == Some(&b'*') => match comment(&i[k..]) {
+                Ok((rest, _)) => {
+                    k = i.len() - rest.len();
+                    continue;
+                }
+                Err(_) => return Err(PErr::failure(&i[k..], "`*/` closing this comment before the end of the file")),
+            },
+            b'{' | b'[' | b'(' => open.push(k),
+            b'}' | b']' | b')' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    // The outermost: where the unfinished part of the record began.
+    if let Some(&at) = open.first() {
+        let what = match b[at] {
+            b'{' => "`}` closing this `{` before the end of the file",
+            b'[' => "`]` closing this `[` before the end of the file",
+            _ => "`)` closing this `(` before the end of the file",
+        };
+        return Err(PErr::failure(&i[at..], what));
+    }
+    Ok((i, ""))
+}
+
 /// Static decimal strings for small numbers, so synthesized attributes (slot, depth) can borrow like parsed ones.
 pub fn small_num(n: usize) -> &'static str {
     const NUMS: [&str; 64] = [
@@ -122,6 +184,39 @@ mod tests {
         assert_eq!(c, " a /* b */ c ");
         assert_eq!(rest, " tail");
         assert!(comment("/* open /* */").is_err());
+    }
+
+    #[test]
+    fn records_continue_while_a_string_or_bracket_is_open() {
+        // A pretty-printed frontend attribute, as XLA prints Pallas kernel metadata.
+        let t = "a = f(x), fa={k={\n\"m\":\"{\\\"b\\\": 1}\"\n}}, c=1\nnext\n";
+        let (r, rest) = record(t).unwrap();
+        assert_eq!(r, "a = f(x), fa={k={\n\"m\":\"{\\\"b\\\": 1}\"\n}}, c=1");
+        assert_eq!(rest, "next\n");
+        // A line break inside a string, escaped quotes and brackets inside the string do not count.
+        let t = "s=\"x\\\" ( [ {\ny\" done\r\nz";
+        assert_eq!(record(t).unwrap(), ("s=\"x\\\" ( [ {\ny\" done", "z"));
+        // Comments may hold brackets; a stray closer does not end or break the record.
+        assert_eq!(record("a /* ( */ b) c\nd").unwrap(), ("a /* ( */ b) c", "d"));
+        assert_eq!(record("last").unwrap(), ("last", ""));
+    }
+
+    #[test]
+    fn an_unclosed_record_points_at_its_opener() {
+        let t = "ok\nx = f(y), b={\"k\": [1,\n";
+        let (_, rest) = record(t).unwrap();
+        let e = match record(rest) {
+            Err(nom::Err::Failure(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(e.at.starts_with("{\"k\""), "{:?}", e.at);
+        assert!(e.expected.contains('}'));
+        let e = match record("s=\"open\\\"") {
+            Err(nom::Err::Failure(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(e.at.starts_with("\"open") && e.expected.contains('"'));
+        assert!(record("/* open").is_err());
     }
 
     #[test]

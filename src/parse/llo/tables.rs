@@ -19,7 +19,7 @@
 //! ```
 //! Columns are looked up by header name, so a column added by a newer libtpu does not break the parser.
 
-use super::lex::line;
+use super::lex::{line, record};
 use crate::ir::Span;
 use crate::parse::error::{PErr, PResult};
 use serde::Serialize;
@@ -84,7 +84,8 @@ pub fn schedule_analysis(base: &str) -> PResult<'_, ScheduleAnalysis<'_>> {
         return PErr::cut(base, "`Schedule analysis:`");
     }
     while !i.is_empty() {
-        let (l, rest) = line(i);
+        // An entry's HLO text may span lines (see `record`).
+        let (l, rest) = record(i)?;
         let t = l.trim();
         if t.is_empty() {
             i = rest;
@@ -293,13 +294,44 @@ fn csv(base: &str) -> Result<Csv<'_>, nom::Err<PErr<'_>>> {
     let columns: Vec<&str> = h.split(',').map(str::trim).collect();
     let mut rows = Vec::new();
     while !i.is_empty() {
-        let (l, rest) = line(i);
+        let (l, rest) = csv_record(i)?;
         if !l.trim().is_empty() {
             rows.push((l, fields(l)?));
         }
         i = rest;
     }
     Ok(Csv { columns, rows })
+}
+
+/// One CSV record: up to the first line break outside a quoted field (a quoted field may hold line breaks, and
+/// `""` is an escaped quote, as in RFC 4180). A quote still open at the end of the input is an error there.
+fn csv_record(i: &str) -> Result<(&str, &str), nom::Err<PErr<'_>>> {
+    let b = i.as_bytes();
+    let mut quote: Option<usize> = None;
+    // A quote opens a field only at the field's start; elsewhere in an unquoted field it is text.
+    let mut field_start = true;
+    for (k, &c) in b.iter().enumerate() {
+        match c {
+            // `""` inside a field closes and reopens: the net effect is the same as an escaped quote.
+            b'"' if quote.is_some() => quote = None,
+            b'"' if field_start => quote = Some(k),
+            b',' if quote.is_none() => {
+                field_start = true;
+                continue;
+            }
+            b'\n' if quote.is_none() => {
+                let l = &i[..k];
+                return Ok((l.strip_suffix('\r').unwrap_or(l), &i[k + 1..]));
+            }
+            _ => {}
+        }
+        // `""` reopens the field it closed, so the next quote right after a closing one still counts.
+        field_start = quote.is_none() && c == b'"';
+    }
+    match quote {
+        Some(at) => Err(cut(&i[at..], "`\"` closing this field before the end of the file")),
+        None => Ok((i.strip_suffix('\r').unwrap_or(i), "")),
+    }
 }
 
 fn fields(l: &str) -> Result<Vec<&str>, nom::Err<PErr<'_>>> {
@@ -445,6 +477,32 @@ mod tests {
         assert_eq!(s.entries[1].name, Some("a.1"));
         assert_eq!(s.bundles_for("a.1"), Some(54.5));
         assert_eq!((s.by_opcode[0].opcode, s.by_opcode[0].instances), ("custom-call", 1));
+    }
+
+    #[test]
+    fn schedule_entries_span_lines() {
+        let t = "Schedule analysis:\n\ttotal scheduled bundles:    5\n\t   5.00 scheduled bundles (100.00%): %k.1 = f32[8]{0} custom-call(%p), frontend_attributes={kernel_metadata={\n\"xprof_metadata\":\"{\\\"block_q\\\": 128}\"\n}}, backend_config={\"name\":\"a\\nb ) ]\"}\n\t[opcode]     5 scheduled bundles (100.00%): custom-call          (1 instances, 5.00 avg)\n";
+        let (_, s) = schedule_analysis(t).unwrap();
+        assert_eq!(s.entries.len(), 1);
+        assert_eq!(s.entries[0].name, Some("k.1"));
+        assert!(s.entries[0].hlo.unwrap().ends_with("b ) ]\"}"));
+        assert_eq!(s.by_opcode.len(), 1);
+        // Cut inside the record: an error at the outermost `{` left open, not a misread counter.
+        let cut = &t[..t.find("\"xprof").unwrap()];
+        let e = match schedule_analysis(cut) {
+            Err(nom::Err::Failure(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(e.at.starts_with("{kernel_metadata={\n") && e.expected.contains('}'), "{:?}", e.at);
+    }
+
+    #[test]
+    fn csv_quoted_fields_span_lines() {
+        let t = "time,instruction_name\n0,\"a\nb\"\n1,\"say \"\"hi\"\"\"\n2,x\"y\n";
+        let (_, s) = schedule_info(t).unwrap();
+        let names: Vec<_> = s.iter().map(|r| r.instruction_name).collect();
+        assert_eq!(names, ["a\nb", "say \"\"hi\"\"", "x\"y"]);
+        assert!(schedule_info("time,instruction_name\n0,\"open\n").is_err());
     }
 
     #[test]

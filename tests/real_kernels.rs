@@ -26,16 +26,6 @@ const KERNELS: &[(&str, &str, &str)] = &[
 ];
 const TARGETS: &[&str] = &["tpu7x", "v6e", "v5e"];
 
-/// Folders whose dumps hlolint cannot parse yet: (folder, file name fragment, message fragment).
-const KNOWN_PARSE_ERRORS: &[(&str, &str, &str)] = &[
-    // fixed by the LLO multi-line records work: a schedule-analysis record carries a JSON "xprof_metadata" blob
-    (
-        "splash_mha_causal@tpu7x",
-        "splash_mha_fwd_no_residuals.1-02-schedule-analysis_final_bundles.txt",
-        "expected a number after the counter name",
-    ),
-];
-
 fn run_none(dir: &Path) -> (i32, Value) {
     let out = Command::cargo_bin("hlolint")
         .unwrap()
@@ -76,23 +66,9 @@ fn every_folder_parses_and_finds_its_kernel() {
             let name = format!("{version}@{target}");
             let (code, v) = run_none(&fixtures().join(&name));
             let errors = v["errors"].as_array().unwrap();
-            let known: Vec<_> = KNOWN_PARSE_ERRORS.iter().filter(|(d, _, _)| *d == name).collect();
-            if known.is_empty() {
-                if code != 0 || !errors.is_empty() {
-                    failures.push(format!("{name}: exit {code}, errors {errors:?}"));
-                }
-            } else {
-                // the known error is reported on its file, and the folder's other files are still read
-                for (_, file, msg) in &known {
-                    let hit = errors.iter().any(|e| {
-                        e["path"].as_str().unwrap_or("").ends_with(file)
-                            && e["message"].as_str().unwrap_or("").contains(msg)
-                    });
-                    if !hit || errors.len() != known.len() {
-                        failures.push(format!("{name}: expected the parse error in {file}, got {errors:?}"));
-                    }
-                }
-                assert!(code == 0 || code == 2, "{name}: exit {code}");
+            // every dump parses, the LLO schedule analyses whose records span lines (splash's kernel metadata) too
+            if code != 0 || !errors.is_empty() {
+                failures.push(format!("{name}: exit {code}, errors {errors:?}"));
             }
             let kernels: BTreeSet<&str> = v["files"]
                 .as_array()

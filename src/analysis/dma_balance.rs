@@ -25,8 +25,12 @@ forever). Only the kernel as written is judged (its later stages and a decoded c
 step when the grid has at most 64 points, else per dimension the first 2 and last indices with a multiple of 12 \
 skipped between (slot phases `i % 2/3/4` preserved); `scf.for` loops fully up to 32 iterations, else the same \
 sampling; dynamic trip counts and `scf.while` up to 4 iterations; values read from memory at run time are unknowns \
-whose comparisons fork the simulation; paths that agree on everything that matters merge at region exits and grid-step \
-boundaries; at most 48 paths and 3,000,000 op evaluations per kernel. An op is reported only when every explored path \
+followed through monotone arithmetic (`(len + 255) / 256`), so that comparisons on them narrow consistently and fork \
+the simulation only where they decide something; a region with no DMA or semaphore op inside (index computations, \
+searches over lengths) is joined into one path per branch; paths that agree on everything that matters merge at \
+region exits and grid-step boundaries (paths that differ only in how many transfers of one kind are in flight merge \
+into the one with fewer); a transfer still outstanding 3 grid steps after it started is counted as never waited (no \
+kernel seen waits further ahead); at most 256 paths and 3,000,000 op evaluations per kernel. An op is reported only when every explored path \
 that executed it shows the problem. When a bound is hit, a semaphore or amount cannot be known, or the grid is \
 dynamic, the kernel gets an `inconclusive` result (note level) saying why — never a silent pass; `-v` shows what was \
 explored.";

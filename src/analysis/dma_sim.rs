@@ -35,10 +35,12 @@ pub const FULL_GRID: usize = 64;
 pub const FULL_LOOP: i64 = 32;
 pub const KEEP: i64 = 2;
 pub const DYN_ITERS: i64 = 4;
-pub const MAX_STATES: usize = 48;
+pub const MAX_STATES: usize = 256;
 pub const OP_BUDGET: u64 = 3_000_000;
 const MAX_DEPTH: u32 = 48;
 const MAX_TRACE: usize = 200_000;
+/// Grid steps after which a transfer still outstanding is taken as never waited.
+pub const RETIRE_STEPS: usize = 3;
 /// Grid steps simulated at most (a sampled huge grid).
 pub const MAX_STEPS: usize = 4096;
 
@@ -61,13 +63,141 @@ pub struct RefV {
     pub bytes: bool,
 }
 
+/// One monotone step of a [`V::Sym`] expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    Add(i64),
+    Mul(i64),
+    /// Division by a positive constant: truncating (`divsi`), flooring, ceiling.
+    Div(i64),
+    FloorDiv(i64),
+    CeilDiv(i64),
+    Min(i64),
+    Max(i64),
+}
+
+/// Applies `f` to `x` (saturating, so the function stays monotone over the whole range).
+fn apply(f: &[Step], x: i64) -> i128 {
+    let mut v = x as i128;
+    for st in f {
+        v = match *st {
+            Step::Add(c) => v.saturating_add(c as i128),
+            Step::Mul(c) => v.saturating_mul(c as i128),
+            Step::Div(c) => v / c as i128,
+            Step::FloorDiv(c) => v.div_euclid(c as i128),
+            Step::CeilDiv(c) => -((-v).div_euclid(c as i128)),
+            Step::Min(c) => v.min(c as i128),
+            Step::Max(c) => v.max(c as i128),
+        };
+    }
+    v
+}
+
+/// The range unknowns live in (kept away from the i64 limits so `+ 1` never overflows).
+const ATOM_MIN: i64 = i64::MIN / 4;
+const ATOM_MAX: i64 = i64::MAX / 4;
+
+/// The first x in `(from, ATOM_MAX]` where `pred` differs from its value at `from` (a monotone predicate
+/// changes once), by bisection.
+fn change(from: i64, pred: &dyn Fn(i64) -> bool) -> Option<i64> {
+    let start = pred(from);
+    if pred(ATOM_MAX) == start {
+        return None;
+    }
+    let (mut lo, mut hi) = (from, ATOM_MAX);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) == start {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// Where a monotone `pred` holds: a prefix or a suffix of the atom's range (`None`: nowhere).
+fn interval(pred: &dyn Fn(i64) -> bool) -> Option<(i64, i64)> {
+    if pred(ATOM_MIN) {
+        Some((ATOM_MIN, change(ATOM_MIN, pred).map(|h| h - 1).unwrap_or(ATOM_MAX)))
+    } else {
+        change(ATOM_MIN, pred).map(|lo| (lo, ATOM_MAX))
+    }
+}
+
+/// `f(atom) <p> c` as an interval of the atom (monotone `f`: the set is one interval, or its complement for
+/// `ne`); `Int` when it holds everywhere or nowhere.
+fn sym_cmp(atom: u32, f: &[Step], p: &str, c: i64) -> V {
+    let c = c as i128;
+    let neg = p == "ne";
+    let holds = |x: i64| {
+        let v = apply(f, x);
+        match p {
+            "eq" | "ne" => v == c,
+            "lt" => v < c,
+            "le" => v <= c,
+            "gt" => v > c,
+            _ => v >= c,
+        }
+    };
+    if !matches!(p, "eq" | "ne" | "lt" | "le" | "gt" | "ge") {
+        return V::Unknown;
+    }
+    let set = if matches!(p, "eq" | "ne") {
+        // f(x) == c: where f(x) >= c and f(x) <= c, each monotone
+        let ge = interval(&|x: i64| apply(f, x) >= c);
+        let le = interval(&|x: i64| apply(f, x) <= c);
+        match (ge, le) {
+            (Some(a), Some(b)) if a.0.max(b.0) <= a.1.min(b.1) => Some((a.0.max(b.0), a.1.min(b.1))),
+            _ => None,
+        }
+    } else {
+        interval(&holds)
+    };
+    match set {
+        None => V::Int(i64::from(neg)),
+        Some((ATOM_MIN, ATOM_MAX)) => V::Int(i64::from(!neg)),
+        Some((lo, hi)) => V::Cond { atom, lo, hi, neg },
+    }
+}
+
+/// A chain without its trailing constant, and that constant.
+fn split_offset(f: &[Step]) -> (&[Step], i64) {
+    match f.split_last() {
+        Some((Step::Add(c), rest)) => (rest, *c),
+        _ => (f, 0),
+    }
+}
+
+/// `Sym` with one more step (identities dropped, so equal values get equal chains); `Unknown` when the chain
+/// grows long.
+fn sym_step(x: V, st: Step) -> V {
+    if matches!(st, Step::Add(0) | Step::Mul(1) | Step::Div(1) | Step::FloorDiv(1) | Step::CeilDiv(1)) {
+        return x;
+    }
+    match x {
+        V::Sym { atom, mut f } if f.len() < 16 => {
+            match (f.last_mut(), st) {
+                (Some(Step::Add(a)), Step::Add(b)) => match a.checked_add(b) {
+                    Some(c) => *a = c,
+                    None => return V::Unknown,
+                },
+                _ => f.push(st),
+            }
+            V::Sym { atom, f }
+        }
+        _ => V::Unknown,
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum V {
     Int(i64),
-    /// `atom + off`: an unknown integer.
+    /// `f(atom)`: an unknown integer through a chain of monotone steps (`(len + 255) / 256`), so that comparisons
+    /// with known integers become intervals of the atom and stay consistent with each other.
     Sym {
         atom: u32,
-        off: i64,
+        f: Vec<Step>,
     },
     /// An unknown boolean: `atom ∈ [lo, hi]`, negated when `neg`.
     Cond {
@@ -108,6 +238,8 @@ pub struct Dma {
     pub when: String,
     /// Trace index of its start and of the wait that consumed it.
     pub started: usize,
+    /// The ordinal of the simulated grid step it was started in.
+    pub step: usize,
     pub waited: Option<usize>,
     /// A DMA to another device (`device_id`): its target semaphore is the peer's; accounted on this device
     /// assuming every device runs the same path (SPMD), so the peer's copy to us signals ours.
@@ -204,6 +336,8 @@ pub struct Outcome {
     pub ops: u64,
     pub peak_paths: usize,
     pub merged: usize,
+    /// Where paths forked most: `line 130 (scf.for) ×412`.
+    pub fork_sites: Vec<String>,
 }
 
 pub struct Sim<'m, 'a> {
@@ -219,6 +353,12 @@ pub struct Sim<'m, 'a> {
     sem_args: BTreeSet<usize>,
     /// Byte offsets of the text's line ends, for `line N` in messages.
     newlines: Vec<u32>,
+    /// Forks per op whose condition the simulation could not compute.
+    forks: BTreeMap<OpId, u64>,
+    /// Per region op, whether a DMA or semaphore op is inside.
+    dma_inside: HashMap<OpId, bool>,
+    /// The ordinal of the grid step being simulated.
+    step_index: usize,
     /// Per region op, the environment keys defined inside it.
     locals: HashMap<OpId, Locals>,
     peak_paths: usize,
@@ -281,6 +421,9 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
         newlines: m.text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32).collect(),
         peak_paths: 1,
         locals: HashMap::new(),
+        forks: BTreeMap::new(),
+        dma_inside: HashMap::new(),
+        step_index: 0,
     };
     let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
     let (steps, total, dynamic_grid) = grid_steps(&bounds);
@@ -312,13 +455,29 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
                     s.env.insert(dkey(Def::BlockArg { block: entry, index: i as u32 }), v);
                 }
             }
+            sim.step_index = simulated;
             states = sim.run_block(entry, states, 0);
             for s in states.iter_mut() {
                 s.yielded = None;
             }
             if mode == Mode::Balance {
                 let before = states.len();
-                states = between_steps(states);
+                states = sim.between_steps(states);
+                if std::env::var_os("HLOLINT_DEBUG_SIM").is_some() {
+                    eprintln!("step {step:?}: {} path(s), {} ops left", states.len(), sim.budget);
+                    for s in states.iter().take(6) {
+                        let pend: Vec<(u32, usize, Vec<u64>)> =
+                            s.dmas.iter().map(|d| (d.op.0, d.step, d.left.clone())).collect();
+                        eprintln!(
+                            "   mem {:?} exec {} fails {:?} pend {}: {:?}",
+                            s.mem,
+                            s.executed.len(),
+                            fail_kinds(s),
+                            pend.len(),
+                            &pend[..pend.len().min(4)]
+                        );
+                    }
+                }
                 merged += before - states.len();
             }
             simulated += 1;
@@ -330,7 +489,6 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
             let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].left.iter().any(|&l| l > 0)).collect();
             for &i in &left {
                 let d = &s.dmas[i];
-                let count = left.iter().filter(|&&j| s.dmas[j].op == d.op).count();
                 let key = d.sems.iter().zip(&d.left).find(|(_, &l)| l > 0).map(|(k, _)| k.clone());
                 let (sem, slot) = key.as_ref().map(|k| sim.describe_key(k)).unwrap_or_default();
                 let at = if slot.is_empty() { String::new() } else { format!("[{slot}]") };
@@ -338,12 +496,12 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
                     if d.remote { " (a remote DMA, accounted assuming every device runs this same path)" } else { "" };
                 let detail = if d.signal {
                     format!(
-                        "a semaphore signal {} adds to {sem}{at} and no wait takes it: the semaphore is not zero at kernel exit ({count} signal(s) from this op left)",
+                        "a semaphore signal {} adds to {sem}{at} and no wait takes it: the semaphore is not zero at kernel exit",
                         d.when
                     )
                 } else {
                     format!(
-                        "a DMA started {} signals {sem}{at} and is never waited: {count} DMA(s) from this op still outstanding at the end of the grid{remote}",
+                        "a DMA started {} signals {sem}{at} and is never waited: still outstanding at the end of the grid{remote}",
                         d.when,
                     )
                 };
@@ -365,43 +523,97 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
         ops: OP_BUDGET - sim.budget,
         peak_paths: sim.peak_paths,
         merged,
+        fork_sites: sim.fork_sites(),
     }
+}
+
+/// Paths that differ only in values (no DMA inside the region they left) as one: values all paths agree on are
+/// kept, others become unknown; scalar memory likewise; unknowns' intervals widened to their hull.
+fn join_values(mut states: Vec<State>) -> Option<State> {
+    let mut base = states.pop()?;
+    for s in &states {
+        // a value absent from the environment reads as unknown
+        base.env.retain(|k, v| s.env.get(k) == Some(v));
+        base.mem.retain(|k, v| s.mem.get(k) == Some(v));
+        if base.atoms.len() == s.atoms.len() {
+            for (a, b) in base.atoms.iter_mut().zip(&s.atoms) {
+                *a = (a.0.min(b.0), a.1.max(b.1));
+            }
+        }
+        base.unknown_decisions = base.unknown_decisions.min(s.unknown_decisions);
+    }
+    Some(base)
 }
 
 /// Between grid steps only what the next step can see survives: outstanding transfers, scalar memory the kernel
 /// stored, and which DMA ops ran. Values loaded from memory at run time are forgotten (the next load is a fresh
 /// unknown: more paths, never fewer — a finding still needs every path), so paths that differ only in how they
 /// got here merge.
-fn between_steps(states: Vec<State>) -> Vec<State> {
-    let mut seen: HashMap<u64, usize> = HashMap::new();
-    let mut out: Vec<State> = Vec::new();
-    for mut s in states {
-        s.env.clear();
-        s.mem.retain(|_, v| !matches!(v, V::Sym { .. } | V::Cond { .. } | V::Unknown));
-        s.atoms.clear();
-        s.ctx.clear();
-        let h = {
-            let mut h = std::hash::DefaultHasher::new();
-            s.mem.hash(&mut h);
-            s.executed.hash(&mut h);
-            s.fails.hash(&mut h);
-            for d in &s.dmas {
-                (d.op, &d.sems, &d.left, d.bytes, d.signal).hash(&mut h);
-            }
-            h.finish()
-        };
-        match seen.get(&h) {
-            Some(&i) => {
-                let o = &mut out[i];
-                o.unknown_decisions = o.unknown_decisions.min(s.unknown_decisions);
-            }
-            None => {
-                seen.insert(h, out.len());
-                out.push(s);
+impl Sim<'_, '_> {
+    fn between_steps(&self, states: Vec<State>) -> Vec<State> {
+        let mut seen: HashMap<u64, usize> = HashMap::new();
+        let mut out: Vec<State> = Vec::new();
+        for mut s in states {
+            self.retire(&mut s);
+            s.env.clear();
+            s.mem.retain(|_, v| !matches!(v, V::Sym { .. } | V::Cond { .. } | V::Unknown));
+            s.atoms.clear();
+            s.ctx.clear();
+            let h = {
+                let mut h = std::hash::DefaultHasher::new();
+                s.mem.hash(&mut h);
+                s.executed.hash(&mut h);
+                fail_kinds(&s).hash(&mut h);
+                // which kinds of transfer are outstanding, not how many: paths that differ only in how many of
+                // one kind they have in flight merge into the one with fewer (an op that leaks there leaks on
+                // the other too: this can lose a finding, never make one up)
+                let kinds: BTreeSet<_> = s.dmas.iter().map(|d| (d.op, &d.sems, &d.left, d.bytes, d.signal)).collect();
+                kinds.hash(&mut h);
+                h.finish()
+            };
+            match seen.get(&h) {
+                Some(&i) => {
+                    let o = &mut out[i];
+                    let least = o.unknown_decisions.min(s.unknown_decisions);
+                    if s.dmas.len() < o.dmas.len() {
+                        *o = s;
+                    }
+                    o.unknown_decisions = least;
+                }
+                None => {
+                    seen.insert(h, out.len());
+                    out.push(s);
+                }
             }
         }
+        out
     }
-    out
+
+    /// A transfer still outstanding [`RETIRE_STEPS`] grid steps after it started is never waited (software
+    /// pipelines wait in the next step or the one after): it becomes a finding on this path and leaves the
+    /// accounting, so paths that leaked a different number of transfers merge instead of multiplying.
+    fn retire(&self, s: &mut State) {
+        let now = self.step_index;
+        let old: Vec<usize> =
+            (0..s.dmas.len()).filter(|&i| now.saturating_sub(s.dmas[i].step) >= RETIRE_STEPS).collect();
+        for &i in old.iter().rev() {
+            let d = s.dmas.remove(i);
+            let key = d.sems.iter().zip(&d.left).find(|(_, &l)| l > 0).map(|(k, _)| k.clone());
+            let (sem, slot) = key.as_ref().map(|k| self.describe_key(k)).unwrap_or_default();
+            let at = if slot.is_empty() { String::new() } else { format!("[{slot}]") };
+            let detail = format!(
+            "a {} started {} signals {sem}{at} and is never waited: still outstanding {RETIRE_STEPS} grid steps later",
+            if d.signal { "semaphore signal" } else { "DMA" },
+            d.when
+        );
+            s.fails.entry(d.op).or_insert(Fail { kind: "never-waited", detail, semaphore: sem, slot, related: None });
+        }
+    }
+}
+
+/// The failures of a path by op and kind (their wording names grid steps, which differ between mergeable paths).
+fn fail_kinds(s: &State) -> Vec<(OpId, &'static str)> {
+    s.fails.iter().map(|(op, f)| (*op, f.kind)).collect()
 }
 
 impl<'m, 'a> Sim<'m, 'a> {
@@ -462,6 +674,18 @@ impl<'m, 'a> Sim<'m, 'a> {
         let slot =
             offs.iter().map(|o| o.map(|x| x.to_string()).unwrap_or_else(|| "?".into())).collect::<Vec<_>>().join(", ");
         (name, slot)
+    }
+
+    fn fork_sites(&self) -> Vec<String> {
+        let mut v: Vec<(&OpId, &u64)> = self.forks.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        v.iter()
+            .take(3)
+            .map(|(op, n)| {
+                let at = self.line(**op).unwrap_or_else(|| "an op".into());
+                format!("{at} ({}) ×{n}", self.m.op(**op).opcode)
+            })
+            .collect()
     }
 
     /// `line 12` when the op has text (a decoded kernel body has none).
@@ -541,6 +765,55 @@ impl<'m, 'a> Sim<'m, 'a> {
         self.runs(&ops, states, depth)
     }
 
+    /// A region op by its kind (`scf.for`, `scf.if`, `scf.while`, `scf.index_switch`, any other: its regions once).
+    fn region_op(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        match opname(op.opcode) {
+            "for" => self.for_loop(id, s, depth),
+            "if" => self.if_op(id, s, depth),
+            "while" => self.while_loop(id, s, depth),
+            "index_switch" => self.switch(id, s, depth),
+            _ => {
+                // any other region op (tpu.region, scf.execute_region): its regions once, in order
+                let mut states = vec![s];
+                for &r in &op.regions {
+                    if let Some(&blk) = m.regions[r.idx()].blocks.first() {
+                        states = self.run_block(blk, states, depth + 1);
+                        for st in states.iter_mut() {
+                            st.yielded = None;
+                        }
+                    }
+                }
+                states
+            }
+        }
+    }
+
+    /// Whether a region op holds a DMA or semaphore op (at any depth).
+    fn has_dma(&mut self, id: OpId) -> bool {
+        if let Some(&h) = self.dma_inside.get(&id) {
+            return h;
+        }
+        let m = self.m;
+        let mut regions: Vec<RegionId> = m.op(id).regions.clone();
+        let mut found = false;
+        while let Some(r) = regions.pop() {
+            for &b in &m.regions[r.idx()].blocks {
+                for &o in &m.blocks[b.idx()].ops {
+                    let oc = m.op(o).opcode;
+                    let b = opname(oc);
+                    if is_dma_start(oc) || is_dma_wait(oc) || b.starts_with("sem_") {
+                        found = true;
+                    }
+                    regions.extend(m.op(o).regions.iter().copied());
+                }
+            }
+        }
+        self.dma_inside.insert(id, found);
+        found
+    }
+
     /// Paths leaving region op `id`: in `Balance` mode the values defined inside it are dead (SSA), so they are
     /// forgotten and paths that now agree on everything but the intervals of their unknowns merge (the intervals
     /// widened to their hull: more behaviours, never fewer, so a finding still needs every path).
@@ -600,6 +873,7 @@ impl<'m, 'a> Sim<'m, 'a> {
     }
 
     fn cap(&mut self, mut states: Vec<State>) -> Vec<State> {
+        self.peak_paths = self.peak_paths.max(states.len());
         if states.len() <= MAX_STATES {
             return states;
         }
@@ -614,13 +888,21 @@ impl<'m, 'a> Sim<'m, 'a> {
                 uniq.push(s);
             }
         }
-        self.peak_paths = self.peak_paths.max(uniq.len());
         if uniq.len() > MAX_STATES {
             self.truncated = true;
             uniq.sort_by_key(|s| (s.fails.len(), s.unknown_decisions));
             uniq.truncate(MAX_STATES);
         }
         uniq
+    }
+
+    /// [`Self::decide`], counting the forks per op (`-v` names where paths multiply).
+    fn decide_at(&mut self, id: OpId, s: State, c: &V) -> (Option<State>, Option<State>) {
+        let r = self.decide(s, c);
+        if r.0.is_some() && r.1.is_some() {
+            *self.forks.entry(id).or_default() += 1;
+        }
+        r
     }
 
     /// Decides a condition on a state: the states where it holds and those where it does not.
@@ -672,8 +954,8 @@ impl<'m, 'a> Sim<'m, 'a> {
     }
 
     fn fresh(&self, s: &mut State) -> V {
-        s.atoms.push((i64::MIN / 4, i64::MAX / 4));
-        V::Sym { atom: s.atoms.len() as u32 - 1, off: 0 }
+        s.atoms.push((ATOM_MIN, ATOM_MAX));
+        V::Sym { atom: s.atoms.len() as u32 - 1, f: Vec::new() }
     }
 
     fn set(&self, s: &mut State, op: OpId, i: u32, v: V) {
@@ -705,25 +987,13 @@ impl<'m, 'a> Sim<'m, 'a> {
             return vec![s];
         }
         if !op.regions.is_empty() {
-            return match b {
-                "for" => self.for_loop(id, s, depth),
-                "if" => self.if_op(id, s, depth),
-                "while" => self.while_loop(id, s, depth),
-                "index_switch" => self.switch(id, s, depth),
-                _ => {
-                    // any other region op (tpu.region, scf.execute_region): its regions once, in order
-                    let mut states = vec![s];
-                    for &r in &op.regions {
-                        if let Some(&blk) = m.regions[r.idx()].blocks.first() {
-                            states = self.run_block(blk, states, depth + 1);
-                            for st in states.iter_mut() {
-                                st.yielded = None;
-                            }
-                        }
-                    }
-                    states
-                }
-            };
+            // Balance: a region with no DMA or semaphore op inside only computes values (the next block's
+            // indices, a search over lengths); its paths are joined into one instead of multiplying the kernel's
+            if self.mode == Mode::Balance && b != "if" && !self.has_dma(id) {
+                let states = self.region_op(id, s, depth);
+                return join_values(states).into_iter().collect();
+            }
+            return self.region_op(id, s, depth);
         }
         if is_matmul(oc) {
             s.trace.push(Ev::Compute { op: id });
@@ -936,7 +1206,17 @@ impl<'m, 'a> Sim<'m, 'a> {
         match name {
             "addi" | "add" => self.lin(x, y, 1),
             "subi" | "sub" => self.lin(x, y, -1),
-            "muli" | "mul" => int2(x, y, |a, b| a.checked_mul(b)),
+            "muli" | "mul" => match (&x, &y) {
+                (V::Sym { .. }, V::Int(c)) if *c != 0 => sym_step(x, Step::Mul(*c)),
+                (V::Int(c), V::Sym { .. }) if *c != 0 => sym_step(y, Step::Mul(*c)),
+                _ => int2(x, y, |a, b| a.checked_mul(b)),
+            },
+            "divsi" | "div" | "floordivsi" | "floordiv" | "ceildivsi" | "ceildiv" | "minsi" | "min" | "maxsi"
+            | "max"
+                if matches!(&x, V::Sym { .. }) || matches!(&y, V::Sym { .. }) =>
+            {
+                sym_binary(name, x, y)
+            }
             "divsi" | "divui" | "div" => int2(x, y, |a, b| a.checked_div(b)),
             "floordivsi" | "floordiv" => int2(x, y, |a, b| {
                 let q = a.checked_div(b)?;
@@ -981,12 +1261,13 @@ impl<'m, 'a> Sim<'m, 'a> {
     fn lin(&self, x: V, y: V, sign: i64) -> V {
         match (x, y) {
             (V::Int(a), V::Int(b)) => a.checked_add(sign.saturating_mul(b)).map(V::Int).unwrap_or(V::Unknown),
-            (V::Sym { atom, off }, V::Int(b)) => {
-                off.checked_add(sign.saturating_mul(b)).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown)
-            }
-            (V::Int(a), V::Sym { atom, off }) if sign == 1 => {
-                off.checked_add(a).map(|off| V::Sym { atom, off }).unwrap_or(V::Unknown)
-            }
+            (x @ V::Sym { .. }, V::Int(b)) => match sign.checked_mul(b) {
+                Some(d) => sym_step(x, Step::Add(d)),
+                None => V::Unknown,
+            },
+            (V::Int(a), y @ V::Sym { .. }) if sign == 1 => sym_step(y, Step::Add(a)),
+            // a - f(x) = -f(x) + a
+            (V::Int(a), y @ V::Sym { .. }) => sym_step(sym_step(y, Step::Mul(-1)), Step::Add(a)),
             _ => V::Unknown,
         }
     }
@@ -1004,10 +1285,17 @@ impl<'m, 'a> Sim<'m, 'a> {
                 "ge" => a >= b,
                 _ => return V::Unknown,
             })),
-            (V::Sym { atom, off }, V::Int(c)) => {
-                c.checked_sub(*off).map(|c| sym_cmp(*atom, &p, c)).unwrap_or(V::Unknown)
+            (V::Sym { atom, f }, V::Int(c)) => sym_cmp(*atom, f, &p, *c),
+            // the same unknown through the same steps, up to a constant: decided
+            (V::Sym { atom: a, f }, V::Sym { atom: b, f: g }) if a == b => {
+                let (fb, fc) = split_offset(f);
+                let (gb, gc) = split_offset(g);
+                if fb != gb {
+                    return V::Unknown;
+                }
+                self.compare(&p, V::Int(fc), V::Int(gc))
             }
-            (V::Int(c), V::Sym { atom, off }) => {
+            (V::Int(c), V::Sym { atom, f }) => {
                 let flipped = match p.as_str() {
                     "lt" => "gt",
                     "le" => "ge",
@@ -1015,7 +1303,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                     "ge" => "le",
                     o => o,
                 };
-                c.checked_sub(*off).map(|c| sym_cmp(*atom, flipped, c)).unwrap_or(V::Unknown)
+                sym_cmp(*atom, f, flipped, *c)
             }
             (V::Cond { atom, lo, hi, neg }, V::Int(c)) | (V::Int(c), V::Cond { atom, lo, hi, neg })
                 if *c == 0 || *c == 1 =>
@@ -1061,12 +1349,13 @@ impl<'m, 'a> Sim<'m, 'a> {
         };
         let mut done: Vec<State> = Vec::new();
         let mut live: Vec<(State, Vec<V>)> = vec![(s, init_vals)];
-        let lb_known = if let V::Int(l) = lb { Some(l) } else { None };
-        let iters: Vec<Option<i64>> = match &plan {
-            Some(p) => p.iter().map(|&x| Some(x)).collect(),
-            None => (0..DYN_ITERS).map(|k| lb_known.map(|l| l.saturating_add(k.saturating_mul(step)))).collect(),
+        // induction values: known, or `lb + k * step` of an unknown lower bound (comparable with the upper bound
+        // when both derive from the same unknown: `for i = n to n` runs no iteration)
+        let iters: Vec<V> = match &plan {
+            Some(p) => p.iter().map(|&x| V::Int(x)).collect(),
+            None => (0..DYN_ITERS).map(|k| self.lin(lb.clone(), V::Int(k.saturating_mul(step)), 1)).collect(),
         };
-        for iv in iters {
+        for (k, iv) in iters.into_iter().enumerate() {
             if live.is_empty() || self.exhausted {
                 break;
             }
@@ -1077,11 +1366,8 @@ impl<'m, 'a> Sim<'m, 'a> {
                     continue;
                 }
                 // dynamic bound: decide `iv < ub`
-                let c = match iv {
-                    Some(i) => self.compare("slt", V::Int(i), ub.clone()),
-                    None => V::Unknown,
-                };
-                let (t, f) = self.decide(st, &c);
+                let c = self.compare("slt", iv.clone(), ub.clone());
+                let (t, f) = self.decide_at(id, st, &c);
                 if let Some(mut f) = f {
                     self.finish_loop(id, &mut f, &carried);
                     done.push(f);
@@ -1092,12 +1378,11 @@ impl<'m, 'a> Sim<'m, 'a> {
             }
             let mut states = Vec::new();
             for (mut st, carried) in entering {
-                let ivv = iv.map(V::Int).unwrap_or(V::Unknown);
-                st.env.insert(dkey(Def::BlockArg { block: body, index: 0 }), ivv);
+                st.env.insert(dkey(Def::BlockArg { block: body, index: 0 }), iv.clone());
                 for (k, v) in carried.into_iter().enumerate() {
                     st.env.insert(dkey(Def::BlockArg { block: body, index: k as u32 + 1 }), v);
                 }
-                st.ctx.push((id, iv.unwrap_or(-1)));
+                st.ctx.push((id, if let V::Int(i) = iv { i } else { k as i64 }));
                 states.push(st);
             }
             let out = self.run_block(body, states, depth + 1);
@@ -1124,15 +1409,25 @@ impl<'m, 'a> Sim<'m, 'a> {
         let m = self.m;
         let op = m.op(id);
         let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
-        let (t, f) = self.decide(s, &c);
+        let (t, f) = self.decide_at(id, s, &c);
+        // Balance, nothing DMA inside: the paths of each branch are one (the branch's own decision still splits,
+        // keeping what it narrowed: `(k + 1) * 256 < len` picks which next block a path computes)
+        let pure = self.mode == Mode::Balance && !self.has_dma(id);
         let mut out = Vec::new();
         for (st, r) in [(t, 0usize), (f, 1usize)] {
             let Some(st) = st else { continue };
             let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
-            let res = match blk {
+            let mut res = match blk {
                 Some(b) => self.run_block(b, vec![st], depth + 1),
                 None => vec![st],
             };
+            if pure && res.len() > 1 {
+                let locals = self.locals(id);
+                for st in res.iter_mut() {
+                    st.env.retain(|k, _| !locals.contains(k));
+                }
+                res = join_values(res).into_iter().collect();
+            }
             for mut st in res {
                 let y = st.yielded.take().unwrap_or_default();
                 self.finish_loop(id, &mut st, &y);
@@ -1195,7 +1490,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 let y = st.yielded.take().unwrap_or_default();
                 let c = y.first().cloned().unwrap_or(V::Unknown);
                 let rest: Vec<V> = y.into_iter().skip(1).collect();
-                let (t, f) = self.decide(st, &c);
+                let (t, f) = self.decide_at(id, st, &c);
                 if let Some(mut f) = f {
                     self.finish_loop(id, &mut f, &rest);
                     done.push(f);
@@ -1296,6 +1591,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             size: Self::size_of(op, &["target", "source"]),
             when: self.when(s),
             started: s.trace.len(),
+            step: self.step_index,
             waited: None,
         };
         self.push_dma(s, d);
@@ -1349,6 +1645,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             size: None,
             when: self.when(s),
             started: s.trace.len(),
+            step: self.step_index,
             waited: None,
         };
         self.push_dma(s, d);
@@ -1521,6 +1818,27 @@ fn bytes_of(op: &Op<'_>, roles: &[&str]) -> Option<u64> {
     n.checked_mul(bits).map(|b| b.div_ceil(8))
 }
 
+/// Division by a positive constant, and min/max with a constant, of an unknown.
+fn sym_binary(name: &str, x: V, y: V) -> V {
+    let div = name.contains("div");
+    match (x, y) {
+        (s @ V::Sym { .. }, V::Int(c)) if !div || c > 0 => sym_step(
+            s,
+            match name {
+                "divsi" | "div" => Step::Div(c),
+                "floordivsi" | "floordiv" => Step::FloorDiv(c),
+                "ceildivsi" | "ceildiv" => Step::CeilDiv(c),
+                n if n.starts_with("min") => Step::Min(c),
+                _ => Step::Max(c),
+            },
+        ),
+        (V::Int(c), s @ V::Sym { .. }) if !div => {
+            sym_step(s, if name.starts_with("min") { Step::Min(c) } else { Step::Max(c) })
+        }
+        _ => V::Unknown,
+    }
+}
+
 fn int2(x: V, y: V, f: impl Fn(i64, i64) -> Option<i64>) -> V {
     match (x, y) {
         (V::Int(a), V::Int(b)) => f(a, b).map(V::Int).unwrap_or(V::Unknown),
@@ -1546,7 +1864,7 @@ fn fingerprint_but_atoms(s: &State) -> u64 {
     for d in &s.dmas {
         (d.op, &d.sems, &d.left, d.bytes, d.signal).hash(&mut h);
     }
-    (&s.mem, &s.executed, &s.fails, &s.ctx, &s.step, &s.yielded).hash(&mut h);
+    (&s.mem, &s.executed, fail_kinds(s), &s.ctx, &s.step, &s.yielded).hash(&mut h);
     h.finish()
 }
 
@@ -1555,20 +1873,6 @@ fn fingerprint(s: &State) -> u64 {
     env_hash(s).hash(&mut h);
     (&s.atoms, &s.mem, &s.dmas, &s.trace, &s.executed, &s.fails, &s.ctx, &s.step, &s.yielded).hash(&mut h);
     h.finish()
-}
-
-/// `atom <p> c` as a condition.
-fn sym_cmp(atom: u32, p: &str, c: i64) -> V {
-    let (lo, hi, neg) = match p {
-        "eq" => (c, c, false),
-        "ne" => (c, c, true),
-        "lt" => (i64::MIN / 4, c.saturating_sub(1), false),
-        "le" => (i64::MIN / 4, c, false),
-        "gt" => (c.saturating_add(1), i64::MAX / 4, false),
-        "ge" => (c, i64::MAX / 4, false),
-        _ => return V::Unknown,
-    };
-    V::Cond { atom, lo, hi, neg }
 }
 
 /// The region a load/store touches: `r` indexed by `idx` (view dims), extents from the accessed shape aligned to
@@ -1667,10 +1971,14 @@ impl Outcome {
     /// One line on what was explored (`-v`).
     pub fn explored(&self) -> String {
         let total = self.steps.1.map(|t| t.to_string()).unwrap_or_else(|| "?".into());
-        format!(
+        let mut s = format!(
             "{} of {total} grid step(s), {} op evaluation(s), at most {} path(s) at once, {} merged between steps",
             self.steps.0, self.ops, self.peak_paths, self.merged
-        )
+        );
+        if !self.fork_sites.is_empty() {
+            s.push_str(&format!("; forks on values read at run time, most at {}", self.fork_sites.join(", ")));
+        }
+        s
     }
 
     /// Any explored path decided a condition the simulation could not compute.
@@ -1717,11 +2025,24 @@ mod tests {
             newlines: Vec::new(),
             peak_paths: 1,
             locals: HashMap::new(),
+            forks: BTreeMap::new(),
+            dma_inside: HashMap::new(),
+            step_index: 0,
         };
         assert_eq!(sim.lin(V::Int(i64::MAX), V::Int(1), 1), V::Unknown);
         assert_eq!(sim.compare("slt", V::Int(1), V::Int(2)), V::Int(1));
-        assert_eq!(sim.compare("slt", V::Sym { atom: 0, off: i64::MIN }, V::Int(i64::MAX)), V::Unknown);
         assert_eq!(int2(V::Int(i64::MIN), V::Int(-1), |a, b| a.checked_rem(b)), V::Unknown);
-        assert!(matches!(sim.compare("sge", V::Sym { atom: 0, off: 1 }, V::Int(3)), V::Cond { lo: 2, .. }));
+        let sym = |f: Vec<Step>| V::Sym { atom: 0, f };
+        assert!(matches!(sim.compare("sge", sym(vec![Step::Add(1)]), V::Int(3)), V::Cond { lo: 2, .. }));
+        // saturating: holds everywhere in the atom's range
+        assert_eq!(sim.compare("slt", sym(vec![Step::Add(i64::MIN)]), V::Int(i64::MAX)), V::Int(1));
+        // k < (len + 255) / 256 (a ceiling): for k = 2, len ≥ 513
+        let blocks = sym(vec![Step::Add(255), Step::Div(256)]);
+        assert!(matches!(sim.compare("slt", V::Int(2), blocks.clone()), V::Cond { lo: 513, neg: false, .. }));
+        // == on a step function: an interval
+        assert!(matches!(sim.compare("eq", blocks, V::Int(1)), V::Cond { lo: 1, hi: 256, neg: false, .. }));
+        // decreasing: 10 - len < 3 ⇔ len > 7
+        let dec = sim.lin(V::Int(10), sym(vec![]), -1);
+        assert!(matches!(sim.compare("slt", dec.clone(), V::Int(3)), V::Cond { lo: 8, neg: false, .. }), "{dec:?}");
     }
 }

@@ -18,7 +18,8 @@
 #
 # jax_pallas_ops: one run of examples/jax_pallas_ops (jax's own Pallas TPU kernels) for tpu7x, v6e and v5e into
 # fixtures/jax_pallas_ops/, then scripts/trim_fixtures.py (the policy is in its header and in
-# fixtures/jax_pallas_ops/README.md): ~19 MB per target untrimmed.
+# fixtures/jax_pallas_ops/README.md): ~19 MB per target untrimmed. VERSIONS=a,b compiles only those versions
+# and merges them into the existing fixtures (trim_fixtures.py --merge-into): the other units keep their files.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,14 +78,26 @@ fi
 
 if [[ "$what" == jax_pallas_ops || "$what" == all ]]; then
   module="examples/jax_pallas_ops"
-  dest="$repo/fixtures/jax_pallas_ops"
-  # keep the hand-written README across the rm -rf of run()
-  readme="$(mktemp)"
-  [[ -f "$dest/README.md" ]] && cp "$dest/README.md" "$readme"
-  mkdir -p "$dest"
-  run "." "tpu7x,v6e,v5e"
-  [[ -s "$readme" ]] && cp "$readme" "$dest/README.md"
-  rm -f "$readme"
-  "$py" "$repo/scripts/trim_fixtures.py" "$dest" --full-target tpu7x --finalize-everywhere "${FINALIZE_EVERYWHERE:-matmul_bf16,matmul_int8}"
+  final="$repo/fixtures/jax_pallas_ops"
+  finalize="${FINALIZE_EVERYWHERE:-matmul_bf16,matmul_int8}"
+  if [[ -n "${VERSIONS:-}" ]]; then
+    # only these versions: compiled into a scratch folder, trimmed, then merged into the existing fixtures
+    dest="$(mktemp -d)"
+    run "run" "tpu7x,v6e,v5e" "$VERSIONS"
+    "$py" "$repo/scripts/trim_fixtures.py" "$dest/run" --full-target tpu7x --finalize-everywhere "$finalize" \
+      --merge-into "$final"
+    rm -rf "$dest"
+    dest="$final"
+  else
+    dest="$final"
+    # keep the hand-written README across the rm -rf of run()
+    readme="$(mktemp)"
+    [[ -f "$dest/README.md" ]] && cp "$dest/README.md" "$readme"
+    mkdir -p "$dest"
+    run "." "tpu7x,v6e,v5e"
+    [[ -s "$readme" ]] && cp "$readme" "$dest/README.md"
+    rm -f "$readme"
+    "$py" "$repo/scripts/trim_fixtures.py" "$dest" --full-target tpu7x --finalize-everywhere "$finalize"
+  fi
   echo "regen_fixtures: jax_pallas_ops total $(du -sh --apparent-size "$dest" | cut -f1) in $(find "$dest" -type f | wc -l) files"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trim a driver output folder (hlolint_compile.py --out) to what the rules and the parser tests read.
 
-    trim_fixtures.py OUT [--full-target tpu7x] [--finalize-everywhere v1,v2]
+    trim_fixtures.py OUT [--full-target tpu7x] [--finalize-everywhere v1,v2] [--merge-into DEST]
 
 Used by scripts/regen_fixtures.sh for fixtures/jax_pallas_ops/, whose kernels dump ~19 MB per target with the
 driver's default set. Policy (every unit):
@@ -18,6 +18,10 @@ final_hlo-static-per-bundle-utilization (parser tests). On the other targets the
 (the matmuls: the MXU data format on every generation) keep stablehlo.mlir and both Mosaic stages too. The
 manifest's per-unit "files" lists are rewritten to what is left, and the manifest records the policy under
 "trimmed".
+
+--merge-into DEST (scripts/regen_fixtures.sh with VERSIONS=...): after trimming, move OUT's units into DEST, put
+their results into DEST's manifest (replacing the same version and target; the run is listed under "merged") and
+append the run's events to DEST/events.jsonl, so one version is added without recompiling the others.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import filecmp
 import json
 import os
 import re
+import shutil
 import sys
 
 
@@ -112,6 +117,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("out")
     ap.add_argument("--full-target", default="tpu7x", help="comma-separated targets that keep more (parser tests)")
     ap.add_argument("--finalize-everywhere", default="", help="versions whose post-finalize-llo is kept on all targets")
+    ap.add_argument("--merge-into", metavar="DEST",
+                    help="then move OUT's units into the fixture folder DEST and merge the manifest and events")
     args = ap.parse_args(argv)
     full_targets = {t for t in args.full_target.split(",") if t}
     finalize = {v for v in args.finalize_everywhere.split(",") if v}
@@ -141,7 +148,54 @@ def main(argv: list[str]) -> int:
         json.dump(manifest, fh, indent=2)
         fh.write("\n")
     print(f"trim_fixtures: {args.out}: dropped {total} file(s)")
+    if args.merge_into:
+        merge_into(args.out, args.merge_into)
     return 0
+
+
+def merge_into(out: str, dest: str) -> None:
+    """Move the (trimmed) units of the run in `out` into the fixture folder `dest`, whose manifest gets their
+    results (replacing those of the same version and target) and whose events.jsonl gets the run's events.
+
+    For adding a version to a fixture set without recompiling (and renaming the files of) every other unit."""
+    with open(os.path.join(out, "manifest.json"), encoding="utf-8") as fh:
+        new = json.load(fh)
+    dest_manifest = os.path.join(dest, "manifest.json")
+    with open(dest_manifest, encoding="utf-8") as fh:
+        old = json.load(fh)
+    if new["module"] != old["module"] or new.get("packages") != old.get("packages"):
+        raise SystemExit(f"trim_fixtures: {out} ({new['module']}, {new.get('packages')}) does not match "
+                         f"{dest} ({old['module']}, {old.get('packages')})")
+    known = {t["target"] for t in old["targets"]}
+    unknown = [t["target"] for t in new["targets"] if t["target"] not in known]
+    if unknown:
+        raise SystemExit(f"trim_fixtures: targets {unknown} are not in {dest_manifest}")
+    for r in new["results"]:
+        if r.get("dir"):
+            target_dir = os.path.join(dest, r["dir"])
+            if os.path.isdir(target_dir):
+                shutil.rmtree(target_dir)
+            shutil.move(os.path.join(out, r["dir"]), target_dir)
+    replaced = {(r["version"], r["target"]) for r in new["results"]}
+    results = [r for r in old["results"] if (r["version"], r["target"]) not in replaced] + new["results"]
+    versions = old["versions"] + [v for v in new["versions"] if v not in old["versions"]]
+    # the driver's order: target by target, versions in module order
+    t_order = [t["target"] for t in old["targets"]]
+    results.sort(key=lambda r: (t_order.index(r["target"]), versions.index(r["version"])))
+    old["versions"] = versions
+    old["results"] = results
+    old["status"] = "ok" if all(r["status"] == "ok" for r in results) else "error"
+    old.setdefault("merged", []).append({"created": new["created"], "versions": new["versions"],
+                                         "targets": [t["target"] for t in new["targets"]],
+                                         "elapsed_s": new["elapsed_s"], "status": new["status"]})
+    with open(dest_manifest, "w", encoding="utf-8") as fh:
+        json.dump(old, fh, indent=2)
+        fh.write("\n")
+    events = os.path.join(out, "events.jsonl")
+    if os.path.exists(events):
+        with open(events, encoding="utf-8") as src, open(os.path.join(dest, "events.jsonl"), "a", encoding="utf-8") as dst:
+            dst.write(src.read())
+    print(f"trim_fixtures: merged {len(new['results'])} unit(s) of {', '.join(new['versions'])} into {dest}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ const KERNELS: &[(&str, &str, &str)] = &[
     ("matmul_bf16", "matmul_kernel", "matmul.1"),
     ("matmul_int8", "matmul_kernel", "matmul.1"),
     ("threefry_bits", "kernel", "threefry_bits.1"),
+    // lowered on a 4-device mesh: the custom call is named after the shard_map the kernel runs in
+    ("all_gather", "ag_kernel", "shard_map.15"),
 ];
 const TARGETS: &[&str] = &["tpu7x", "v6e", "v5e"];
 
@@ -56,6 +58,55 @@ fn manifest_has_every_version_on_every_target() {
         .collect();
     assert_eq!(got, want);
     assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
+    // the multi-device version records its mesh (examples/jax_pallas_ops MESH); the others have none
+    for r in m["results"].as_array().unwrap() {
+        let mesh = &r["mesh"];
+        if r["version"] == "all_gather" {
+            assert_eq!(mesh["axes"], serde_json::json!(["x"]), "{r}");
+            assert_eq!(mesh["shape"], serde_json::json!([4]), "{r}");
+        } else {
+            assert!(mesh.is_null(), "{r}");
+        }
+    }
+}
+
+/// The ring all-gather: remote DMAs, the barrier semaphore and semaphore signal/wait, all balanced when every
+/// device runs the same code (the dma-balance analysis reports only that it explored the kernel).
+#[test]
+fn all_gather_remote_dmas_and_barrier_balance() {
+    let dir = fixtures().join("all_gather@tpu7x");
+    let out = Command::cargo_bin("hlolint")
+        .unwrap()
+        .args(["--rules", "core", "-v", "--format", "json", "--isolated"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert!(v["errors"].as_array().unwrap().is_empty(), "{v}");
+    let findings = v["findings"].as_array().unwrap();
+    assert!(findings.iter().all(|f| f["severity"] == "info"), "{findings:?}");
+    assert!(
+        findings.iter().any(|f| f["rule"] == "dma-balance" && f["kernel"] == "ag_kernel" && f["verdict"] == "explored"),
+        "{findings:?}"
+    );
+    let deser = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().is_some_and(|p| p.ends_with("-post-deserialization.txt")))
+        .expect("the Mosaic post-deserialization dump");
+    let ops = &deser["opcodes"];
+    // 1 local + 6 remote copies (3 ring steps x 2 directions); a remote wait is two waits (send and receive)
+    for (op, n) in [
+        ("tpu.enqueue_dma", 7),
+        ("tpu.wait_dma2", 13),
+        ("tpu.sem_barrier", 1),
+        ("tpu.sem_signal", 2),
+        ("tpu.sem_wait", 1),
+    ] {
+        assert_eq!(ops[op], n, "{op}: {ops}");
+    }
 }
 
 #[test]

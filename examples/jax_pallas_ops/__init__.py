@@ -178,6 +178,24 @@ def threefry_bits(key):
     return threefry.plthreefry_random_bits(key, 32, (1024, 1024))
 
 
+# ---- ring all-gather (all_gather.py) over 4 devices: remote DMAs, the barrier semaphore, semaphore signal/wait.
+#      Each device holds a (1024, 512) bf16 shard of x (4096, 512), sharded on the first axis; every device ends
+#      with all of it. The only version lowered on several devices (MESH below). -----------------------------------
+ALL_GATHER = dict(devices=4, rows=1024, cols=512)
+
+
+def all_gather(x, *, mesh):
+    from jax.experimental.pallas.ops.tpu import all_gather as ag
+
+    # the kernel's own shard_map over `mesh` (the driver builds it from MESH); VMEM operands, as shipped
+    return ag.all_gather(x, mesh=mesh, axis_name="x")
+
+
+def _all_gather_args():
+    a = ALL_GATHER
+    return (_sds((a["devices"] * a["rows"], a["cols"])),)
+
+
 VERSIONS = {
     "flash_fwd": flash_fwd,
     "paged": paged,
@@ -189,6 +207,7 @@ VERSIONS = {
     "matmul_bf16": matmul_bf16,
     "matmul_int8": matmul_int8,
     "threefry_bits": threefry_bits,
+    "all_gather": all_gather,
 }
 
 EXAMPLE_ARGS = {
@@ -202,7 +221,12 @@ EXAMPLE_ARGS = {
     "matmul_bf16": _matmul_args,
     "matmul_int8": lambda: _matmul_args(jnp.int8),
     "threefry_bits": lambda: (_sds((2,), jnp.uint32),),
+    "all_gather": _all_gather_args,
 }
+
+# Multi-device versions (examples/README.md): the driver lowers them on a Mesh of the topology's first devices,
+# places each argument by its in_specs entry and passes the Mesh as `mesh=`.
+MESH = {"all_gather": {"axes": ("x",), "shape": (ALL_GATHER["devices"],), "in_specs": (("x",),)}}
 
 # None of these follows the fp8 guide's v1/v2/v3 structure; the tests lint them with every pack anyway.
 RULES = {name: "core" for name in VERSIONS}

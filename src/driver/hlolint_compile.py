@@ -16,6 +16,9 @@ Kernel module convention (see docs/driver.md): the module exposes
                                   non-array arguments are passed to jax.jit as static (prefer functools.partial)
     RULES = {"v1": "v1-auto"}     optional: the hlolint rule pack each version is written against (recorded in
                                   the manifest; `hlolint` uses it for that version unless --rules is given)
+    MESH = {"v1": {"axes": ("x",), "shape": (4,), "in_specs": (("x",),)}}
+                                  optional: versions lowered on a Mesh of the topology's first devices, each
+                                  argument sharded by its in_specs entry; fn(..., mesh=Mesh) when fn has `mesh`
 and optionally reference(*arrays) and make_inputs(key) (not used by the driver).
 
 Recipe (compile-only TPU, no TPU needed): jax.experimental.topologies.get_topology_desc(platform="tpu",
@@ -51,9 +54,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import inspect
 import json
+import math
 import os
 import re
 import shutil
@@ -386,15 +391,100 @@ def module_versions(mod) -> list[str]:
     return list(versions)
 
 
+def _takes_param(fn, name: str) -> bool:
+    """True when `fn` has a parameter called `name` (example_args(version), a mesh version's fn(..., mesh))."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _takes_version(fn) -> bool:
     """True when `fn` has a parameter named `version`: the per-version form example_args(version).
 
     Only the name counts, so an older example_args(m=512, ...) with defaulted size parameters is still
     called with no arguments."""
-    try:
-        return "version" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
+    return _takes_param(fn, "version")
+
+
+MESH_KEYS = ("axes", "shape", "in_specs")
+
+
+def module_meshes(mod, versions: list[str]) -> dict:
+    """The optional MESH = {version: {"axes": ("x",), "shape": (4,), "in_specs": (("x",),)}}, checked and
+    normalised without jax or devices: {version: {"axes": tuple, "shape": tuple | None, "in_specs": tuple |
+    None}}. `shape` None means every device of the topology on the single axis."""
+    table = getattr(mod, "MESH", None)
+    if table is None:
+        return {}
+    if not isinstance(table, dict) or not all(isinstance(k, str) for k in table):
+        raise TypeError("MESH must map version names to {'axes': ('x',), 'shape': (4,), 'in_specs': (...)}")
+    unknown = [k for k in table if k not in versions]
+    if unknown:
+        raise TypeError(f"MESH names versions that are not in VERSIONS: {unknown!r}")
+    out = {}
+    for version, entry in table.items():
+        where = f"MESH[{version!r}]"
+        if not isinstance(entry, dict) or "axes" not in entry:
+            raise TypeError(f"{where} must be a dict with 'axes' (and optionally 'shape', 'in_specs')")
+        extra = [k for k in entry if k not in MESH_KEYS]
+        if extra:
+            raise TypeError(f"{where} has unknown keys {extra!r}; known: {', '.join(MESH_KEYS)}")
+        axes = entry["axes"]
+        axes = (axes,) if isinstance(axes, str) else axes
+        if not isinstance(axes, (tuple, list)) or not axes or not all(isinstance(a, str) and a for a in axes) \
+                or len(set(axes)) != len(axes):
+            raise TypeError(f"{where}['axes'] must be a non-empty tuple of distinct axis names, got {axes!r}")
+        shape = entry.get("shape")
+        if shape is None:
+            if len(axes) != 1:
+                raise TypeError(f"{where} needs a 'shape' for {len(axes)} axes (only one axis defaults to every device)")
+        else:
+            shape = (shape,) if isinstance(shape, int) else shape
+            if not isinstance(shape, (tuple, list)) or len(shape) != len(axes) \
+                    or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+                raise TypeError(f"{where}['shape'] must be positive ints, one per axis {tuple(axes)!r}, got {shape!r}")
+            shape = tuple(shape)
+        in_specs = entry.get("in_specs")
+        if in_specs is not None and not isinstance(in_specs, (tuple, list)):
+            raise TypeError(f"{where}['in_specs'] must be a tuple with one spec per example argument")
+        out[version] = {"axes": tuple(axes), "shape": shape, "in_specs": None if in_specs is None else tuple(in_specs)}
+    return out
+
+
+def build_mesh(devices: list, entry: dict):
+    """A jax.sharding.Mesh of the first prod(shape) devices of the topology, in the topology's order."""
+    import numpy as np
+    from jax.sharding import Mesh
+
+    shape = entry["shape"] or (len(devices),)
+    n = math.prod(shape)
+    if n > len(devices):
+        raise ValueError(f"the mesh {dict(zip(entry['axes'], shape))} needs {n} devices; the topology has "
+                         f"{len(devices)}")
+    return Mesh(np.array(devices[:n], dtype=object).reshape(shape), entry["axes"])
+
+
+def mesh_shardings(mesh, in_specs, n_args: int) -> list:
+    """One NamedSharding per example argument: in_specs[i] is a PartitionSpec, a tuple of axis names (None
+    for an unsharded dimension), one axis name, or None (replicated); no in_specs replicates everything."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    if in_specs is None:
+        in_specs = (None,) * n_args
+    if len(in_specs) != n_args:
+        raise ValueError(f"MESH in_specs has {len(in_specs)} entries for {n_args} example arguments")
+
+    def spec(s):
+        if s is None:
+            return PartitionSpec()
+        if isinstance(s, PartitionSpec):
+            return s
+        if isinstance(s, str):
+            return PartitionSpec(s)
+        return PartitionSpec(*s)
+
+    return [NamedSharding(mesh, spec(s)) for s in in_specs]
 
 
 def version_example_args(mod, version: str) -> tuple:
@@ -418,18 +508,21 @@ def _is_array_like(a) -> bool:
 
 
 def place_args(example: tuple, sharding) -> tuple[list, tuple[int, ...]]:
-    """Re-make every array leaf as a ShapeDtypeStruct on `sharding`; return the args and the positions of
-    non-array arguments, which are passed to jax.jit as static (they must be hashable).
+    """Re-make every array leaf as a ShapeDtypeStruct on `sharding` (or on sharding[i] for argument i when it
+    is a list, one per argument); return the args and the positions of non-array arguments, which are passed
+    to jax.jit as static (they must be hashable).
 
     An argument is an array (ShapeDtypeStruct or anything with shape and dtype), a pytree whose leaves are all
     arrays (a NamedTuple of weights and scales), or a static value (int, str, None, a tuple of ints, ...)."""
     import jax
 
-    def place(a):
-        return jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
-
+    per_arg = sharding if isinstance(sharding, list) else [sharding] * len(example)
     args, static = [], []
     for i, a in enumerate(example):
+
+        def place(leaf, s=per_arg[i]):
+            return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=s)
+
         leaves = jax.tree_util.tree_leaves(a)
         if _is_array_like(a):
             args.append(place(a))
@@ -471,7 +564,9 @@ def worker_list(module_spec: str, result_path: str) -> int:
         mod = load_module(module_spec)
         roots = module_roots(module_spec) or roots
         versions = module_versions(mod)
-        _write_json(result_path, {"status": "ok", "versions": versions, "rules": module_rules(mod, versions),
+        rules = module_rules(mod, versions)
+        module_meshes(mod, versions)  # a malformed MESH fails the listing, before any unit runs
+        _write_json(result_path, {"status": "ok", "versions": versions, "rules": rules,
                                   "module_file": getattr(mod, "__file__", None)})
     except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything
         traceback.print_exc()
@@ -531,7 +626,18 @@ def worker_compile(module_spec: str, version: str, platform: str, topology: str 
             raise KeyError(f"version {version!r} is not in VERSIONS ({', '.join(versions)})")
         fn = mod.VERSIONS[version]
         step = "example_args"
-        args, static = place_args(version_example_args(mod, version), sharding)
+        example = version_example_args(mod, version)
+        mesh_entry = module_meshes(mod, versions).get(version)
+        if mesh_entry is not None:
+            # a multi-device version: its arguments are placed on a mesh of the topology's devices, and a
+            # callable with a `mesh` parameter gets the Mesh (for its own shard_map)
+            mesh = build_mesh(list(devices), mesh_entry)
+            sharding = mesh_shardings(mesh, mesh_entry["in_specs"], len(example))
+            if _takes_param(fn, "mesh"):
+                fn = functools.partial(fn, mesh=mesh)
+            result["mesh"] = {"axes": list(mesh.axis_names), "shape": [int(n) for n in mesh.devices.shape],
+                              "device_ids": [int(d.id) for d in mesh.devices.flat]}
+        args, static = place_args(example, sharding)
 
         step = "lower"
         t0 = time.perf_counter()
@@ -877,6 +983,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 for key in ("device_kind", "module_name", "lower_s", "compile_s"):
                     rec[key] = result.get(key)
+                if result.get("mesh"):
+                    rec["mesh"] = result["mesh"]
                 if result.get("status") == "ok":
                     rec["status"] = "ok"
                 else:

@@ -513,3 +513,114 @@ def test_compile_with_per_version_args_on_cpu(tmp_path):
     assert "tensor<4x128xi32>" in shlo["by_table"]
     # the static factor 2 is folded into the program, not an argument
     assert "tensor<2x128xf32>" in shlo["static"] and "%arg1" not in shlo["static"]
+
+
+# ------------------------------------------------------------------------------------------------
+# multi-device versions: MESH = {version: {"axes": ..., "shape": ..., "in_specs": ...}}
+# ------------------------------------------------------------------------------------------------
+def test_module_meshes_are_checked_and_normalised():
+    class Mod:
+        VERSIONS = {"ring": len, "plain": len, "grid": len}
+        MESH = {"ring": {"axes": "x", "shape": 4, "in_specs": (("x",), None)}, "grid": {"axes": ("x", "y"),
+                                                                                       "shape": (2, 2)}}
+
+    assert hc.module_meshes(Mod, list(Mod.VERSIONS)) == {
+        "ring": {"axes": ("x",), "shape": (4,), "in_specs": (("x",), None)},
+        "grid": {"axes": ("x", "y"), "shape": (2, 2), "in_specs": None},
+    }
+
+    class NoMesh:
+        VERSIONS = {"a": len}
+
+    assert hc.module_meshes(NoMesh, ["a"]) == {}
+    bad = [
+        ({"zz": {"axes": ("x",)}}, "not in VERSIONS.*zz"),
+        ({"a": ("x",)}, "must be a dict with 'axes'"),
+        ({"a": {"shape": (4,)}}, "must be a dict with 'axes'"),
+        ({"a": {"axes": ("x",), "devices": 4}}, "unknown keys.*devices"),
+        ({"a": {"axes": ("x", "x"), "shape": (2, 2)}}, "distinct axis names"),
+        ({"a": {"axes": ("x", "y")}}, "needs a 'shape' for 2 axes"),
+        ({"a": {"axes": ("x",), "shape": (2, 2)}}, "one per axis"),
+        ({"a": {"axes": ("x",), "shape": (0,)}}, "positive ints"),
+        ({"a": {"axes": ("x",), "in_specs": "x"}}, "one spec per example argument"),
+        ([("a", {})], "MESH must map"),
+    ]
+    for table, message in bad:
+        Bad = type("Bad", (), {"VERSIONS": {"a": len}, "MESH": table})
+        with pytest.raises(TypeError, match=message):
+            hc.module_meshes(Bad, ["a"])
+
+
+def test_malformed_mesh_fails_the_listing(tmp_path):
+    mod = write_module(tmp_path, "bad_mesh.py", """\
+        VERSIONS = {"a": len}
+        MESH = {"b": {"axes": ("x",)}}
+        def example_args():
+            return ()
+    """)
+    rc, events, _ = run_driver("--module", mod, "--target", "cpu", "--out", str(tmp_path / "out"))
+    assert rc == 1
+    assert events[0]["event"] == "done" and events[0]["error"]["kind"] == "import"
+    assert "MESH names versions that are not in VERSIONS" in events[0]["error"]["message"]
+
+
+MESH_MODULE = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+
+def ring_sum(x, *, mesh):
+    # the version builds its own shard_map from the Mesh the driver passes
+    return jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())(x)
+
+
+def scaled(x, y):
+    # no `mesh` parameter: the arguments arrive sharded and XLA partitions the program
+    return x * 2 + y
+
+
+def single(x):
+    return x + 1
+
+
+VERSIONS = {"ring_sum": ring_sum, "scaled": scaled, "single": single, "too_big": scaled, "spec_count": single}
+EXAMPLE_ARGS = {"single": lambda: (jax.ShapeDtypeStruct((8, 128), jnp.float32),),
+                "ring_sum": lambda: (jax.ShapeDtypeStruct((16, 128), jnp.float32),),
+                "spec_count": lambda: (jax.ShapeDtypeStruct((16, 128), jnp.float32),)}
+MESH = {"ring_sum": {"axes": ("x",), "shape": (4,), "in_specs": (P("x"),)},
+        "scaled": {"axes": "x", "in_specs": (("x", None), None)},
+        "too_big": {"axes": ("x",), "shape": (8,)},
+        "spec_count": {"axes": ("x",), "in_specs": (None, None)}}
+
+
+def example_args():
+    return (jax.ShapeDtypeStruct((16, 128), jnp.float32), jax.ShapeDtypeStruct((16, 128), jnp.float32))
+"""
+
+
+def test_mesh_versions_are_lowered_on_several_devices(tmp_path, monkeypatch):
+    # XLA:CPU with 4 host devices stands in for a TPU topology (the same code path; no libtpu needed)
+    if not HAVE_JAX:
+        pytest.skip("jax is not importable (run scripts/setup-python.sh)")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+    mod = write_module(tmp_path, "meshy.py", MESH_MODULE)
+    out = tmp_path / "out"
+    rc, events, err = run_driver("--module", mod, "--target", "cpu", "--out", str(out))
+    manifest = json.loads((out / "manifest.json").read_text())
+    results = {r["version"]: r for r in manifest["results"]}
+    assert rc == 1, (events, err)  # too_big and spec_count
+    assert {v: r["status"] for v, r in results.items()} == {"ring_sum": "ok", "scaled": "ok", "single": "ok",
+                                                            "too_big": "error", "spec_count": "error"}
+    assert results["ring_sum"]["mesh"] == {"axes": ["x"], "shape": [4], "device_ids": [0, 1, 2, 3]}
+    assert results["scaled"]["mesh"]["shape"] == [4]  # no shape: every device on the one axis
+    assert "mesh" not in results["single"]
+    shlo = {v: (out / f"{v}@cpu" / "stablehlo.mlir").read_text() for v in ("ring_sum", "scaled", "single")}
+    assert "mhlo.num_partitions = 4" in shlo["ring_sum"] and "manual_axes" in shlo["ring_sum"]
+    # x sharded on its rows, y replicated
+    assert '[{"x"}, {}]' in shlo["scaled"] and "mhlo.num_partitions = 4" in shlo["scaled"]
+    assert "mhlo.num_partitions = 1" in shlo["single"]
+    err = results["too_big"]["error"]
+    assert err["kind"] == "example_args" and "needs 8 devices; the topology has 4" in err["message"]
+    err = results["spec_count"]["error"]
+    assert err["kind"] == "example_args" and "in_specs has 2 entries for 1 example arguments" in err["message"]

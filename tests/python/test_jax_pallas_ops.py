@@ -11,7 +11,7 @@ import hlolint_compile as hc  # noqa: E402
 import jax_pallas_ops as mod  # noqa: E402
 
 EXPECTED = ["flash_fwd", "paged", "paged_int8", "gmm", "tgmm", "splash_mha_causal", "ragged_paged",
-            "matmul_bf16", "matmul_int8", "threefry_bits"]
+            "matmul_bf16", "matmul_int8", "threefry_bits", "all_gather"]
 
 
 def test_versions_rules_and_args_are_listed():
@@ -37,6 +37,14 @@ def test_args_are_the_documented_shapes():
     assert args["ragged_paged"] == [((256, 8, 128), bf16), ((256, 32, 4, 128), bf16), ((8,), i32), ((8, 32), i32),
                                     ((9,), i32), ((1,), i32)]
     assert args["matmul_int8"] == [((1024, 1024), jnp.dtype(jnp.int8))] * 2
+    assert args["all_gather"] == [((4 * 1024, 512), bf16)]
+
+
+def test_all_gather_is_the_only_mesh_version():
+    # 4 devices on axis "x", x sharded on its rows: each device holds a (1024, 512) shard
+    assert hc.module_meshes(mod, EXPECTED) == {"all_gather": {"axes": ("x",), "shape": (4,), "in_specs": (("x",),)}}
+    assert hc._takes_param(mod.VERSIONS["all_gather"], "mesh")
+    assert len(mod.MESH["all_gather"]["in_specs"]) == len(hc.version_example_args(mod, "all_gather"))
 
 
 @pytest.mark.parametrize("version,out_shape", [

@@ -154,6 +154,10 @@ fn dims(v: &[i64]) -> String {
     v.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
 }
 
+/// Per window: its array, whether the block is the whole array, whether its block index is grid-invariant, and the
+/// bytes it moves over the grid.
+type WindowFacts = (Option<Vec<i64>>, bool, bool, Option<f64>);
+
 /// `host_span`: for a kernel decoded from a custom call, where its findings point (the call's backend_config).
 pub fn check_kernel(
     c: Option<&Compilation<'_>>,
@@ -213,9 +217,8 @@ pub fn check_kernel(
                 .capture("array", ""),
         );
     }
-    // per window: (array, whole array?, block index grid-invariant?, bytes copied over the grid)
     let rank = k.iteration_bounds.len();
-    let info: Vec<(Option<Vec<i64>>, bool, bool, Option<f64>)> = windows
+    let info: Vec<WindowFacts> = windows
         .iter()
         .map(|&(w, wp)| {
             let bounds = wp.window_bounds.as_deref().unwrap_or(&[]);

@@ -75,6 +75,7 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
         if sev == Severity::Off {
             continue;
         }
+        let first = out.len();
         for (ui, unit) in c.units.iter().enumerate() {
             if !rule.layers.contains(&unit.layer()) {
                 continue;
@@ -96,8 +97,22 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
                 }
             }
         }
+        // When the rule read the optimized, scheduled HLO, that is the program that runs and its silence is a
+        // verdict: XLA may have undone what an earlier stage shows (a convert folded into the dot), so the
+        // earlier stages do not speak for the program.
+        let read_final = c.units.iter().any(|u| rule.layers.contains(&u.layer()) && program_rank(u) == Some(0));
+        if read_final {
+            let mut mine = out.split_off(first);
+            mine.retain(|f| f.key.family != "program" || f.rank == 0);
+            out.extend(mine);
+        }
     }
     dedupe(out)
+}
+
+/// A unit's rank among the stages of the program (HLO/StableHLO), `None` for a kernel or LLO unit.
+fn program_rank(unit: &Unit<'_>) -> Option<u8> {
+    matches!(unit.layer(), Layer::Hlo | Layer::StableHlo).then(|| stage_rank(unit))
 }
 
 fn target_text(c: &Compilation<'_>) -> String {

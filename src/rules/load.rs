@@ -432,7 +432,8 @@ pub fn template_refs(t: &str) -> Vec<&str> {
         }
         match after.find('}') {
             Some(j) => {
-                out.push(after[..j].trim());
+                // `{a|b}`: each alternative must name something
+                out.extend(after[..j].split('|').map(str::trim));
                 rest = &after[j + 1..];
             }
             None => break,

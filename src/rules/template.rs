@@ -20,8 +20,9 @@ pub fn render(template: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String
         }
         match after.find('}') {
             Some(j) => {
+                // `{a|b}`: the first alternative with a value (a capture only one `any` branch makes)
                 let key = after[..j].trim();
-                match lookup(key) {
+                match key.split('|').find_map(|k| lookup(k.trim())) {
                     Some(v) => out.push_str(&v),
                     None => {
                         out.push('{');
@@ -55,5 +56,6 @@ mod tests {
         assert_eq!(render("{op.name} reads {x}", &look), "dot.1 reads f8e4m3fn");
         assert_eq!(render("{{literal}} {nope} }", &look), "{literal} {nope} }");
         assert_eq!(render("unclosed {op.name", &look), "unclosed {op.name");
+        assert_eq!(render("{nope|x} {x|op.name} {nope|none}", &look), "f8e4m3fn f8e4m3fn {nope|none}");
     }
 }

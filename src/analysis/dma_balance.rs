@@ -59,7 +59,8 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
         if c.canonical_kernel_unit(name).is_some_and(|best| best != unit) {
             continue;
         }
-        let out = dma_sim::simulate(m, &k, Mode::Balance);
+        let seed = dma_sim::seed_from_host(c, unit, &k);
+        let out = dma_sim::simulate_seeded(m, &k, Mode::Balance, &seed);
         hits.extend(hits_of(unit, &k, &out));
     }
     hits

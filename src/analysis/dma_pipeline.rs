@@ -48,7 +48,8 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
         if c.canonical_kernel_unit(name).is_some_and(|best| best != unit) {
             continue;
         }
-        let out = dma_sim::simulate(m, &k, dma_sim::Mode::Trace);
+        let seed = dma_sim::seed_from_host(c, unit, &k);
+        let out = dma_sim::simulate_seeded(m, &k, dma_sim::Mode::Trace, &seed);
         if out.unaccountable.is_some()
             || out.states.iter().any(|s| s.dmas.iter().any(|d| d.target.as_ref().is_some_and(|t| t.bytes)))
         {

@@ -206,6 +206,10 @@ pub enum V {
         hi: i64,
         neg: bool,
     },
+    /// Every one of these conditions (`andi` of comparisons on different unknowns).
+    All(Vec<V>),
+    /// Any one of these conditions (`ori`).
+    AnyOf(Vec<V>),
     Ref(RefV),
     Unknown,
 }
@@ -269,6 +273,8 @@ pub enum Ev {
 /// A problem seen on one path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fail {
+    /// Seen on a path some input reaches (not vague).
+    pub exact: bool,
     pub kind: &'static str,
     pub detail: String,
     pub semaphore: String,
@@ -297,11 +303,35 @@ pub struct State {
     ctx: Vec<(OpId, i64)>,
     step: Vec<i64>,
     unknown_decisions: u32,
+    /// The path took a decision the simulation could not make exactly (a fork on a value it lost, a widening, a
+    /// loop cut short): it may be one no input reaches. A path that is not vague is reached by some input.
+    vague: bool,
     yielded: Option<Vec<V>>,
 }
 
 /// Environment keys defined inside a region op, shared between the paths that leave it.
 type Locals = std::rc::Rc<BTreeSet<(u8, u32, u32)>>;
+
+/// A boolean the simulation keeps symbolically.
+fn is_cond(v: &V) -> bool {
+    matches!(v, V::Cond { .. } | V::All(_) | V::AnyOf(_))
+}
+
+/// `not c`, by De Morgan for conjunctions.
+fn negate(v: V) -> V {
+    match v {
+        V::Cond { atom, lo, hi, neg } => V::Cond { atom, lo, hi, neg: !neg },
+        V::All(p) => V::AnyOf(p.into_iter().map(negate).collect()),
+        V::AnyOf(p) => V::All(p.into_iter().map(negate).collect()),
+        V::Int(x) => V::Int(i64::from(x == 0)),
+        other => other,
+    }
+}
+
+/// A scalar memory access: `memref.load` / `memref.store` (SMEM flags, indices, lengths).
+fn scalar_access(opcode: &str) -> bool {
+    matches!(opcode, "memref.load" | "memref.store")
+}
 
 fn dkey(d: Def) -> (u8, u32, u32) {
     match d {
@@ -403,7 +433,73 @@ fn grid_steps(bounds: &[i64]) -> (Vec<Vec<i64>>, Option<i64>, bool) {
     (steps, total, false)
 }
 
+/// Scalar-prefetch operands whose values the host program fixes: kernel argument → its elements, row-major.
+pub type Seed = BTreeMap<usize, Vec<i64>>;
+
+/// The scalar-prefetch operands of a kernel that its host call passes as constants (jax's paged attention
+/// passes `buffer_index = 0` and `init_flag = 1` this way): read from the HLO or StableHLO that calls it.
+pub fn seed_from_host(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel::Kernel<'_>) -> Seed {
+    let mut seed = Seed::new();
+    let Some((hu, call)) = super::pipelining::host_call(c, unit, k.name) else { return seed };
+    let Some(host) = c.units.get(hu) else { return seed };
+    let hm = &host.module;
+    let grid = k.iteration_bounds.len();
+    for j in 0..k.scalar_prefetch {
+        let Some(o) = hm.op(call).operands.get(j) else { break };
+        let mut def = o.def;
+        // through the ops that only move a value
+        for _ in 0..4 {
+            let Def::Op { op, .. } = def else { break };
+            let x = hm.op(op);
+            if matches!(opname(x.opcode), "copy" | "bitcast" | "reshape" | "copy-done") {
+                match x.operands.first() {
+                    Some(o) => def = o.def,
+                    None => break,
+                }
+            } else {
+                break;
+            }
+        }
+        if let Def::Op { op, .. } = def {
+            if let Some(v) = literal_ints(hm, op) {
+                seed.insert(grid + j, v);
+            }
+        }
+    }
+    seed
+}
+
+/// The integers of a constant op: `constant({1})` (HLO), `stablehlo.constant dense<1>`, `arith.constant 1`.
+fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
+    if let Some(x) = kernel::const_int(m, op) {
+        return Some(vec![x]);
+    }
+    let o = m.op(op);
+    if !opname(o.opcode).starts_with("constant") {
+        return None;
+    }
+    fn flat(v: &Value<'_>, out: &mut Vec<i64>) -> Option<()> {
+        match v.items() {
+            [] => out.push(v.as_int()?),
+            items => {
+                for i in items {
+                    flat(i, out)?;
+                }
+            }
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    flat(o.payload.as_ref()?, &mut out)?;
+    (!out.is_empty() && out.len() <= 4096).then_some(out)
+}
+
 pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outcome {
+    simulate_seeded(m, k, mode, &Seed::new())
+}
+
+/// [`simulate`] with scalar-prefetch memory known from the host program.
+pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed) -> Outcome {
     let func = m.func(k.func);
     let entry = m.regions[func.body.idx()].blocks.first().copied();
     let grid_n = k.iteration_bounds.len().min(func.params.len());
@@ -438,8 +534,22 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
         ctx: Vec::new(),
         step: Vec::new(),
         unknown_decisions: 0,
+        vague: false,
         yielded: None,
     }];
+    for (&arg, vals) in seed {
+        let dims = sim.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
+        let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
+        for (flat, &v) in vals.iter().enumerate() {
+            let mut idx = vec![0i64; dims.len()];
+            let mut rest = flat as i64;
+            for (d, n) in dims.iter().enumerate().rev() {
+                idx[d] = rest % n.max(&1);
+                rest /= n.max(&1);
+            }
+            states[0].mem.insert((Base::Arg(arg), idx), V::Int(v));
+        }
+    }
     let mut simulated = 0;
     let mut merged = 0;
     if let Some(entry) = entry.filter(|_| !dynamic_grid) {
@@ -463,21 +573,6 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
             if mode == Mode::Balance {
                 let before = states.len();
                 states = sim.between_steps(states);
-                if std::env::var_os("HLOLINT_DEBUG_SIM").is_some() {
-                    eprintln!("step {step:?}: {} path(s), {} ops left", states.len(), sim.budget);
-                    for s in states.iter().take(6) {
-                        let pend: Vec<(u32, usize, Vec<u64>)> =
-                            s.dmas.iter().map(|d| (d.op.0, d.step, d.left.clone())).collect();
-                        eprintln!(
-                            "   mem {:?} exec {} fails {:?} pend {}: {:?}",
-                            s.mem,
-                            s.executed.len(),
-                            fail_kinds(s),
-                            pend.len(),
-                            &pend[..pend.len().min(4)]
-                        );
-                    }
-                }
                 merged += before - states.len();
             }
             simulated += 1;
@@ -506,7 +601,10 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
                     )
                 };
                 // keep the latest instance's detail
-                s.fails.insert(d.op, Fail { kind: "never-waited", detail, semaphore: sem, slot, related: None });
+                s.fails.insert(
+                    d.op,
+                    Fail { exact: false, kind: "never-waited", detail, semaphore: sem, slot, related: None },
+                );
             }
         }
     }
@@ -533,8 +631,12 @@ fn join_values(mut states: Vec<State>) -> Option<State> {
     let mut base = states.pop()?;
     for s in &states {
         // a value absent from the environment reads as unknown
+        // (a value lost here reads as unknown: a later decision on it marks the path vague itself; memory lost
+        // reads back as a fresh unknown and intervals widened stay narrowable, so those make the path vague now)
+        let mem = base.mem.len();
         base.env.retain(|k, v| s.env.get(k) == Some(v));
         base.mem.retain(|k, v| s.mem.get(k) == Some(v));
+        base.vague |= s.vague || base.mem.len() != mem || base.atoms != s.atoms;
         if base.atoms.len() == s.atoms.len() {
             for (a, b) in base.atoms.iter_mut().zip(&s.atoms) {
                 *a = (a.0.min(b.0), a.1.max(b.1));
@@ -556,7 +658,7 @@ impl Sim<'_, '_> {
         for mut s in states {
             self.retire(&mut s);
             s.env.clear();
-            s.mem.retain(|_, v| !matches!(v, V::Sym { .. } | V::Cond { .. } | V::Unknown));
+            s.mem.retain(|_, v| !matches!(v, V::Sym { .. } | V::Unknown) && !is_cond(v));
             s.atoms.clear();
             s.ctx.clear();
             let h = {
@@ -575,10 +677,16 @@ impl Sim<'_, '_> {
                 Some(&i) => {
                     let o = &mut out[i];
                     let least = o.unknown_decisions.min(s.unknown_decisions);
+                    // the same state reached two ways is exact if one way is; a different in-flight count is not
+                    // the same state: the kept path speaks for itself
+                    let same = s.dmas.len() == o.dmas.len();
+                    let both = o.vague && s.vague;
                     if s.dmas.len() < o.dmas.len() {
                         *o = s;
                     }
+                    let vague = if same { both } else { o.vague };
                     o.unknown_decisions = least;
+                    o.vague = vague;
                 }
                 None => {
                     seen.insert(h, out.len());
@@ -606,7 +714,15 @@ impl Sim<'_, '_> {
             if d.signal { "semaphore signal" } else { "DMA" },
             d.when
         );
-            s.fails.entry(d.op).or_insert(Fail { kind: "never-waited", detail, semaphore: sem, slot, related: None });
+            // a heuristic (no kernel seen waits further ahead), so never an exact failure
+            s.fails.entry(d.op).or_insert(Fail {
+                exact: false,
+                kind: "never-waited",
+                detail,
+                semaphore: sem,
+                slot,
+                related: None,
+            });
         }
     }
 }
@@ -790,7 +906,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         }
     }
 
-    /// Whether a region op holds a DMA or semaphore op (at any depth).
+    /// Whether a region op holds a DMA or semaphore op (at any depth), or, for the trace, a buffer read, store or
+    /// matmul: without one its paths can be joined.
     fn has_dma(&mut self, id: OpId) -> bool {
         if let Some(&h) = self.dma_inside.get(&id) {
             return h;
@@ -803,7 +920,11 @@ impl<'m, 'a> Sim<'m, 'a> {
                 for &o in &m.blocks[b.idx()].ops {
                     let oc = m.op(o).opcode;
                     let b = opname(oc);
-                    if is_dma_start(oc) || is_dma_wait(oc) || b.starts_with("sem_") {
+                    let effect = is_dma_start(oc) || is_dma_wait(oc) || b.starts_with("sem_");
+                    // the trace also records buffer reads, stores and matmuls
+                    let traced = self.mode == Mode::Trace
+                        && (is_matmul(oc) || ((b.contains("load") || b.contains("store")) && !scalar_access(oc)));
+                    if effect || traced {
                         found = true;
                     }
                     regions.extend(m.op(o).regions.iter().copied());
@@ -832,6 +953,11 @@ impl<'m, 'a> Sim<'m, 'a> {
             match seen.get(&h) {
                 Some(&i) if out[i].atoms.len() == s.atoms.len() => {
                     let o = &mut out[i];
+                    if o.atoms != s.atoms {
+                        o.vague = true;
+                    } else {
+                        o.vague &= s.vague;
+                    }
                     for (a, b) in o.atoms.iter_mut().zip(&s.atoms) {
                         *a = (a.0.min(b.0), a.1.max(b.1));
                     }
@@ -944,7 +1070,34 @@ impl<'m, 'a> Sim<'m, 'a> {
                     (Some(a), Some(s))
                 }
             }
+            // a conjunction: its true side narrows by every part in turn; its false side (some part false) keeps
+            // the path as it is (more behaviours, never fewer)
+            V::All(parts) | V::AnyOf(parts) => {
+                let all = matches!(c, V::All(_));
+                let mut cur = Some(s.clone());
+                let mut decided = true;
+                for p in parts {
+                    let Some(st) = cur.take() else { break };
+                    let (t, f) = self.decide(st, p);
+                    let (keep, other) = if all { (t, f) } else { (f, t) };
+                    decided &= other.is_none();
+                    cur = keep;
+                }
+                let rest = if cur.is_some() && decided {
+                    None
+                } else {
+                    s.unknown_decisions += 1;
+                    s.vague = true;
+                    Some(s)
+                };
+                if all {
+                    (cur, rest)
+                } else {
+                    (rest, cur)
+                }
+            }
             _ => {
+                s.vague = true;
                 let mut t = s.clone();
                 t.unknown_decisions += 1;
                 s.unknown_decisions += 1;
@@ -987,9 +1140,9 @@ impl<'m, 'a> Sim<'m, 'a> {
             return vec![s];
         }
         if !op.regions.is_empty() {
-            // Balance: a region with no DMA or semaphore op inside only computes values (the next block's
+            // a region with no DMA or semaphore op (nor traced access) inside only computes values (the next block's
             // indices, a search over lengths); its paths are joined into one instead of multiplying the kernel's
-            if self.mode == Mode::Balance && b != "if" && !self.has_dma(id) {
+            if b != "if" && !self.has_dma(id) {
                 let states = self.region_op(id, s, depth);
                 return join_values(states).into_iter().collect();
             }
@@ -1141,7 +1294,10 @@ impl<'m, 'a> Sim<'m, 'a> {
                     .unwrap_or_default()
             };
             let region = region.map(|r| index_region(r, &idx, &shape));
-            if let Some(r) = &region {
+            // scalar accesses (`memref.load`/`memref.store` of SMEM scalars: flags, indices) are bookkeeping, not
+            // reads of DMA'd buffers or compute: they stay out of the trace
+            if scalar_access(oc) {
+            } else if let Some(r) = &region {
                 if is_load {
                     s.trace.push(Ev::Read { op: id, region: r.clone() });
                 } else {
@@ -1229,13 +1385,38 @@ impl<'m, 'a> Sim<'m, 'a> {
             "remsi" | "remui" | "rem" => int2(x, y, |a, b| a.checked_rem(b)),
             "minsi" | "minui" | "min" => int2(x, y, |a, b| Some(a.min(b))),
             "maxsi" | "maxui" | "max" => int2(x, y, |a, b| Some(a.max(b))),
+            "andi" | "and" | "ori" | "or" if is_cond(&x) || is_cond(&y) => {
+                let and = name.starts_with('a');
+                match (x, y) {
+                    // a known side decides or drops out (booleans: `true and c` is `c`)
+                    (V::Int(k), c) | (c, V::Int(k)) if is_cond(&c) => match (and, k != 0) {
+                        (true, true) | (false, false) => c,
+                        (true, false) => V::Int(0),
+                        (false, true) => V::Int(1),
+                    },
+                    (a, b) if is_cond(&a) && is_cond(&b) => {
+                        let mut parts = Vec::new();
+                        for v in [a, b] {
+                            match v {
+                                V::All(p) if and => parts.extend(p),
+                                V::AnyOf(p) if !and => parts.extend(p),
+                                v => parts.push(v),
+                            }
+                        }
+                        if and {
+                            V::All(parts)
+                        } else {
+                            V::AnyOf(parts)
+                        }
+                    }
+                    _ => V::Unknown,
+                }
+            }
             "andi" | "and" => int2(x, y, |a, b| Some(a & b)),
             "ori" | "or" => int2(x, y, |a, b| Some(a | b)),
-            "xori" | "xor" => match (&x, &y) {
-                (V::Cond { atom, lo, hi, neg }, V::Int(1)) | (V::Int(1), V::Cond { atom, lo, hi, neg }) => {
-                    V::Cond { atom: *atom, lo: *lo, hi: *hi, neg: !neg }
-                }
-                _ => int2(x, y, |a, b| Some(a ^ b)),
+            "xori" | "xor" => match (x, y) {
+                (c, V::Int(1)) | (V::Int(1), c) if is_cond(&c) => negate(c),
+                (x, y) => int2(x, y, |a, b| Some(a ^ b)),
             },
             "shli" | "shl" => int2(x, y, |a, b| if (0..63).contains(&b) { a.checked_shl(b as u32) } else { None }),
             "shrsi" | "shrui" | "shr" => int2(x, y, |a, b| if (0..63).contains(&b) { Some(a >> b) } else { None }),
@@ -1305,12 +1486,14 @@ impl<'m, 'a> Sim<'m, 'a> {
                 };
                 sym_cmp(*atom, f, flipped, *c)
             }
-            (V::Cond { atom, lo, hi, neg }, V::Int(c)) | (V::Int(c), V::Cond { atom, lo, hi, neg })
-                if *c == 0 || *c == 1 =>
-            {
+            (b, V::Int(c)) | (V::Int(c), b) if is_cond(b) && (*c == 0 || *c == 1) => {
                 let same = (p == "ne") == (*c == 0);
                 if p == "ne" || p == "eq" {
-                    V::Cond { atom: *atom, lo: *lo, hi: *hi, neg: if same { *neg } else { !neg } }
+                    if same {
+                        b.clone()
+                    } else {
+                        negate(b.clone())
+                    }
                 } else {
                     V::Unknown
                 }
@@ -1340,10 +1523,13 @@ impl<'m, 'a> Sim<'m, 'a> {
         };
         let init_vals: Vec<V> = inits.iter().map(|o| self.get(&s, o)).collect();
         // iterations: a list of induction values, or `None` for a dynamic bound
+        let mut sampled = false;
         let plan: Option<Vec<i64>> = match (&lb, &ub) {
             (V::Int(l), V::Int(u)) => {
                 let n = if u > l { u.saturating_sub(*l).saturating_add(step - 1) / step } else { 0 };
-                Some(sample(n, FULL_LOOP).into_iter().map(|k| l.saturating_add(k.saturating_mul(step))).collect())
+                let ks = sample(n, FULL_LOOP);
+                sampled = (ks.len() as i64) < n;
+                Some(ks.into_iter().map(|k| l.saturating_add(k.saturating_mul(step))).collect())
             }
             _ => None,
         };
@@ -1392,7 +1578,10 @@ impl<'m, 'a> Sim<'m, 'a> {
                 live.push((st, y));
             }
         }
+        // still iterating after the last simulated iteration of a dynamic loop, or iterations skipped: cut short
+        let cut = plan.is_none() || sampled;
         for (mut st, carried) in live {
+            st.vague |= cut;
             self.finish_loop(id, &mut st, &carried);
             done.push(st);
         }
@@ -1410,9 +1599,9 @@ impl<'m, 'a> Sim<'m, 'a> {
         let op = m.op(id);
         let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
         let (t, f) = self.decide_at(id, s, &c);
-        // Balance, nothing DMA inside: the paths of each branch are one (the branch's own decision still splits,
+        // nothing DMA (or traced) inside: the paths of each branch are one (the branch's own decision still splits,
         // keeping what it narrowed: `(k + 1) * 256 < len` picks which next block a path computes)
-        let pure = self.mode == Mode::Balance && !self.has_dma(id);
+        let pure = !self.has_dma(id);
         let mut out = Vec::new();
         for (st, r) in [(t, 0usize), (f, 1usize)] {
             let Some(st) = st else { continue };
@@ -1452,6 +1641,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             let mut st = s.clone();
             if op.regions.len() > 1 && !matches!(c, V::Int(_)) {
                 st.unknown_decisions += 1;
+                st.vague = true;
             }
             let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
             let res = match blk {
@@ -1497,6 +1687,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 }
                 if let (Some(mut t), Some(after)) = (t, after) {
                     if k == DYN_ITERS {
+                        t.vague = true;
                         self.finish_loop(id, &mut t, &rest);
                         done.push(t);
                         continue;
@@ -1702,6 +1893,11 @@ impl<'m, 'a> Sim<'m, 'a> {
             })
             .collect();
         cands.sort_by_key(|&(i, _)| (!same_target(&s.dmas[i]), std::cmp::Reverse(i)));
+        // a slot only known as "some slot of this semaphore array" makes the accounting a guess from here on
+        let definite = |k: &Key| *k == key && k.offs.iter().all(Option::is_some);
+        if !key.offs.iter().all(Option::is_some) || cands.iter().any(|&(i, k)| !definite(&s.dmas[i].sems[k])) {
+            s.vague = true;
+        }
         let (sem_name, slot) = self.describe_key(&key);
         let semtxt = if slot.is_empty() { sem_name.clone() } else { format!("{sem_name}[{slot}]") };
         // a size-less transfer on either side: one wait takes one transfer
@@ -1748,7 +1944,8 @@ impl<'m, 'a> Sim<'m, 'a> {
             let kind = if cands.is_empty() { "wait-without-start" } else { "wait-exceeds-signals" };
             let related = cands.first().map(|&(i, _)| s.dmas[i].op);
             // a path fails on a wait that failed at least once on it
-            s.fails.entry(id).or_insert(Fail { kind, detail, semaphore: sem_name, slot, related });
+            let exact = !s.vague;
+            s.fails.entry(id).or_insert(Fail { exact, kind, detail, semaphore: sem_name, slot, related });
         }
         let waited = s.trace.len();
         for &i in &consumed {
@@ -1931,6 +2128,15 @@ impl Outcome {
         }
         for op in ops {
             let ran: Vec<&State> = self.states.iter().filter(|s| s.executed.contains(&op)).collect();
+            // on a path some input reaches: a real failure, whatever other paths do
+            if let Some(f) = ran.iter().filter_map(|s| s.fails.get(&op)).find(|f| f.exact) {
+                let mut f = f.clone();
+                if !ran.iter().all(|s| s.fails.contains_key(&op)) {
+                    f.detail.push_str(" (for some of the values read at run time, not all)");
+                }
+                out.insert(op, f);
+                continue;
+            }
             if !ran.is_empty() && ran.iter().all(|s| s.fails.contains_key(&op)) {
                 let s = ran.iter().min_by_key(|s| s.unknown_decisions).copied();
                 if let Some(f) = s.and_then(|s| s.fails.get(&op)) {

@@ -64,7 +64,7 @@ fn call_arrays(m: &Module<'_>, call: OpId) -> CallArrays {
 
 /// The host custom call of a kernel: the unit's own host, or a decoded unit of the compilation defining the
 /// same kernel.
-fn host_call(c: &Compilation<'_>, unit: usize, kernel: &str) -> Option<(usize, OpId)> {
+pub(crate) fn host_call(c: &Compilation<'_>, unit: usize, kernel: &str) -> Option<(usize, OpId)> {
     if let Some(h) = c.units.get(unit).and_then(|u| u.host.as_ref()) {
         return Some((h.unit, h.call));
     }

@@ -2,6 +2,7 @@
 """Parse speed of hlolint against XLA's own HLO parser and ripgrep, on the same files.
 
   .venv/bin/python scripts/bench.py [FILE ...]      (default: the largest HLO files of ../shared/corpus)
+  .venv/bin/python scripts/bench.py --real-kernels  (only: jax's kernels in fixtures/jax_pallas_ops, times and verdicts)
 
 - hlolint: `cargo bench --bench parse` (parse into the graph, median of repeated runs, in-process).
 - XLA: `hlo_module_from_text` from jaxlib (median of 3, in-process).
@@ -62,6 +63,9 @@ def rg_time(path):
 
 
 def main():
+    if sys.argv[1:] == ["--real-kernels"]:
+        real_kernel_bench()
+        return
     files = [Path(f).resolve() for f in sys.argv[1:]] or [f.resolve() for f in default_files()]
     ours = hlolint_times(files)
     if not shutil.which("rg"):
@@ -78,6 +82,7 @@ def main():
         print(f"{name[:40]:40} {mb:6.1f} {mb / h:13.1f} {mb / x:9.1f} {rg_col} {x / h:6.1f}x {vs_rg}")
     print("vs XLA: how many times faster hlolint parses than XLA; vs rg: hlolint's speed as a fraction of ripgrep's scan")
     lint_bench()
+    real_kernel_bench()
 
 
 def run_measured(args):
@@ -107,6 +112,26 @@ def lint_bench():
         print(f"{d.name[:28]:28} {mb:6.1f} {len(files):6} {base:8.2f} {full:7.2f} {full / base:9.2f}x")
     _, rss = run_measured([str(exe), "-q", "--isolated", "--rules", "core,v1-auto,v2-dma,v3-smem", str(corpus)])
     print(f"whole corpus, every pack: peak RSS of the largest child so far {rss:.0f} MB")
+
+
+def real_kernel_bench():
+    """jax's own Pallas kernels (fixtures/jax_pallas_ops): per compilation, seconds with the core pack and with every
+    pack (median of 3), and the verdicts (code:severity or code:inconclusive)."""
+    import json
+
+    root = ROOT / "fixtures" / "jax_pallas_ops"
+    exe = ROOT / "target" / "release" / "hlolint"
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    every = "core,v1-auto,v3-smem"
+    print()
+    print(f"{'real kernel':24} {'core s':>7} {'all s':>6}  verdicts (all packs)")
+    for d in sorted(p for p in root.iterdir() if p.is_dir()):
+        core = statistics.median(run_measured([str(exe), "-q", "--isolated", "--rules", "core", str(d)])[0] for _ in range(3))
+        full = statistics.median(run_measured([str(exe), "-q", "--isolated", "--rules", every, str(d)])[0] for _ in range(3))
+        out = subprocess.run([str(exe), "--isolated", "--rules", every, "--format", "json", str(d)], cwd=ROOT,
+                             capture_output=True, text=True).stdout
+        found = sorted({f"{f.get('code')}:{f.get('verdict') or f['severity']}" for f in json.loads(out)["findings"]})
+        print(f"{d.name[:24]:24} {core:7.2f} {full:6.2f}  {' '.join(found) or 'clean'}")
 
 
 if __name__ == "__main__":

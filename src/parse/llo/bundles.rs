@@ -442,19 +442,15 @@ fn item<'a>(base: &'a str, i: &'a str, nest: u32) -> PResult<'a, Value<'a>> {
 fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32) -> PResult<'a, Vec<Value<'a>>> {
     let mut items = Vec::new();
     let mut label_key: Option<&'a str> = None;
+    let want = match close {
+        ')' => "`)`",
+        ']' => "`]`",
+        _ => "`}`",
+    };
     loop {
         i = ws(i);
         let Some(&c) = i.as_bytes().first() else {
-            return PErr::cut(
-                i,
-                if close == ')' {
-                    "`)`"
-                } else if close == ']' {
-                    "`]`"
-                } else {
-                    "`}`"
-                },
-            );
+            return PErr::cut(i, want);
         };
         if c as char == close {
             return Ok((&i[1..], items));
@@ -470,16 +466,7 @@ fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32) -> PResult<'
             continue;
         }
         if matches!(c, b')' | b']' | b'}' | b';') {
-            return PErr::cut(
-                i,
-                if close == ')' {
-                    "`)`"
-                } else if close == ']' {
-                    "`]`"
-                } else {
-                    "`}`"
-                },
-            );
+            return PErr::cut(i, want);
         }
         let (r, v) = item(base, i, nest)?;
         let v = match label_key.take() {

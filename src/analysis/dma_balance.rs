@@ -1,5 +1,6 @@
 //! `dma-balance`: every DMA a Mosaic kernel starts is waited, and every wait has a DMA to wait for, per semaphore
-//! slot, across the kernel's control flow and its grid steps (see [`super::dma_sim`] for the simulation).
+//! slot, across the kernel's control flow and its grid steps (see [`super::dma_sim`] for the simulation, and
+//! docs/dma-semantics.md for the hardware semantics it counts with and the jax sources that establish them).
 
 use super::dma_sim::{self, Mode, Outcome};
 use super::kernel;

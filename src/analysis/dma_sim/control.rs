@@ -1,0 +1,440 @@
+//! Control flow: regions, loops and conditionals, the decisions that split paths and where they join again.
+
+use super::paths::*;
+use super::*;
+
+impl<'a> Sim<'_, 'a> {
+    /// A region op by its kind (`scf.for`, `scf.if`, `scf.while`, `scf.index_switch`, any other: its regions once).
+    pub(super) fn region_op(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        match opname(op.opcode) {
+            "for" => self.for_loop(id, s, depth),
+            "if" => self.if_op(id, s, depth),
+            "while" => self.while_loop(id, s, depth),
+            "index_switch" => self.switch(id, s, depth),
+            _ => {
+                // any other region op (tpu.region, scf.execute_region): its regions once, in order
+                let mut states = vec![s];
+                for &r in &op.regions {
+                    if let Some(&blk) = m.regions[r.idx()].blocks.first() {
+                        states = self.run_block(blk, states, depth + 1);
+                        for st in states.iter_mut() {
+                            st.yielded = None;
+                        }
+                    }
+                }
+                states
+            }
+        }
+    }
+
+    /// Whether a region op holds a DMA or semaphore op (at any depth), or, for the trace, a buffer read, store or
+    /// matmul: without one its paths can be joined.
+    pub(super) fn has_dma(&mut self, id: OpId) -> bool {
+        if let Some(&h) = self.dma_inside.get(&id) {
+            return h;
+        }
+        let m = self.m;
+        let mut regions: Vec<RegionId> = m.op(id).regions.clone();
+        let mut found = false;
+        while let Some(r) = regions.pop() {
+            for &b in &m.regions[r.idx()].blocks {
+                for &o in &m.blocks[b.idx()].ops {
+                    let oc = m.op(o).opcode;
+                    let b = opname(oc);
+                    let effect = is_dma_start(oc) || is_dma_wait(oc) || b.starts_with("sem_");
+                    // the trace also records buffer reads, stores and matmuls
+                    let traced = self.mode == Mode::Trace
+                        && (is_matmul(oc) || ((b.contains("load") || b.contains("store")) && !scalar_access(oc)));
+                    if effect || traced {
+                        found = true;
+                    }
+                    regions.extend(m.op(o).regions.iter().copied());
+                }
+            }
+        }
+        self.dma_inside.insert(id, found);
+        found
+    }
+
+    /// Paths leaving region op `id`: in `Balance` mode the values defined inside it are dead (SSA), so they are
+    /// forgotten and paths that now agree on everything but the intervals of their unknowns merge (the intervals
+    /// widened to their hull: more behaviours, never fewer, so a finding still needs every path).
+    pub(super) fn join(&mut self, id: OpId, mut states: Vec<State>) -> Vec<State> {
+        if self.mode == Mode::Trace || states.len() < 2 {
+            return self.cap(states);
+        }
+        let locals = self.locals(id);
+        for s in states.iter_mut() {
+            s.env.retain(|k, _| !locals.contains(k));
+        }
+        let mut seen: HashMap<u64, usize> = HashMap::new();
+        let mut out: Vec<State> = Vec::new();
+        for s in states {
+            let h = fingerprint_but_atoms(&s);
+            match seen.get(&h) {
+                Some(&i) if out[i].atoms.len() == s.atoms.len() => {
+                    let o = &mut out[i];
+                    if o.atoms != s.atoms {
+                        o.vague = true;
+                    } else {
+                        o.vague &= s.vague;
+                    }
+                    for (a, b) in o.atoms.iter_mut().zip(&s.atoms) {
+                        *a = (a.0.min(b.0), a.1.max(b.1));
+                    }
+                    o.unknown_decisions = o.unknown_decisions.min(s.unknown_decisions);
+                }
+                _ => {
+                    seen.insert(h, out.len());
+                    out.push(s);
+                }
+            }
+        }
+        self.cap(out)
+    }
+
+    /// The environment keys of values defined inside region op `id` (its nested ops' results and block arguments).
+    pub(super) fn locals(&mut self, id: OpId) -> Locals {
+        if let Some(l) = self.locals.get(&id) {
+            return l.clone();
+        }
+        let m = self.m;
+        let mut keys = BTreeSet::new();
+        let mut regions: Vec<RegionId> = m.op(id).regions.clone();
+        while let Some(r) = regions.pop() {
+            for &b in &m.regions[r.idx()].blocks {
+                for i in 0..m.blocks[b.idx()].args.len() {
+                    keys.insert(dkey(Def::BlockArg { block: b, index: i as u32 }));
+                }
+                for &o in &m.blocks[b.idx()].ops {
+                    for i in 0..(m.op(o).result_count as usize).max(1) {
+                        keys.insert((0, o.0, i as u32));
+                    }
+                    regions.extend(m.op(o).regions.iter().copied());
+                }
+            }
+        }
+        let l = std::rc::Rc::new(keys);
+        self.locals.insert(id, l.clone());
+        l
+    }
+
+    pub(super) fn cap(&mut self, mut states: Vec<State>) -> Vec<State> {
+        self.peak_paths = self.peak_paths.max(states.len());
+        if states.len() <= MAX_STATES {
+            return states;
+        }
+        // identical paths by a hash of what they hold (the environment summed per entry: its order is arbitrary)
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
+        let mut uniq: Vec<State> = Vec::new();
+        for s in states.drain(..) {
+            let h = fingerprint(&s);
+            let same = seen.get(&h).is_some_and(|v| v.iter().any(|&i| uniq[i] == s));
+            if !same {
+                seen.entry(h).or_default().push(uniq.len());
+                uniq.push(s);
+            }
+        }
+        if uniq.len() > MAX_STATES {
+            self.truncated = true;
+            uniq.sort_by_key(|s| (s.fails.len(), s.unknown_decisions));
+            uniq.truncate(MAX_STATES);
+        }
+        uniq
+    }
+
+    /// [`Self::decide`], counting the forks per op (`-v` names where paths multiply).
+    pub(super) fn decide_at(&mut self, id: OpId, s: State, c: &V) -> (Option<State>, Option<State>) {
+        let r = self.decide(s, c);
+        if r.0.is_some() && r.1.is_some() {
+            *self.forks.entry(id).or_default() += 1;
+        }
+        r
+    }
+
+    /// Decides a condition on a state: the states where it holds and those where it does not.
+    pub(super) fn decide(&self, mut s: State, c: &V) -> (Option<State>, Option<State>) {
+        match c {
+            V::Int(x) => {
+                if *x != 0 {
+                    (Some(s), None)
+                } else {
+                    (None, Some(s))
+                }
+            }
+            V::Cond { atom, lo, hi, neg } => {
+                let Some(&(alo, ahi)) = s.atoms.get(*atom as usize) else { return (Some(s.clone()), Some(s)) };
+                let inside = (alo.max(*lo), ahi.min(*hi));
+                let all_in = alo >= *lo && ahi <= *hi;
+                let none_in = inside.0 > inside.1;
+                let (t_in, t_out) = if *neg { (false, true) } else { (true, false) };
+                let _ = t_out;
+                if all_in {
+                    return if t_in { (Some(s), None) } else { (None, Some(s)) };
+                }
+                if none_in {
+                    return if t_in { (None, Some(s)) } else { (Some(s), None) };
+                }
+                let mut a = s.clone();
+                a.atoms[*atom as usize] = inside;
+                // outside: representable when [lo, hi] covers one end
+                if *lo <= alo {
+                    s.atoms[*atom as usize] = (hi.saturating_add(1), ahi);
+                } else if *hi >= ahi {
+                    s.atoms[*atom as usize] = (alo, lo.saturating_sub(1));
+                }
+                a.unknown_decisions += 1;
+                s.unknown_decisions += 1;
+                if *neg {
+                    (Some(s), Some(a))
+                } else {
+                    (Some(a), Some(s))
+                }
+            }
+            // a conjunction: its true side narrows by every part in turn; its false side (some part false) keeps
+            // the path as it is (more behaviours, never fewer)
+            V::All(parts) | V::AnyOf(parts) => {
+                let all = matches!(c, V::All(_));
+                let mut cur = Some(s.clone());
+                let mut decided = true;
+                for p in parts {
+                    let Some(st) = cur.take() else { break };
+                    let (t, f) = self.decide(st, p);
+                    let (keep, other) = if all { (t, f) } else { (f, t) };
+                    decided &= other.is_none();
+                    cur = keep;
+                }
+                let rest = if cur.is_some() && decided {
+                    None
+                } else {
+                    s.unknown_decisions += 1;
+                    s.vague = true;
+                    Some(s)
+                };
+                if all {
+                    (cur, rest)
+                } else {
+                    (rest, cur)
+                }
+            }
+            _ => {
+                s.vague = true;
+                let mut t = s.clone();
+                t.unknown_decisions += 1;
+                s.unknown_decisions += 1;
+                (Some(t), Some(s))
+            }
+        }
+    }
+
+    pub(super) fn for_loop(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let Some(&body) = op.regions.first().and_then(|r| m.regions[r.idx()].blocks.first()) else { return vec![s] };
+        let lb_o = op.operands.iter().find(|o| o.role.is_none());
+        let ub_o = op.operands.iter().find(|o| o.role == Some("to")).or_else(|| op.operands.get(1));
+        let st_o = op.operands.iter().find(|o| o.role == Some("step")).or_else(|| op.operands.get(2));
+        let inits: Vec<&Operand<'_>> = op
+            .operands
+            .iter()
+            .filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg")))
+            .collect();
+        let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
+        let lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let step = match st_o.map(|o| self.get(&s, o)) {
+            Some(V::Int(x)) if x > 0 => x,
+            _ => 1,
+        };
+        let init_vals: Vec<V> = inits.iter().map(|o| self.get(&s, o)).collect();
+        // iterations: a list of induction values, or `None` for a dynamic bound
+        let mut sampled = false;
+        let plan: Option<Vec<i64>> = match (&lb, &ub) {
+            (V::Int(l), V::Int(u)) => {
+                let n = if u > l { u.saturating_sub(*l).saturating_add(step - 1) / step } else { 0 };
+                let ks = sample(n, FULL_LOOP);
+                sampled = (ks.len() as i64) < n;
+                Some(ks.into_iter().map(|k| l.saturating_add(k.saturating_mul(step))).collect())
+            }
+            _ => None,
+        };
+        let mut done: Vec<State> = Vec::new();
+        let mut live: Vec<(State, Vec<V>)> = vec![(s, init_vals)];
+        // induction values: known, or `lb + k * step` of an unknown lower bound (comparable with the upper bound
+        // when both derive from the same unknown: `for i = n to n` runs no iteration)
+        let iters: Vec<V> = match &plan {
+            Some(p) => p.iter().map(|&x| V::Int(x)).collect(),
+            None => (0..DYN_ITERS).map(|k| self.lin(lb.clone(), V::Int(k.saturating_mul(step)), 1)).collect(),
+        };
+        for (k, iv) in iters.into_iter().enumerate() {
+            if live.is_empty() || self.exhausted {
+                break;
+            }
+            let mut entering = Vec::new();
+            for (st, carried) in live.drain(..) {
+                if plan.is_some() {
+                    entering.push((st, carried));
+                    continue;
+                }
+                // dynamic bound: decide `iv < ub`
+                let c = self.compare("slt", iv.clone(), ub.clone());
+                let (t, f) = self.decide_at(id, st, &c);
+                if let Some(mut f) = f {
+                    self.finish_loop(id, &mut f, &carried);
+                    done.push(f);
+                }
+                if let Some(t) = t {
+                    entering.push((t, carried));
+                }
+            }
+            let mut states = Vec::new();
+            for (mut st, carried) in entering {
+                st.env.insert(dkey(Def::BlockArg { block: body, index: 0 }), iv.clone());
+                for (k, v) in carried.into_iter().enumerate() {
+                    st.env.insert(dkey(Def::BlockArg { block: body, index: k as u32 + 1 }), v);
+                }
+                st.ctx.push((id, if let V::Int(i) = iv { i } else { k as i64 }));
+                states.push(st);
+            }
+            let out = self.run_block(body, states, depth + 1);
+            for mut st in out {
+                st.ctx.pop();
+                let y = st.yielded.take().unwrap_or_default();
+                live.push((st, y));
+            }
+        }
+        // still iterating after the last simulated iteration of a dynamic loop, or iterations skipped: cut short
+        let cut = plan.is_none() || sampled;
+        for (mut st, carried) in live {
+            st.vague |= cut;
+            self.finish_loop(id, &mut st, &carried);
+            done.push(st);
+        }
+        self.join(id, done)
+    }
+
+    pub(super) fn finish_loop(&self, id: OpId, s: &mut State, carried: &[V]) {
+        for (k, v) in carried.iter().enumerate() {
+            self.set(s, id, k as u32, v.clone());
+        }
+    }
+
+    pub(super) fn if_op(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let (t, f) = self.decide_at(id, s, &c);
+        // nothing DMA (or traced) inside: the paths of each branch are one (the branch's own decision still splits,
+        // keeping what it narrowed: `(k + 1) * 256 < len` picks which next block a path computes)
+        let pure = !self.has_dma(id);
+        let mut out = Vec::new();
+        for (st, r) in [(t, 0usize), (f, 1usize)] {
+            let Some(st) = st else { continue };
+            let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+            let mut res = match blk {
+                Some(b) => self.run_block(b, vec![st], depth + 1),
+                None => vec![st],
+            };
+            if pure && res.len() > 1 {
+                let locals = self.locals(id);
+                for st in res.iter_mut() {
+                    st.env.retain(|k, _| !locals.contains(k));
+                }
+                res = join_values(res).into_iter().collect();
+            }
+            for mut st in res {
+                let y = st.yielded.take().unwrap_or_default();
+                self.finish_loop(id, &mut st, &y);
+                out.push(st);
+            }
+        }
+        self.join(id, out)
+    }
+
+    pub(super) fn switch(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let cases = op.attr("cases").and_then(mattr::int_array).unwrap_or_default();
+        // regions: default first, then one per case (MLIR's order)
+        let pick: Vec<usize> = match c {
+            V::Int(x) => vec![cases.iter().position(|&k| k == x).map(|p| p + 1).unwrap_or(0)],
+            _ => (0..op.regions.len()).collect(),
+        };
+        let mut out = Vec::new();
+        for r in pick {
+            let mut st = s.clone();
+            if op.regions.len() > 1 && !matches!(c, V::Int(_)) {
+                st.unknown_decisions += 1;
+                st.vague = true;
+            }
+            let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+            let res = match blk {
+                Some(b) => self.run_block(b, vec![st], depth + 1),
+                None => vec![st],
+            };
+            for mut st in res {
+                let y = st.yielded.take().unwrap_or_default();
+                self.finish_loop(id, &mut st, &y);
+                out.push(st);
+            }
+        }
+        self.join(id, out)
+    }
+
+    pub(super) fn while_loop(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
+        let m = self.m;
+        let op = m.op(id);
+        let blk = |r: usize| op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+        let (Some(before), after) = (blk(0), blk(1)) else { return vec![s] };
+        let init: Vec<V> = op.operands.iter().map(|o| self.get(&s, o)).collect();
+        let mut live = vec![(s, init)];
+        let mut done = Vec::new();
+        for k in 0..=DYN_ITERS {
+            if live.is_empty() || self.exhausted {
+                break;
+            }
+            let mut states = Vec::new();
+            for (mut st, args) in live.drain(..) {
+                for (i, v) in args.into_iter().enumerate() {
+                    st.env.insert(dkey(Def::BlockArg { block: before, index: i as u32 }), v);
+                }
+                states.push(st);
+            }
+            for mut st in self.run_block(before, states, depth + 1) {
+                let y = st.yielded.take().unwrap_or_default();
+                let c = y.first().cloned().unwrap_or(V::Unknown);
+                let rest: Vec<V> = y.into_iter().skip(1).collect();
+                let (t, f) = self.decide_at(id, st, &c);
+                if let Some(mut f) = f {
+                    self.finish_loop(id, &mut f, &rest);
+                    done.push(f);
+                }
+                if let (Some(mut t), Some(after)) = (t, after) {
+                    if k == DYN_ITERS {
+                        t.vague = true;
+                        self.finish_loop(id, &mut t, &rest);
+                        done.push(t);
+                        continue;
+                    }
+                    for (i, v) in rest.iter().enumerate() {
+                        t.env.insert(dkey(Def::BlockArg { block: after, index: i as u32 }), v.clone());
+                    }
+                    t.ctx.push((id, k));
+                    for mut a in self.run_block(after, vec![t], depth + 1) {
+                        a.ctx.pop();
+                        let y = a.yielded.take().unwrap_or_default();
+                        live.push((a, y));
+                    }
+                }
+            }
+        }
+        for (mut st, args) in live {
+            self.finish_loop(id, &mut st, &args);
+            done.push(st);
+        }
+        self.join(id, done)
+    }
+}

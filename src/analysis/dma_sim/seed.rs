@@ -1,0 +1,64 @@
+//! The kernel's scalar-prefetch memory as its host program fixes it.
+
+use super::*;
+
+/// Scalar-prefetch operands whose values the host program fixes: kernel argument → its elements, row-major.
+pub type Seed = BTreeMap<usize, Vec<i64>>;
+
+/// The scalar-prefetch operands of a kernel that its host call passes as constants (jax's paged attention
+/// passes `buffer_index = 0` and `init_flag = 1` this way): read from the HLO or StableHLO that calls it.
+pub fn seed_from_host(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel::Kernel<'_>) -> Seed {
+    let mut seed = Seed::new();
+    let Some((hu, call)) = crate::analysis::pipelining::host_call(c, unit, k.name) else { return seed };
+    let Some(host) = c.units.get(hu) else { return seed };
+    let hm = &host.module;
+    let grid = k.iteration_bounds.len();
+    for j in 0..k.scalar_prefetch {
+        let Some(o) = hm.op(call).operands.get(j) else { break };
+        let mut def = o.def;
+        // through the ops that only move a value
+        for _ in 0..4 {
+            let Def::Op { op, .. } = def else { break };
+            let x = hm.op(op);
+            if matches!(opname(x.opcode), "copy" | "bitcast" | "reshape" | "copy-done") {
+                match x.operands.first() {
+                    Some(o) => def = o.def,
+                    None => break,
+                }
+            } else {
+                break;
+            }
+        }
+        if let Def::Op { op, .. } = def {
+            if let Some(v) = literal_ints(hm, op) {
+                seed.insert(grid + j, v);
+            }
+        }
+    }
+    seed
+}
+
+/// The integers of a constant op: `constant({1})` (HLO), `stablehlo.constant dense<1>`, `arith.constant 1`.
+pub(super) fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
+    if let Some(x) = kernel::const_int(m, op) {
+        return Some(vec![x]);
+    }
+    let o = m.op(op);
+    if !opname(o.opcode).starts_with("constant") {
+        return None;
+    }
+    pub(super) fn flat(v: &Value<'_>, out: &mut Vec<i64>) -> Option<()> {
+        match v.items() {
+            [] => out.push(v.as_int()?),
+            items => {
+                for i in items {
+                    flat(i, out)?;
+                }
+            }
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    flat(o.payload.as_ref()?, &mut out)?;
+    (!out.is_empty() && out.len() <= 4096).then_some(out)
+}

@@ -259,6 +259,8 @@ pub struct Sim<'m, 'a> {
     step_index: usize,
     /// Per region op, the environment keys defined inside it.
     locals: HashMap<OpId, Locals>,
+    /// Per block, the ops worth evaluating ([`Sim::matters`]).
+    block_ops: HashMap<BlockId, std::rc::Rc<[OpId]>>,
     peak_paths: usize,
 }
 
@@ -324,6 +326,7 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
         newlines: m.text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32).collect(),
         peak_paths: 1,
         locals: HashMap::new(),
+        block_ops: HashMap::new(),
         forks: BTreeMap::new(),
         dma_inside: HashMap::new(),
         step_index: 0,
@@ -359,6 +362,7 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
     }
     let mut simulated = 0;
     let mut merged = 0;
+    let mut last_cost = 0u64;
     if let Some(entry) = entry.filter(|_| !dynamic_grid) {
         for step in &steps {
             if sim.exhausted {
@@ -373,7 +377,17 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
                 }
             }
             sim.step_index = simulated;
+            // the trace judge reads whole grid steps: when this step may not fit in what is left of the budget, keep
+            // the paths as they were before it, to judge those if it does not (a step cut midway would be judged as
+            // if its remaining reads and waits never happened)
+            let snapshot = (mode == Mode::Trace && sim.budget < 2 * last_cost).then(|| states.clone());
+            let budget_before = sim.budget;
             states = sim.run_block(entry, states, 0);
+            last_cost = budget_before - sim.budget;
+            if let Some(snap) = snapshot.filter(|_| sim.exhausted) {
+                states = snap;
+                break;
+            }
             for s in states.iter_mut() {
                 s.yielded = None;
             }
@@ -577,8 +591,41 @@ impl<'m, 'a> Sim<'m, 'a> {
     }
 
     fn run_block(&mut self, b: BlockId, states: Vec<State>, depth: u32) -> Vec<State> {
-        let ops = self.m.blocks[b.idx()].ops.clone();
+        let ops = match self.block_ops.get(&b) {
+            Some(o) => o.clone(),
+            None => {
+                let o: std::rc::Rc<[OpId]> =
+                    self.m.blocks[b.idx()].ops.iter().copied().filter(|&o| self.matters(o)).collect();
+                self.block_ops.insert(b, o.clone());
+                o
+            }
+        };
         self.runs(&ops, states, depth)
+    }
+
+    /// Whether evaluating an op can change what the analyses see. Vector and float arithmetic (most of an
+    /// attention kernel's body) yields nothing the interpreter tracks: its value would read as unknown anyway, so it
+    /// is skipped without spending the budget. Loads, stores and matmuls stay (the trace records them).
+    fn matters(&self, id: OpId) -> bool {
+        let op = self.m.op(id);
+        let oc = op.opcode;
+        let b = opname(oc);
+        if !op.regions.is_empty() || is_dma_start(oc) || is_dma_wait(oc) || is_matmul(oc) || b.starts_with("sem_") {
+            return true;
+        }
+        if b.contains("load") || b.contains("store") || matches!(b, "yield" | "condition" | "return") {
+            return true;
+        }
+        let untracked = |t: &MlirType<'_>| match t {
+            MlirType::Shaped(sh) => sh.kind != crate::ir::mlir_type::ShapedKind::Memref,
+            MlirType::Scalar { dtype, .. } => dtype.is_float(),
+            _ => false,
+        };
+        match op.ty.mlir() {
+            Some(MlirType::Results(rs)) => rs.is_empty() || !rs.iter().all(untracked),
+            Some(t) => !untracked(t),
+            None => true,
+        }
     }
 
     fn fresh(&self, s: &mut State) -> V {
@@ -1137,6 +1184,7 @@ mod tests {
             newlines: Vec::new(),
             peak_paths: 1,
             locals: HashMap::new(),
+            block_ops: HashMap::new(),
             forks: BTreeMap::new(),
             dma_inside: HashMap::new(),
             step_index: 0,

@@ -30,12 +30,28 @@ pub fn seed_from_host(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel:
             }
         }
         if let Def::Op { op, .. } = def {
-            if let Some(v) = literal_ints(hm, op) {
+            if let Some(v) = literal_ints(hm, op).or_else(|| broadcast_ints(hm, op)) {
                 seed.insert(grid + j, v);
             }
         }
     }
     seed
+}
+
+/// A scalar constant broadcast to an array (`broadcast(constant(0))`: jax's ragged paged attention starts its
+/// `seq_buf_idx` this way), one value per element.
+fn broadcast_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
+    let o = m.op(op);
+    if !matches!(opname(o.opcode), "broadcast" | "broadcast_in_dim") {
+        return None;
+    }
+    let Def::Op { op: src, .. } = o.operands.first()?.def else { return None };
+    let [v] = literal_ints(m, src)?[..] else { return None };
+    let n = match &o.ty {
+        Type::Mlir(t) => t.shaped()?.static_dims()?.iter().product::<i64>(),
+        _ => o.shape()?.array()?.elements()?,
+    };
+    (1..=4096).contains(&n).then(|| vec![v; n as usize])
 }
 
 /// The integers of a constant op: `constant({1})` (HLO), `stablehlo.constant dense<1>`, `arith.constant 1`.

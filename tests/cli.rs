@@ -215,7 +215,7 @@ fn fixture(rel: &str) -> String {
 /// `hlolint DIR | head -3`: the reader goes away; hlolint stops writing quietly with the run's exit status.
 #[test]
 fn a_closed_pipe_ends_quietly() {
-    for format in ["human", "json", "sarif", "github"] {
+    for format in ["human", "json", "sarif", "github", "concise", "gitlab", "junit"] {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("hlolint"))
             .args(["--format", format, &fixture("fp8_matmul_2d/tpu7x+v6e")])
             .env("NO_COLOR", "1")
@@ -267,8 +267,11 @@ fn statistics_in_every_format() {
         (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
     };
     let row = "    1  HL001  fp8-upcast-before-dot\n";
-    for format in ["human", "github"] {
+    for format in ["human", "github", "concise"] {
         assert!(stats(format).0.contains(row), "{format}: {}", stats(format).0);
+    }
+    for format in ["gitlab", "junit"] {
+        assert!(stats(format).1.contains(row), "{format}: on stderr");
     }
     let v: serde_json::Value = serde_json::from_str(&stats("json").0).unwrap();
     assert_eq!(v["statistics"], serde_json::json!([{"code": "HL001", "rule": "fp8-upcast-before-dot", "count": 1}]));

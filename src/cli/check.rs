@@ -247,12 +247,28 @@ pub fn check(args: &CheckArgs) -> i32 {
             out.push('\n');
         }
         OutputFormat::Sarif => {
-            let mut sarif = report::machine::sarif(&comp_reports, &texts, ruleset);
-            if let Some(st) = &stats {
-                sarif["runs"][0]["properties"] = serde_json::json!({ "statistics": st });
-            }
-            out = serde_json::to_string_pretty(&sarif).unwrap_or_default();
+            // Every rule that can fire: the run's packs and each version's own pack.
+            let catalog =
+                report::sarif::catalog(ruleset.rules.iter().chain(by_pack.values().flat_map(|r| r.set.rules.iter())));
+            let log = report::sarif::log(&comp_reports, &texts, &catalog, stats.clone());
+            out = serde_json::to_string_pretty(&log).unwrap_or_default();
             out.push('\n');
+        }
+        OutputFormat::Concise => {
+            out = report::machine::concise(&comp_reports, &texts);
+            if let Some(st) = &stats {
+                out.push_str(&report::statistics_table(st));
+            }
+        }
+        OutputFormat::Gitlab | OutputFormat::Junit => {
+            out = if args.format == OutputFormat::Gitlab {
+                report::machine::gitlab(&comp_reports, &texts)
+            } else {
+                report::machine::junit(&comp_reports, &texts)
+            };
+            if let Some(st) = &stats {
+                stderr(report::statistics_table(st).trim_end());
+            }
         }
         OutputFormat::Github => {
             out = report::machine::github(&comp_reports, &texts);

@@ -150,10 +150,20 @@ pub struct GraphArgs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    /// Diagnostics grouped per compilation.
     Human,
+    /// `path:line:col: CODE message`, one line per finding.
+    Concise,
+    /// Findings, compilations, file summaries and errors.
     Json,
+    /// SARIF 2.1.0 (GitHub code scanning and friends).
     Sarif,
+    /// GitHub workflow annotations.
     Github,
+    /// GitLab code quality report.
+    Gitlab,
+    /// JUnit XML.
+    Junit,
 }
 
 /// Parses arguments, runs, and returns the process exit code.

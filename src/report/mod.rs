@@ -1,8 +1,10 @@
 //! Reports of findings: human (miette diagnostics grouped per compilation, i.e. per kernel version), JSON,
-//! SARIF 2.1.0 and GitHub workflow annotations.
+//! SARIF 2.1.0, GitHub workflow annotations, concise lines, GitLab code quality and JUnit XML.
 
 pub mod excerpt;
+pub mod fingerprint;
 pub mod machine;
+pub mod sarif;
 
 use crate::analysis::Verdict;
 use crate::rules::engine::Finding;

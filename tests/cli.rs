@@ -389,3 +389,25 @@ fn check_subcommand_and_paths_named_like_subcommands() {
 
 const UPCAST_ABS: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo");
+
+/// `compilation_output/v1_hlo.txt` and `v2_hlo.txt` without their dump folders are two versions, each with its own
+/// findings (not one compilation where v2's finding is "also seen" on v1's).
+#[test]
+fn seed_hlo_files_side_by_side_are_separate_versions() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("compilation_output")).unwrap();
+    for v in ["v1", "v2"] {
+        std::fs::copy(UPCAST, tmp.path().join(format!("compilation_output/{v}_hlo.txt"))).unwrap();
+    }
+    let out = hlolint().args(["--format", "json", "compilation_output"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dirs: Vec<&str> = v["compilations"].as_array().unwrap().iter().map(|c| c["dir"].as_str().unwrap()).collect();
+    assert_eq!(dirs, ["compilation_output/v1", "compilation_output/v2"]);
+    let findings = v["findings"].as_array().unwrap();
+    let paths: Vec<&str> = findings.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["compilation_output/v1_hlo.txt", "compilation_output/v2_hlo.txt"]);
+    assert!(findings.iter().all(|f| !f["notes"].to_string().contains("also seen")), "{findings:?}");
+    let out = hlolint().arg("compilation_output").current_dir(tmp.path()).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 errors in 2 of 2 compilation(s)"));
+}

@@ -62,19 +62,30 @@ pub struct Candidate {
     pub explicit: bool,
 }
 
-/// Expands paths: files as they are, directories walked (sorted, so output is stable), and glob patterns (`*`,
-/// `?`, `[`, `{`) when the shell did not expand them (quoted, or on Windows).
+/// The path that means standard input (`hlolint - < dump.txt`); findings name it `-`.
+pub const STDIN: &str = "-";
+
+/// Expands paths: files as they are, directories walked (sorted, so output is stable), glob patterns (`*`,
+/// `?`, `[`, `{`) when the shell did not expand them (quoted, or on Windows), and `-` (stdin).
 pub fn expand(paths: &[PathBuf], all_stages: bool) -> (Vec<Candidate>, Vec<InputError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
         let s = p.to_string_lossy();
-        if p.is_dir() {
+        if s == STDIN {
+            out.push(Candidate { path: p.clone(), explicit: true });
+        } else if p.is_dir() {
             let walker = walkdir::WalkDir::new(p).follow_links(true).sort_by_file_name();
+            // `hlolint` (the default path `.`) names files `a/b.txt`, not `./a/b.txt`.
+            let strip_dot = p.as_os_str() == ".";
             for entry in walker {
                 match entry {
                     Ok(e) if e.file_type().is_file() && (all_stages || !is_intermediate_stage(e.path())) => {
-                        out.push(Candidate { path: e.into_path(), explicit: false })
+                        let path = match e.path().strip_prefix(".") {
+                            Ok(rel) if strip_dot => rel.to_path_buf(),
+                            _ => e.into_path(),
+                        };
+                        out.push(Candidate { path, explicit: false })
                     }
                     Ok(_) => {}
                     Err(e) => errors.push(InputError::Unreadable {
@@ -173,8 +184,13 @@ pub fn sibling_dump_dir(file: &Path) -> Option<PathBuf> {
 /// Reads a candidate and sniffs its format. `Ok(None)`: a file inside a walked directory that is not a dump.
 pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
     let path = c.path.display().to_string();
-    let bytes =
-        std::fs::read(&c.path).map_err(|e| InputError::Unreadable { path: path.clone(), reason: e.to_string() })?;
+    let read = if path == STDIN {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut b).map(|_| b)
+    } else {
+        std::fs::read(&c.path)
+    };
+    let bytes = read.map_err(|e| InputError::Unreadable { path: path.clone(), reason: e.to_string() })?;
     let skip_or = |e: InputError| if c.explicit { Err(e) } else { Ok(None) };
     if bytes.is_empty() {
         return skip_or(InputError::Empty { path });

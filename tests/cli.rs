@@ -135,7 +135,10 @@ fn undecodable_kernel_bodies_are_reported_on_their_call_and_the_rest_is_summariz
 
 #[test]
 fn usage_errors_exit_two() {
-    assert_eq!(hlolint().output().unwrap().status.code(), Some(2));
+    let empty = tempfile::tempdir().unwrap();
+    let out = hlolint().current_dir(empty.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "no path: `.`, which holds no dump");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no XLA dump found"));
     assert_eq!(hlolint().arg("--no-such-flag").output().unwrap().status.code(), Some(2));
     assert_eq!(hlolint().arg("--help").output().unwrap().status.code(), Some(0));
 }
@@ -201,4 +204,210 @@ fn a_broken_secondary_dump_does_not_hide_the_compilations_findings() {
     let (stdout, stderr) = run("github");
     assert!(stdout.contains("title=HL011 async-no-overlap"), "{stdout}");
     assert!(stderr.contains("llo syntax error"));
+}
+
+const UPCAST: &str = "tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo";
+
+fn fixture(rel: &str) -> String {
+    format!("{}/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `hlolint DIR | head -3`: the reader goes away; hlolint stops writing quietly with the run's exit status.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    for format in ["human", "json", "sarif", "github", "concise", "gitlab", "junit"] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("hlolint"))
+            .args(["--format", format, &fixture("fp8_matmul_2d/tpu7x+v6e")])
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{format}: {stderr}");
+        assert_eq!(out.status.code(), Some(1), "{format}: findings still exit 1");
+    }
+}
+
+/// Dumps whose lines are kilobytes of base64: every excerpt line is a window, cut on character boundaries.
+#[test]
+fn excerpt_lines_are_windows_cut_on_character_boundaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A finding on a line that, like its neighbours, is kilobytes long and full of multi-byte characters.
+    let pad = "é".repeat(3000);
+    let src = std::fs::read_to_string(data(&UPCAST.replace("tests/data/", ""))).unwrap();
+    let mut text = String::new();
+    for line in src.lines() {
+        let meta = if line.contains(" = ") && !line.trim_start().starts_with("ROOT") {
+            format!(", metadata={{op_name=\"{pad}\"}}")
+        } else {
+            String::new()
+        };
+        text.push_str(&format!("{line}{meta}\n"));
+    }
+    std::fs::write(tmp.path().join("wide.hlo"), &text).unwrap();
+    for dump in [tmp.path().join("wide.hlo").display().to_string(), fixture("fp8_matmul_2d/tpu7x+v6e")] {
+        let out = hlolint().arg(&dump).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stdout = String::from_utf8(out.stdout).expect("UTF-8");
+        assert!(!stdout.contains('\u{FFFD}'), "a character cut in two:\n{stdout}");
+        let widest = stdout.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest < 360, "a line of {widest} characters");
+        assert!(stdout.contains("…"), "long lines are marked as cut");
+    }
+}
+
+#[test]
+fn statistics_in_every_format() {
+    let stats = |format: &str| {
+        let out = hlolint().args(["--statistics", "--format", format, UPCAST]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let row = "    1  HL001  fp8-upcast-before-dot\n";
+    for format in ["human", "github", "concise"] {
+        assert!(stats(format).0.contains(row), "{format}: {}", stats(format).0);
+    }
+    for format in ["gitlab", "junit"] {
+        assert!(stats(format).1.contains(row), "{format}: on stderr");
+    }
+    let v: serde_json::Value = serde_json::from_str(&stats("json").0).unwrap();
+    assert_eq!(v["statistics"], serde_json::json!([{"code": "HL001", "rule": "fp8-upcast-before-dot", "count": 1}]));
+    let v: serde_json::Value = serde_json::from_str(&stats("sarif").0).unwrap();
+    assert_eq!(v["runs"][0]["properties"]["statistics"][0]["count"], 1);
+}
+
+#[test]
+fn quiet_prints_only_the_findings() {
+    let out =
+        hlolint().args(["-q", UPCAST, &data("rules/fp8-upcast-before-dot/valid/native_fp8_dot.hlo")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("HL001 fp8-upcast-before-dot"), "{stdout}");
+    for noise in ["✓", "✗", "compilation(s)", "clean"] {
+        assert!(!stdout.contains(noise), "`{noise}` in\n{stdout}");
+    }
+    let out = hlolint().args(["-q", &data("rules/fp8-upcast-before-dot/valid/native_fp8_dot.hlo")]).output().unwrap();
+    assert_eq!((out.status.code(), out.stdout.is_empty()), (Some(0), true), "clean and quiet: nothing");
+}
+
+#[test]
+fn the_default_path_is_the_current_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("out")).unwrap();
+    std::fs::copy(UPCAST, tmp.path().join("out/upcast.hlo")).unwrap();
+    let out = hlolint().args(["--format", "github"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with("::error file=out/upcast.hlo,line=12,"),
+        "paths relative to `.`, without `./`: {stdout}"
+    );
+}
+
+#[test]
+fn output_file_and_stdin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report = tmp.path().join("report.json");
+    let out = hlolint().args(["--format", "json", "--output-file"]).arg(&report).arg(UPCAST).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["findings"][0]["code"], "HL001");
+    // An unwritable report file is an error.
+    let out = hlolint().args(["-o"]).arg(tmp.path().join("no/such/dir/r.txt")).arg(UPCAST).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the report"));
+
+    let out = hlolint().args(["--format", "github", "-"]).pipe_stdin(UPCAST).unwrap().output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("::error file=-,line=12,"), "{stdout}");
+}
+
+#[test]
+fn color_is_chosen_with_color() {
+    let run = |color: &str| {
+        let out = hlolint().args(["--color", color, UPCAST]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().contains("\x1b[")
+    };
+    assert!(run("always"), "always colors, even a pipe with NO_COLOR set");
+    assert!(!run("never"));
+    assert!(!run("auto"), "a pipe is not a terminal");
+    assert_eq!(hlolint().args(["--color", "sometimes", UPCAST]).output().unwrap().status.code(), Some(2));
+}
+
+#[test]
+fn shell_completions() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = hlolint().args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains("hlolint") && script.contains("output-file"), "{shell}");
+    }
+    assert_eq!(hlolint().args(["completions", "tcsh"]).output().unwrap().status.code(), Some(2));
+}
+
+/// `hlolint check PATH...` is the explicit form; bare paths work too, and a path that exists is never taken for a
+/// subcommand (a folder named `test`).
+#[test]
+fn check_subcommand_and_paths_named_like_subcommands() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in ["test", "rules"] {
+        std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+        std::fs::copy(UPCAST, tmp.path().join(dir).join("upcast.hlo")).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let out = hlolint().args(args).current_dir(tmp.path()).output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    for args in [&["test"][..], &["check", "test"], &["--format", "github", "test"], &["test", "--format", "github"]] {
+        let (code, stdout) = run(args);
+        assert_eq!(code, Some(1), "{args:?}: {stdout}");
+        assert!(stdout.contains("test/upcast.hlo"), "{args:?}: {stdout}");
+    }
+    let (code, stdout) = run(&["rules", "test"]);
+    assert_eq!(code, Some(1));
+    assert!(stdout.contains("rules/upcast.hlo") && stdout.contains("test/upcast.hlo"), "{stdout}");
+    // Options only the subcommand has make it the subcommand.
+    let out = hlolint().args(["rules", "--json"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok());
+    // A subcommand-named folder without dumps says why it was linted.
+    std::fs::create_dir_all(tmp.path().join("empty/graph")).unwrap();
+    let out = hlolint().arg("graph").current_dir(tmp.path().join("empty")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`graph` names a folder here"));
+    // Where no such folder exists, the subcommands are subcommands.
+    let out = hlolint().args(["explain", "HL001"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let (code, stdout) = run(&["check", UPCAST_ABS]);
+    assert_eq!(code, Some(1), "{stdout}");
+}
+
+const UPCAST_ABS: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo");
+
+/// `compilation_output/v1_hlo.txt` and `v2_hlo.txt` without their dump folders are two versions, each with its own
+/// findings (not one compilation where v2's finding is "also seen" on v1's).
+#[test]
+fn seed_hlo_files_side_by_side_are_separate_versions() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("compilation_output")).unwrap();
+    for v in ["v1", "v2"] {
+        std::fs::copy(UPCAST, tmp.path().join(format!("compilation_output/{v}_hlo.txt"))).unwrap();
+    }
+    let out = hlolint().args(["--format", "json", "compilation_output"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dirs: Vec<&str> = v["compilations"].as_array().unwrap().iter().map(|c| c["dir"].as_str().unwrap()).collect();
+    assert_eq!(dirs, ["compilation_output/v1", "compilation_output/v2"]);
+    let findings = v["findings"].as_array().unwrap();
+    let paths: Vec<&str> = findings.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["compilation_output/v1_hlo.txt", "compilation_output/v2_hlo.txt"]);
+    assert!(findings.iter().all(|f| !f["notes"].to_string().contains("also seen")), "{findings:?}");
+    let out = hlolint().arg("compilation_output").current_dir(tmp.path()).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 errors in 2 of 2 compilation(s)"));
 }

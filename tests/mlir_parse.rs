@@ -20,7 +20,7 @@ fn snapshot(name: &str) {
     let mut s = outline(&m, &text);
     for k in kernel::kernels(&m) {
         s.push_str("\n--- kernel view ---\n");
-        s.push_str(&serde_yaml::to_string(&k).unwrap());
+        s.push_str(&serde_norway::to_string(&k).unwrap());
     }
     insta::assert_snapshot!(name.replace('.', "_"), s);
 }

@@ -116,7 +116,8 @@ fn cycles_in_extends_are_errors() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("a.yaml"), "pack: a\nextends: [b.yaml]\nrules: []\n").unwrap();
     std::fs::write(tmp.path().join("b.yaml"), "pack: b\nextends: [a.yaml]\nrules: []\n").unwrap();
-    let out = hlolint().args(["rules", "--rules"]).arg(tmp.path().join("a.yaml")).output().unwrap();
+    let out =
+        hlolint().args(["rules", "--rules"]).arg(tmp.path().join("a.yaml")).current_dir(tmp.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("cycle in `extends`"), "{err}");
@@ -160,7 +161,8 @@ rules:
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("✓ TM001  no-f32-dot"));
     // rules lists the pack with what it extends
-    let out = hlolint().args(["rules", "--rules"]).arg(&pack).output().unwrap();
+    // (Not from the crate: `rules/` is a folder there, so `hlolint rules --rules PACK` lints it.)
+    let out = hlolint().args(["rules", "--rules"]).arg(&pack).current_dir(std::env::temp_dir()).output().unwrap();
     let s = text(&out.stdout);
     assert!(s.contains("team (extends core)") && s.contains("TM001") && s.contains("HL001"), "{s}");
 }
@@ -242,7 +244,7 @@ fn explain_and_rules() {
     assert!(s.starts_with("## fp8-upcast-before-dot (HL001)") && s.contains("### Why is this bad?"), "{s}");
     assert_eq!(hlolint().args(["explain", "fp8-upcast-before-dot"]).output().unwrap().status.code(), Some(0));
     assert_eq!(hlolint().args(["explain", "HL999"]).output().unwrap().status.code(), Some(2));
-    let out = hlolint().args(["rules"]).output().unwrap();
+    let out = hlolint().args(["rules"]).current_dir(std::env::temp_dir()).output().unwrap();
     let s = text(&out.stdout);
     for pack in ["core", "v1-auto", "v2-dma", "v3-smem"] {
         assert!(s.lines().any(|l| l.starts_with(pack)), "{pack} listed:\n{s}");

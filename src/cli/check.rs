@@ -1,6 +1,7 @@
 //! `hlolint check`: expand inputs → read and sniff → group per dump directory → parse (in parallel) → the
 //! compilation's units → rules → findings grouped per compilation; syntax errors per file.
 
+use super::output::{emit, stderr};
 use super::{CheckArgs, GraphArgs, LintArgs, OutputFormat};
 use crate::analysis::Verdict;
 use crate::lint::compilation::{group_dir, parse_file, Parsed};
@@ -125,14 +126,14 @@ pub fn check(args: &CheckArgs) -> i32 {
     let (lint, explicit, cfg_target) = match resolve_lint_args(&args.lint) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("{e:?}");
+            stderr(report::excerpt::render(&e));
             return 2;
         }
     };
     let base = match load_rules(&lint, true) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e:?}");
+            stderr(report::excerpt::render(&e));
             return 2;
         }
     };
@@ -141,11 +142,16 @@ pub fn check(args: &CheckArgs) -> i32 {
     if let Some(t) = &target {
         if crate::lint::Target::lookup(t).is_none() {
             let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
-            eprintln!("{:?}", miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`"));
+            stderr(format!(
+                "{:?}",
+                miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`")
+            ));
             return 2;
         }
     }
-    let (candidates, input_errors) = source::expand(&args.paths, args.all_stages);
+    let default_paths = [std::path::PathBuf::from(".")];
+    let paths: &[std::path::PathBuf] = if args.paths.is_empty() { &default_paths } else { &args.paths };
+    let (candidates, input_errors) = source::expand(paths, args.all_stages);
     let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
     // Files are read per compilation, inside its task: memory holds the compilations being linted, not the run.
     let mut groups: BTreeMap<String, Vec<&source::Candidate>> = BTreeMap::new();
@@ -205,30 +211,19 @@ pub fn check(args: &CheckArgs) -> i32 {
     // Compilations with no parsed file (every file failed) are not worth a line.
     comp_reports.retain(|r| r.files > 0);
     let findings: Vec<&Finding> = comp_reports.iter().flat_map(|r| &r.findings).collect();
+    let stats = if args.lint.statistics { Some(report::statistics(&findings)) } else { None };
+    let mut out = String::new();
     match args.format {
         OutputFormat::Human => {
             if args.summary {
                 for (path, s) in &files {
-                    print!("{}", render_file(path, s));
+                    out.push_str(&render_file(path, s));
                 }
-                print!("{}", crate::summary::link::render(&crate::summary::link::link(&files)));
+                out.push_str(&crate::summary::link::render(&crate::summary::link::link(&files)));
             }
             if !ruleset.rules.is_empty() && (!args.quiet || !findings.is_empty()) {
-                let text = report::human(&comp_reports, &texts, args.lint.statistics);
-                if args.quiet {
-                    // only the diagnostics: drop the clean lines and the tally
-                    for line in text.lines().filter(|l| !l.starts_with('✓') && !l.starts_with("no findings")) {
-                        println!("{line}");
-                    }
-                } else {
-                    print!("{text}");
-                }
-            }
-            for r in &reports {
-                eprintln!("{r:?}");
-            }
-            if !args.quiet && !reports.is_empty() {
-                eprintln!("{} file(s) parsed, {} error(s)", files.len(), reports.len());
+                let opts = report::HumanOptions { statistics: args.lint.statistics, quiet: args.quiet };
+                out.push_str(&report::human(&comp_reports, &texts, opts));
             }
         }
         OutputFormat::Json => {
@@ -237,7 +232,7 @@ pub fn check(args: &CheckArgs) -> i32 {
             let linked = crate::summary::link::link(&files);
             let findings_json: Vec<serde_json::Value> =
                 findings.iter().map(|f| report::machine::finding_json(f, &texts)).collect();
-            let doc = serde_json::json!({
+            let mut doc = serde_json::json!({
                 "findings": findings_json,
                 "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs, "findings": r.findings.len()})).collect::<Vec<_>>(),
                 "rules": ruleset.rules.iter().map(|r| &r.id).collect::<Vec<_>>(),
@@ -245,28 +240,66 @@ pub fn check(args: &CheckArgs) -> i32 {
                 "linked": linked,
                 "errors": errors,
             });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            if let Some(st) = &stats {
+                doc["statistics"] = serde_json::to_value(st).unwrap_or_default();
+            }
+            out = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            out.push('\n');
         }
         OutputFormat::Sarif => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report::machine::sarif(&comp_reports, &texts, ruleset))
-                    .unwrap_or_default()
-            );
-            for r in &reports {
-                eprintln!("{r:?}");
+            // Every rule that can fire: the run's packs and each version's own pack.
+            let catalog =
+                report::sarif::catalog(ruleset.rules.iter().chain(by_pack.values().flat_map(|r| r.set.rules.iter())));
+            let log = report::sarif::log(&comp_reports, &texts, &catalog, stats.clone());
+            out = serde_json::to_string_pretty(&log).unwrap_or_default();
+            out.push('\n');
+        }
+        OutputFormat::Concise => {
+            out = report::machine::concise(&comp_reports, &texts);
+            if let Some(st) = &stats {
+                out.push_str(&report::statistics_table(st));
+            }
+        }
+        OutputFormat::Gitlab | OutputFormat::Junit => {
+            out = if args.format == OutputFormat::Gitlab {
+                report::machine::gitlab(&comp_reports, &texts)
+            } else {
+                report::machine::junit(&comp_reports, &texts)
+            };
+            if let Some(st) = &stats {
+                stderr(report::statistics_table(st).trim_end());
             }
         }
         OutputFormat::Github => {
-            print!("{}", report::machine::github(&comp_reports, &texts));
-            for r in &reports {
-                eprintln!("{r:?}");
+            out = report::machine::github(&comp_reports, &texts);
+            if let Some(st) = &stats {
+                out.push_str(&report::statistics_table(st));
             }
         }
     }
-    if !reports.is_empty() || (files.is_empty() && args.paths.iter().all(|p| p.is_dir())) {
+    let written = emit(args.output_file.as_deref(), &out);
+    // Errors go to stderr in every format (JSON also lists them).
+    if args.format != OutputFormat::Json {
+        for r in &reports {
+            stderr(report::excerpt::render(r));
+        }
+        if args.format == OutputFormat::Human && !args.quiet && !reports.is_empty() {
+            stderr(format!("{} file(s) parsed, {} error(s)", files.len(), reports.len()));
+        }
+    }
+    if let Err(e) = written {
+        stderr(format!("{e:?}"));
+        return 2;
+    }
+    if !reports.is_empty() || (files.is_empty() && paths.iter().all(|p| p.is_dir())) {
         if files.is_empty() && reports.is_empty() {
-            eprintln!("error: no XLA dump found in the given directories");
+            stderr("error: no XLA dump found in the given directories");
+            for p in paths.iter().filter_map(|p| p.to_str()).filter(|p| super::SUBCOMMANDS.contains(p)) {
+                stderr(format!(
+                    "note: `{p}` names a folder here, so it was read as a path; run `hlolint {p}` from another folder \
+                     for the command"
+                ));
+            }
         }
         2
     } else if !args.lint.exit_zero && findings.iter().any(|f| f.severity >= Severity::Warning) {
@@ -340,8 +373,9 @@ fn json_error(r: &miette::Report) -> JsonError {
 pub fn graph(args: &GraphArgs) -> i32 {
     let (candidates, input_errors) = source::expand(&args.paths, false);
     let mut code = 0;
+    let mut out = String::new();
     for e in input_errors {
-        eprintln!("{:?}", miette::Report::new(e));
+        stderr(report::excerpt::render(&miette::Report::new(e)));
         code = 2;
     }
     for c in &candidates {
@@ -349,7 +383,7 @@ pub fn graph(args: &GraphArgs) -> i32 {
             Ok(Some(f)) => f,
             Ok(None) => continue,
             Err(e) => {
-                eprintln!("{:?}", miette::Report::new(e));
+                stderr(report::excerpt::render(&miette::Report::new(e)));
                 code = 2;
                 continue;
             }
@@ -363,15 +397,18 @@ pub fn graph(args: &GraphArgs) -> i32 {
             }),
         };
         match module {
-            Ok(Some(m)) => println!("{}", serde_json::to_string(&graph_dump(&m)).unwrap_or_default()),
-            Ok(None) => eprintln!("{}: a table, not a graph; skipped", file.path),
+            Ok(Some(m)) => {
+                out.push_str(&serde_json::to_string(&graph_dump(&m)).unwrap_or_default());
+                out.push('\n');
+            }
+            Ok(None) => stderr(format!("{}: a table, not a graph; skipped", file.path)),
             Err(e) => {
-                eprintln!("{:?}", miette::Report::new(e));
+                stderr(report::excerpt::render(&miette::Report::new(e)));
                 code = 2;
             }
         }
     }
-    code
+    super::output::emit_or(None, &out, code)
 }
 
 /// Lints `paths` with `rules` (severities from `sev`): per-compilation findings, and the input/syntax errors.

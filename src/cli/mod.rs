@@ -1,15 +1,22 @@
-//! Command line: `hlolint [check] PATH...` (the default), `hlolint rules`, `hlolint explain RULE`,
-//! `hlolint test [PACK...]`, `hlolint graph PATH...`, `hlolint compile ...`.
+//! Command line: `hlolint [check] [PATH...]` (the default; `.` when no path is given, `-` for stdin),
+//! `hlolint rules`, `hlolint explain RULE`, `hlolint test [PACK...]`, `hlolint graph PATH...`,
+//! `hlolint compile ...`, `hlolint completions SHELL`.
+//!
+//! A first argument that names an existing file or folder is a path, never a subcommand: `hlolint test` in a folder
+//! holding `test/` lints it (`hlolint check test` says so explicitly everywhere).
 //!
 //! Exit codes (as ruff and friends): 0 clean, 1 findings, 2 usage or input errors. Input errors are per file:
 //! the other files are still processed.
 
 pub(crate) mod check;
 pub mod config;
+pub mod output;
 pub(crate) mod rules_cmd;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use std::path::PathBuf;
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use output::ColorChoice;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,6 +31,9 @@ pub struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     check: CheckArgs,
+    /// Color in diagnostics: `auto` colors a terminal (unless `NO_COLOR` is set), not a pipe or a file.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -41,17 +51,43 @@ enum Command {
     /// Compile a JAX/Pallas kernel module for TPU targets without a TPU, collect the dumps per kernel version,
     /// and lint them.
     Compile(crate::driver::CompileArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell), e.g.
+    /// `hlolint completions bash > ~/.local/share/bash-completion/completions/hlolint`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
+
+impl Command {
+    /// The name the user typed for it.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Check(_) => "check",
+            Command::Graph(_) => "graph",
+            Command::Rules(_) => "rules",
+            Command::Explain(_) => "explain",
+            Command::Test(_) => "test",
+            Command::Compile(_) => "compile",
+            Command::Completions { .. } => "completions",
+        }
+    }
+}
+
+const SUBCOMMANDS: [&str; 6] = ["graph", "rules", "explain", "test", "compile", "completions"];
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Files, directories (walked recursively) or glob patterns.
+    /// Files, directories (walked recursively), glob patterns, or `-` for stdin (default: `.`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
     pub format: OutputFormat,
-    /// Print only errors and findings.
+    /// Write the report to this file instead of stdout (errors still go to stderr).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Print only the findings (and errors): no line per compilation, no tally.
     #[arg(long, short)]
     pub quiet: bool,
     /// Also say what each analysis explored per kernel (grid steps, paths, op evaluations) and why it stopped.
@@ -89,7 +125,8 @@ pub struct LintArgs {
     /// Override a rule's severity: `RULE=error|warning|info|off` (repeatable).
     #[arg(long, value_name = "RULE=LEVEL")]
     pub severity: Vec<String>,
-    /// Print the number of findings per rule.
+    /// Also print the number of findings per rule (a table; in JSON a `statistics` array, in SARIF the run's
+    /// `properties.statistics`; GitLab and JUnit reports get the table on stderr).
     #[arg(long)]
     pub statistics: bool,
     /// Exit 0 even when there are findings (errors in the input still exit 2).
@@ -113,22 +150,42 @@ pub struct GraphArgs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    /// Diagnostics grouped per compilation.
     Human,
+    /// `path:line:col: CODE message`, one line per finding.
+    Concise,
+    /// Findings, compilations, file summaries and errors.
     Json,
+    /// SARIF 2.1.0 (GitHub code scanning and friends).
     Sarif,
+    /// GitHub workflow annotations.
     Github,
+    /// GitLab code quality report.
+    Gitlab,
+    /// JUnit XML.
+    Junit,
 }
 
 /// Parses arguments, runs, and returns the process exit code.
 pub fn run() -> i32 {
-    install_miette_hook();
-    let cli = match Cli::try_parse() {
+    run_from(std::env::args_os().collect())
+}
+
+/// `run` with the given arguments (the first is the program name).
+pub fn run_from(args: Vec<OsString>) -> i32 {
+    let cli = match parse(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    let output_file = match &cli.command {
+        Some(Command::Check(a)) => a.output_file.as_deref(),
+        None => cli.check.output_file.as_deref(),
+        _ => None,
+    };
+    install_miette_hook(cli.color.resolve(output_file));
     match cli.command {
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Graph(args)) => check::graph(&args),
@@ -136,16 +193,49 @@ pub fn run() -> i32 {
         Some(Command::Rules(args)) => rules_cmd::rules(&args),
         Some(Command::Explain(args)) => rules_cmd::explain(&args),
         Some(Command::Test(args)) => rules_cmd::test(&args),
-        None if cli.check.paths.is_empty() => {
-            eprintln!("error: no input: give files, directories or glob patterns (see `hlolint --help`)");
-            2
+        Some(Command::Completions { shell }) => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "hlolint", &mut buf);
+            output::emit_or(None, &String::from_utf8_lossy(&buf), 0)
         }
         None => check::check(&cli.check),
     }
 }
 
-fn install_miette_hook() {
-    let _ = miette::set_hook(Box::new(|_| {
-        Box::new(miette::MietteHandlerOpts::new().terminal_links(false).context_lines(1).build())
+/// Parses the command line; a subcommand name that is also an existing file or folder is taken as a path (the
+/// line is read again as `hlolint check ...`).
+fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    let as_check = |args: &[OsString]| {
+        let mut a = args.to_vec();
+        a.insert(1.min(a.len()), "check".into());
+        Cli::try_parse_from(a)
+    };
+    let names_a_path = |name: &str| args.iter().skip(1).any(|a| a.to_str() == Some(name)) && Path::new(name).exists();
+    match Cli::try_parse_from(&args) {
+        // `hlolint rules --json` where `rules/` exists: `check` takes no `--json`, so it is the subcommand.
+        Ok(cli) => match &cli.command {
+            Some(c) if c.name() != "check" && names_a_path(c.name()) => as_check(&args).or(Ok(cli)),
+            _ => Ok(cli),
+        },
+        Err(e) => {
+            // `hlolint test --format json` with a folder `test`: the `test` subcommand rejects `--format`.
+            if SUBCOMMANDS.iter().any(|n| names_a_path(n)) {
+                if let Ok(cli) = as_check(&args) {
+                    return Ok(cli);
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Diagnostics with one line of context, no terminal links, colored as `--color` says (`None`: as miette detects).
+fn install_miette_hook(color: Option<bool>) {
+    let _ = miette::set_hook(Box::new(move |_| {
+        let mut opts = miette::MietteHandlerOpts::new().terminal_links(false).context_lines(1);
+        if let Some(c) = color {
+            opts = opts.color(c);
+        }
+        Box::new(opts.build())
     }));
 }

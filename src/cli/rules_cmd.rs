@@ -72,20 +72,20 @@ pub fn rules(args: &RulesArgs) -> i32 {
                 }
             }
         }
-        print!("{out}");
+        crate::out!("{out}");
         return 0;
     }
     if args.analyses {
         for a in crate::analysis::ANALYSES {
             let ls: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
-            println!("{:<24} [{}] {}", a.name, ls.join(","), a.doc.split(". ").next().unwrap_or(a.doc));
+            crate::outln!("{:<24} [{}] {}", a.name, ls.join(","), a.doc.split(". ").next().unwrap_or(a.doc));
         }
         return 0;
     }
     if args.docs {
         return match load_or_all(&args.rules) {
             Ok(set) => {
-                print!("{}", docs(&set));
+                crate::out!("{}", docs(&set));
                 0
             }
             Err(code) => code,
@@ -108,7 +108,7 @@ pub fn rules(args: &RulesArgs) -> i32 {
                     "analysis": match &r.kind { RuleKind::Analysis(a, ..) => Some(a.name), _ => None }})
             })
             .collect();
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({"packs": set.packs, "rules": rules})).unwrap_or_default()
         );
@@ -132,7 +132,7 @@ pub fn rules(args: &RulesArgs) -> i32 {
             );
         }
     }
-    print!("{out}");
+    crate::out!("{out}");
     0
 }
 
@@ -180,17 +180,17 @@ pub fn explain(args: &ExplainArgs) -> i32 {
         if !r.valid.is_empty() || !r.invalid.is_empty() {
             let _ = writeln!(out, "\ntests: run `hlolint test --filter {}`", r.id);
         }
-        print!("{out}");
+        crate::out!("{out}");
         return 0;
     }
     if let Some(a) = crate::analysis::analysis(&key) {
         let ls: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
-        println!("# analysis {}\n\nlayers: {}\n\n{}", a.name, ls.join(", "), a.doc);
+        crate::outln!("# analysis {}\n\nlayers: {}\n\n{}", a.name, ls.join(", "), a.doc);
         if !a.captures.is_empty() {
-            println!("\ncaptures (`{{analysis.KEY}}` in messages): detail, {}", a.captures.join(", "));
+            crate::outln!("\ncaptures (`{{analysis.KEY}}` in messages): detail, {}", a.captures.join(", "));
         }
         for (o, d) in a.options {
-            println!("option `{o}`: {d}");
+            crate::outln!("option `{o}`: {d}");
         }
         return 0;
     }
@@ -309,11 +309,11 @@ pub fn test(args: &TestArgs) -> i32 {
             failed += 1;
         }
     }
-    print!("{out}");
+    crate::out!("{out}");
     if !untested.is_empty() {
-        println!("rules without test cases: {}", untested.join(", "));
+        crate::outln!("rules without test cases: {}", untested.join(", "));
     }
-    println!("{passed} rule(s) passed, {failed} failed");
+    crate::outln!("{passed} rule(s) passed, {failed} failed");
     if failed > 0 {
         1
     } else {

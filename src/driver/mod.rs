@@ -200,6 +200,7 @@ pub fn compile(args: &CompileArgs) -> i32 {
         crate::cli::check::check(&CheckArgs {
             paths: hlo_files,
             format: args.format,
+            output_file: None,
             quiet: args.quiet,
             verbose: false,
             all_stages: args.all_stages,

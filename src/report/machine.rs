@@ -1,10 +1,11 @@
-//! Machine-readable reports: JSON findings with line/column, SARIF 2.1.0 (with a rules catalog), GitHub workflow
-//! annotations (`::error file=…,line=…::…`).
+//! Machine-readable reports: JSON findings with line/column, GitHub workflow annotations
+//! (`::error file=…,line=…::…`), `concise` lines (`path:line:col: CODE message`), GitLab code quality JSON and
+//! JUnit XML. SARIF is in `sarif.rs`.
 
 use super::excerpt::line_col;
 use super::{CompilationReport, Texts};
 use crate::rules::engine::Finding;
-use crate::rules::{RuleSet, Severity};
+use crate::rules::Severity;
 use serde_json::{json, Value};
 
 fn position(f: &Finding, texts: &Texts) -> ((usize, usize), (usize, usize)) {
@@ -51,72 +52,6 @@ pub fn compilations_json(reports: &[CompilationReport], texts: &Texts) -> Value 
     )
 }
 
-fn sarif_level(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        _ => "note",
-    }
-}
-
-/// SARIF 2.1.0: one run, the selected rules as the driver's catalog, one result per finding.
-pub fn sarif(reports: &[CompilationReport], texts: &Texts, rules: &RuleSet) -> Value {
-    let catalog: Vec<Value> = rules
-        .rules
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.id,
-                "name": r.id,
-                "shortDescription": {"text": if r.summary.is_empty() { r.id.clone() } else { r.summary.clone() }},
-                "fullDescription": {"text": r.summary},
-                "help": {"text": r.doc, "markdown": r.doc},
-                "defaultConfiguration": {"level": sarif_level(r.severity)},
-                "properties": {"code": r.code, "pack": r.pack, "layers": r.layers.iter().map(|l| l.name()).collect::<Vec<_>>()},
-            })
-        })
-        .collect();
-    let mut results = Vec::new();
-    for r in reports {
-        for f in &r.findings {
-            let ((l0, c0), (l1, c1)) = position(f, texts);
-            let idx = rules.rules.iter().position(|x| x.id == f.rule);
-            let mut msg = f.message.clone();
-            for n in &f.notes {
-                msg.push_str(&format!("\nnote: {n}"));
-            }
-            results.push(json!({
-                "ruleId": f.rule,
-                "ruleIndex": idx,
-                "level": sarif_level(f.severity),
-                "message": {"text": msg},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": f.path.replace('\\', "/")},
-                        "region": {"startLine": l0, "startColumn": c0, "endLine": l1, "endColumn": c1,
-                                   "byteOffset": f.span.start, "byteLength": f.span.end.saturating_sub(f.span.start)}
-                    }
-                }],
-                "properties": {"compilation": f.compilation, "target": f.target, "kernel": f.kernel, "source": f.source, "layer": f.layer,
-                               "verdict": f.verdict},
-            }));
-        }
-    }
-    json!({
-        "version": "2.1.0",
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "hlolint",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/hlolint/hlolint",
-                "rules": catalog,
-            }},
-            "results": results,
-        }]
-    })
-}
-
 /// `%`, CR and LF escaped as GitHub's workflow commands require.
 fn gh_escape(s: &str, property: bool) -> String {
     let mut out = s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
@@ -153,5 +88,141 @@ pub fn github(reports: &[CompilationReport], texts: &Texts) -> String {
             ));
         }
     }
+    out
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn title(f: &Finding) -> String {
+    match &f.code {
+        Some(c) => c.clone(),
+        None => f.rule.clone(),
+    }
+}
+
+/// `path:line:col: CODE message`, one line per finding (the Python line, when known, in brackets at the end).
+pub fn concise(reports: &[CompilationReport], texts: &Texts) -> String {
+    let mut out = String::new();
+    for f in reports.iter().flat_map(|r| &r.findings) {
+        let ((l, c), _) = position(f, texts);
+        let py = f.python.as_ref().map(|p| format!(" [{}:{}]", p.file, p.line)).unwrap_or_default();
+        out.push_str(&format!("{}:{l}:{c}: {} {}{py}\n", f.path, title(f), one_line(&f.message)));
+    }
+    out
+}
+
+#[derive(serde::Serialize)]
+struct GitlabIssue {
+    description: String,
+    check_name: String,
+    fingerprint: String,
+    severity: &'static str,
+    location: GitlabLocation,
+}
+
+#[derive(serde::Serialize)]
+struct GitlabLocation {
+    path: String,
+    lines: GitlabLines,
+}
+
+#[derive(serde::Serialize)]
+struct GitlabLines {
+    begin: usize,
+}
+
+/// GitLab code quality report (a JSON array of issues); the Python line is the location when known.
+pub fn gitlab(reports: &[CompilationReport], texts: &Texts) -> String {
+    let issues: Vec<GitlabIssue> = reports
+        .iter()
+        .flat_map(|r| &r.findings)
+        .map(|f| {
+            let (path, begin) = match &f.python {
+                Some(p) => (super::sarif::relative(&p.file), p.line.max(1) as usize),
+                None => (f.path.replace('\\', "/"), position(f, texts).0 .0),
+            };
+            GitlabIssue {
+                description: format!("{} {}", title(f), one_line(&f.message)),
+                check_name: f.rule.clone(),
+                fingerprint: super::fingerprint::fingerprint(f),
+                severity: match f.severity {
+                    Severity::Error => "major",
+                    Severity::Warning => "minor",
+                    _ => "info",
+                },
+                location: GitlabLocation { path, lines: GitlabLines { begin } },
+            }
+        })
+        .collect();
+    let mut out = serde_json::to_string_pretty(&issues).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// XML text and attribute escaping; characters XML 1.0 cannot hold are dropped.
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(ch),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: a test suite per compilation, a failing test case per finding (a passing one for a clean
+/// compilation).
+pub fn junit(reports: &[CompilationReport], texts: &Texts) -> String {
+    let total: usize = reports.iter().map(|r| r.findings.len().max(1)).sum();
+    let failures: usize = reports.iter().map(|r| r.findings.len()).sum();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!("<testsuites name=\"hlolint\" tests=\"{total}\" failures=\"{failures}\" errors=\"0\">\n"));
+    for r in reports {
+        let dir = if r.dir.is_empty() { "." } else { &r.dir };
+        let n = r.findings.len();
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{n}\" errors=\"0\" skipped=\"0\">\n",
+            xml(dir),
+            n.max(1)
+        ));
+        if r.findings.is_empty() {
+            out.push_str(&format!("    <testcase name=\"clean\" classname=\"{}\"/>\n", xml(dir)));
+        }
+        for f in &r.findings {
+            let ((l, c), _) = position(f, texts);
+            let mut body = format!("{}:{l}:{c}: {}", f.path, f.message);
+            if let Some(p) = &f.python {
+                body.push_str(&format!("\nPython source: {}:{}", p.file, p.line));
+            }
+            for note in &f.notes {
+                body.push_str(&format!("\nnote: {note}"));
+            }
+            out.push_str(&format!(
+                "    <testcase name=\"{} {} at {}:{l}:{c}\" classname=\"{}\" file=\"{}\" line=\"{l}\">\n",
+                xml(&title(f)),
+                xml(&f.rule),
+                xml(&f.path),
+                xml(dir),
+                xml(&f.path)
+            ));
+            out.push_str(&format!(
+                "      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                xml(&one_line(&f.message)),
+                xml(&title(f)),
+                xml(&body)
+            ));
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
     out
 }

@@ -1,14 +1,16 @@
 //! Reports of findings: human (miette diagnostics grouped per compilation, i.e. per kernel version), JSON,
-//! SARIF 2.1.0 and GitHub workflow annotations.
+//! SARIF 2.1.0, GitHub workflow annotations, concise lines, GitLab code quality and JUnit XML.
 
 pub mod excerpt;
+pub mod fingerprint;
 pub mod machine;
+pub mod sarif;
 
 use crate::analysis::Verdict;
 use crate::rules::engine::Finding;
 use crate::rules::Severity;
-use excerpt::Excerpt;
-use miette::{Diagnostic, LabeledSpan, SourceCode};
+use excerpt::Windowed;
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -30,7 +32,7 @@ pub type Texts = HashMap<String, Arc<String>>;
 /// A finding as a miette diagnostic.
 pub struct FindingDiagnostic<'f> {
     pub f: &'f Finding,
-    pub src: Excerpt,
+    pub src: NamedSource<Arc<String>>,
 }
 
 impl fmt::Debug for FindingDiagnostic<'_> {
@@ -83,15 +85,12 @@ impl Diagnostic for FindingDiagnostic<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let cap = |s: crate::ir::Span| (s.start as usize, (s.end.saturating_sub(s.start) as usize).min(SPAN_CAP));
+        let cap = |s: crate::ir::Span| (s.start as usize, s.end.saturating_sub(s.start) as usize);
         let primary = LabeledSpan::new_primary_with_span(Some(self.f.label.clone()), cap(self.f.span));
         let rest = self.f.labels.iter().map(move |(s, t)| LabeledSpan::new_with_span(Some(t.clone()), cap(*s)));
         Some(Box::new(std::iter::once(primary).chain(rest)))
     }
 }
-
-/// Labels longer than this are cut (an HLO instruction with its backend config is one very long span).
-const SPAN_CAP: usize = 120;
 
 fn severity_counts(findings: &[&Finding]) -> String {
     let n = |s| findings.iter().filter(|f| f.verdict == Verdict::Finding && f.severity == s).count();
@@ -111,8 +110,17 @@ fn severity_counts(findings: &[&Finding]) -> String {
     parts.join(", ")
 }
 
+/// What the human report prints besides the findings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HumanOptions {
+    /// The number of findings per rule after the findings.
+    pub statistics: bool,
+    /// Only the findings: no line per compilation, no tally.
+    pub quiet: bool,
+}
+
 /// The human report: one block per compilation with its findings as miette diagnostics, then a tally.
-pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> String {
+pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -> String {
     let mut out = String::new();
     let mut all: Vec<&Finding> = Vec::new();
     for r in reports {
@@ -123,7 +131,9 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> 
         let dir = if r.dir.is_empty() { "." } else { &r.dir };
         let refs: Vec<&Finding> = r.findings.iter().collect();
         if r.findings.is_empty() {
-            out.push_str(&format!("✓ {dir}{target} · {} file(s) · clean\n", r.files));
+            if !opts.quiet {
+                out.push_str(&format!("✓ {dir}{target} · {} file(s) · clean\n", r.files));
+            }
             continue;
         }
         let mark = if refs.iter().any(|f| f.severity >= Severity::Warning) {
@@ -133,26 +143,20 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> 
         } else {
             'ℹ'
         };
-        out.push_str(&format!("{mark} {dir}{target} · {} file(s) · {}\n", r.files, severity_counts(&refs)));
+        if !opts.quiet {
+            out.push_str(&format!("{mark} {dir}{target} · {} file(s) · {}\n", r.files, severity_counts(&refs)));
+        }
         for f in &r.findings {
-            let text = texts.get(&f.path).cloned().unwrap_or_default();
-            let f = &near_labels_only(f, &text);
-            let d = FindingDiagnostic { f, src: Excerpt { name: f.path.clone(), text } };
-            let report = miette::Report::new(OwnedDiag::from(&d));
-            out.push_str(&format!("{report:?}\n"));
+            out.push_str(&render_finding(f, texts));
+            out.push('\n');
         }
         all.extend(refs);
     }
-    if statistics && !all.is_empty() {
-        let mut by_rule: std::collections::BTreeMap<(String, String), usize> = Default::default();
-        for f in &all {
-            *by_rule.entry((f.code.clone().unwrap_or_default(), f.rule.clone())).or_default() += 1;
-        }
-        let mut rows: Vec<_> = by_rule.into_iter().collect();
-        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        for ((code, rule), n) in rows {
-            out.push_str(&format!("{n:>5}  {code:<6} {rule}\n"));
-        }
+    if opts.statistics {
+        out.push_str(&statistics_table(&statistics(&all)));
+    }
+    if opts.quiet {
+        return out;
     }
     let compilations = reports.len();
     let failing = reports.iter().filter(|r| !r.findings.is_empty()).count();
@@ -162,6 +166,39 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, statistics: bool) -> 
         out.push_str(&format!("{} in {failing} of {compilations} compilation(s)\n", severity_counts(&all)));
     }
     out
+}
+
+/// One finding as a miette diagnostic (far labels as notes, long lines windowed).
+pub fn render_finding(f: &Finding, texts: &Texts) -> String {
+    let text = texts.get(&f.path).cloned().unwrap_or_default();
+    let f = &near_labels_only(f, &text);
+    let d = FindingDiagnostic { f, src: NamedSource::new(f.path.clone(), text) };
+    format!("{:?}", miette::Report::new(Windowed::of(&d)))
+}
+
+/// Findings of one rule in a run (`--statistics`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RuleCount {
+    pub code: Option<String>,
+    pub rule: String,
+    pub count: usize,
+}
+
+/// Findings per rule, most frequent first.
+pub fn statistics(findings: &[&Finding]) -> Vec<RuleCount> {
+    let mut by_rule: std::collections::BTreeMap<(Option<String>, String), usize> = Default::default();
+    for f in findings {
+        *by_rule.entry((f.code.clone(), f.rule.clone())).or_default() += 1;
+    }
+    let mut rows: Vec<RuleCount> =
+        by_rule.into_iter().map(|((code, rule), count)| RuleCount { code, rule, count }).collect();
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then((&a.code, &a.rule).cmp(&(&b.code, &b.rule))));
+    rows
+}
+
+/// `  12  MO010  dma-balance`, one line per rule.
+pub fn statistics_table(rows: &[RuleCount]) -> String {
+    rows.iter().map(|r| format!("{:>5}  {:<6} {}\n", r.count, r.code.as_deref().unwrap_or(""), r.rule)).collect()
 }
 
 /// Labels more than this many lines from the primary span become notes: miette prints every line between them.
@@ -185,59 +222,4 @@ fn near_labels_only(f: &Finding, text: &str) -> Finding {
     far.extend(out.notes);
     out.notes = far;
     out
-}
-
-/// miette's `Report::new` needs `'static`: an owned copy of the diagnostic.
-struct OwnedDiag {
-    message: String,
-    code: String,
-    severity: Option<miette::Severity>,
-    help: Option<String>,
-    src: Excerpt,
-    labels: Vec<LabeledSpan>,
-}
-
-impl From<&FindingDiagnostic<'_>> for OwnedDiag {
-    fn from(d: &FindingDiagnostic<'_>) -> Self {
-        OwnedDiag {
-            message: d.f.message.clone(),
-            code: d.code().map(|c| c.to_string()).unwrap_or_default(),
-            severity: d.severity(),
-            help: d.help().map(|h| h.to_string()),
-            src: d.src.clone(),
-            labels: d.labels().map(|l| l.collect()).unwrap_or_default(),
-        }
-    }
-}
-
-impl fmt::Debug for OwnedDiag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.message)
-    }
-}
-
-impl fmt::Display for OwnedDiag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.message)
-    }
-}
-
-impl std::error::Error for OwnedDiag {}
-
-impl Diagnostic for OwnedDiag {
-    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        Some(Box::new(&self.code))
-    }
-    fn severity(&self) -> Option<miette::Severity> {
-        self.severity
-    }
-    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
-    }
-    fn source_code(&self) -> Option<&dyn SourceCode> {
-        Some(&self.src)
-    }
-    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        Some(Box::new(self.labels.iter().cloned()))
-    }
 }

@@ -43,10 +43,31 @@ pub struct Finding {
     pub kernel: Option<String>,
     /// Which unit said it: a file, or a kernel decoded from a custom call.
     pub source: String,
+    /// The user's Python source line of the op (from HLO metadata or a decoded kernel's locations; for a kernel
+    /// dump without locations, the same op decoded from the HLO, else the `pallas_call`'s line), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python: Option<PySource>,
     #[serde(skip)]
     key: Key,
     #[serde(skip)]
     rank: u8,
+}
+
+/// A line of the user's Python source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PySource {
+    pub file: String,
+    pub line: u32,
+    /// 1-based; 0 when unknown.
+    pub column: u32,
+}
+
+impl Finding {
+    /// What the finding is about, independent of dump line numbers: `kernel:NAME|tpu.matmul#2`, `program|message`,
+    /// ... (the identity findings are deduplicated by). `report::fingerprint` hashes it.
+    pub fn identity(&self) -> (&str, &str) {
+        (&self.key.scope, &self.key.what)
+    }
 }
 
 fn is_finding(v: &Verdict) -> bool {
@@ -282,8 +303,54 @@ fn finding(
         layer: unit.layer().name(),
         kernel: kernel_of(unit, op),
         source: unit.describe(),
+        python: python_source(c, unit, op),
         rank: stage_rank(unit),
     }
+}
+
+/// The innermost Python frame of an op's source stack.
+fn py_frame(m: &Module<'_>, op: OpId) -> Option<PySource> {
+    m.source_stack(op).into_iter().find(|l| l.file.ends_with(".py")).map(|l| PySource {
+        file: l.file,
+        line: l.line,
+        column: l.column,
+    })
+}
+
+/// Where in the user's Python an op comes from: its own location, or for a Mosaic dump (which has none) the same
+/// op decoded from the HLO's custom call (same kernel, opcode and ordinal), else that call's `pallas_call` line.
+fn python_source(c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Option<PySource> {
+    let m = &unit.module;
+    if let Some(p) = op.and_then(|o| py_frame(m, o)) {
+        return Some(p);
+    }
+    if let Some(h) = &unit.host {
+        return c.units.get(h.unit).and_then(|u| py_frame(&u.module, h.call));
+    }
+    if unit.layer() != Layer::Mosaic {
+        return None;
+    }
+    let kernel = kernel_of(unit, op)?;
+    let ordinal = op.map(|o| {
+        let f = m.func_of(o);
+        let opcode = m.op(o).opcode;
+        (opcode, m.func_ops(f).iter().filter(|&&x| m.op(x).opcode == opcode).position(|&x| x == o).unwrap_or(0))
+    });
+    for u in c.units.iter().filter(|u| u.host.is_some() && u.layer() == Layer::Mosaic) {
+        let dm = &u.module;
+        let Some(f) = (0..dm.funcs.len() as u32).map(crate::ir::FuncId).find(|&f| dm.func(f).name == kernel) else {
+            continue;
+        };
+        if let Some((opcode, n)) = ordinal {
+            let same = dm.func_ops(f).into_iter().filter(|&x| dm.op(x).opcode == opcode).nth(n);
+            if let Some(p) = same.and_then(|x| py_frame(dm, x)) {
+                return Some(p);
+            }
+        }
+        let h = u.host.as_ref()?;
+        return c.units.get(h.unit).and_then(|hu| py_frame(&hu.module, h.call));
+    }
+    None
 }
 
 fn from_match(rule: &Rule, sev: Severity, c: &Compilation<'_>, ui: usize, op: OpId, caps: &Caps) -> Finding {
@@ -407,6 +474,9 @@ fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
     for i in order {
         let f = &all[i];
         if let Some(&k) = index.get(&f.key) {
+            if out[k].python.is_none() {
+                out[k].python = f.python.clone();
+            }
             let note = format!("also seen in {}", short(&f.source));
             if out[k].source != f.source && !out[k].notes.contains(&note) {
                 out[k].notes.push(note);

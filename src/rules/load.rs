@@ -149,7 +149,7 @@ fn load_one(
         return Ok(()); // already loaded (two packs extend the same one)
     }
     let src = || NamedSource::new(origin.display(), text.clone());
-    let file: PackFile = serde_yaml::from_str(&text).map_err(|e| {
+    let file: PackFile = serde_norway::from_str(&text).map_err(|e| {
         let span = e.location().map(|l| SourceSpan::from((l.index().min(text.len().saturating_sub(1)), 1)));
         RuleError {
             message: format!("invalid rule pack: {}", strip_location(&e.to_string())),
@@ -198,7 +198,7 @@ fn load_one(
     Ok(())
 }
 
-/// serde_yaml appends "at line L column C"; the diagnostic shows the place itself.
+/// serde_norway appends "at line L column C"; the diagnostic shows the place itself.
 fn strip_location(msg: &str) -> String {
     match msg.find(" at line ") {
         Some(i) => msg[..i].to_string(),

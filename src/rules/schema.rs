@@ -39,7 +39,7 @@ pub struct RuleDef {
     /// A named analysis (Rust) to run instead of a matcher.
     pub analysis: Option<String>,
     #[serde(default)]
-    pub options: BTreeMap<String, serde_yaml::Value>,
+    pub options: BTreeMap<String, serde_norway::Value>,
     /// For analysis rules: keep only hits whose captures match these regexes (`{kind: "never-waited"}`).
     #[serde(default)]
     pub when: BTreeMap<String, String>,

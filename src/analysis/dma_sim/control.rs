@@ -332,25 +332,32 @@ impl<'a> Sim<'_, 'a> {
         let mut out = Vec::new();
         for (st, r) in [(t, 0usize), (f, 1usize)] {
             let Some(st) = st else { continue };
-            let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
-            let mut res = match blk {
-                Some(b) => self.run_block(b, vec![st], depth + 1),
-                None => vec![st],
-            };
-            if pure && res.len() > 1 {
-                let locals = self.locals(id);
-                for st in res.iter_mut() {
-                    st.env.retain(|k, _| !locals.contains(k));
-                }
-                res = join_values(res).into_iter().collect();
-            }
-            for mut st in res {
-                let y = st.yielded.take().unwrap_or_default();
-                self.finish_loop(id, &mut st, &y);
-                out.push(st);
-            }
+            out.extend(self.branch(id, r, st, depth, pure));
         }
         self.join(id, out)
+    }
+
+    /// Region `r` of a conditional op `id` run from `s`, its yielded values set as the op's results; with `join`,
+    /// the paths it split into are first joined into one (their own values forgotten).
+    fn branch(&mut self, id: OpId, r: usize, s: State, depth: u32, join: bool) -> Vec<State> {
+        let m = self.m;
+        let blk = m.op(id).regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+        let mut res = match blk {
+            Some(b) => self.run_block(b, vec![s], depth + 1),
+            None => vec![s],
+        };
+        if join && res.len() > 1 {
+            let locals = self.locals(id);
+            for st in res.iter_mut() {
+                st.env.retain(|k, _| !locals.contains(k));
+            }
+            res = join_values(res).into_iter().collect();
+        }
+        for st in res.iter_mut() {
+            let y = st.yielded.take().unwrap_or_default();
+            self.finish_loop(id, st, &y);
+        }
+        res
     }
 
     pub(super) fn switch(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
@@ -370,16 +377,7 @@ impl<'a> Sim<'_, 'a> {
                 st.unknown_decisions += 1;
                 st.vague = true;
             }
-            let blk = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
-            let res = match blk {
-                Some(b) => self.run_block(b, vec![st], depth + 1),
-                None => vec![st],
-            };
-            for mut st in res {
-                let y = st.yielded.take().unwrap_or_default();
-                self.finish_loop(id, &mut st, &y);
-                out.push(st);
-            }
+            out.extend(self.branch(id, r, st, depth, false));
         }
         self.join(id, out)
     }

@@ -312,25 +312,10 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
     let func = m.func(k.func);
     let entry = m.regions[func.body.idx()].blocks.first().copied();
     let grid_n = k.iteration_bounds.len().min(func.params.len());
-    let mut sim = Sim {
-        m,
-        mode,
-        budget: OP_BUDGET,
-        truncated: false,
-        exhausted: false,
-        unaccountable: None,
-        unknown_amount: None,
-        entry,
-        arg_types: k.args.iter().map(|a| a.ty.clone()).collect(),
-        sem_args: k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect(),
-        newlines: m.text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32).collect(),
-        peak_paths: 1,
-        locals: HashMap::new(),
-        block_ops: HashMap::new(),
-        forks: BTreeMap::new(),
-        dma_inside: HashMap::new(),
-        step_index: 0,
-    };
+    let mut sim = Sim::new(m, mode);
+    sim.entry = entry;
+    sim.arg_types = k.args.iter().map(|a| a.ty.clone()).collect();
+    sim.sem_args = k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect();
     let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
     let (steps, total, dynamic_grid) = grid_steps(&bounds);
     let mut states = vec![State {
@@ -447,6 +432,29 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
 }
 
 impl<'m, 'a> Sim<'m, 'a> {
+    /// A simulator of module `m` with the whole budget, before any kernel's entry and arguments are set.
+    fn new(m: &'m Module<'a>, mode: Mode) -> Self {
+        Sim {
+            m,
+            mode,
+            budget: OP_BUDGET,
+            truncated: false,
+            exhausted: false,
+            unaccountable: None,
+            unknown_amount: None,
+            entry: None,
+            arg_types: Vec::new(),
+            sem_args: BTreeSet::new(),
+            newlines: m.text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32).collect(),
+            peak_paths: 1,
+            locals: HashMap::new(),
+            block_ops: HashMap::new(),
+            forks: BTreeMap::new(),
+            dma_inside: HashMap::new(),
+            step_index: 0,
+        }
+    }
+
     fn arg_value(&self, i: usize) -> V {
         let ty = self.arg_types.get(i).cloned().flatten();
         let dims = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()).unwrap_or_default();
@@ -1170,25 +1178,8 @@ mod tests {
     #[test]
     fn integer_ops_fold_without_overflow_panics() {
         let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
-        let sim = Sim {
-            m: &m,
-            mode: Mode::Balance,
-            budget: 1,
-            truncated: false,
-            exhausted: false,
-            unaccountable: None,
-            unknown_amount: None,
-            entry: None,
-            arg_types: Vec::new(),
-            sem_args: BTreeSet::new(),
-            newlines: Vec::new(),
-            peak_paths: 1,
-            locals: HashMap::new(),
-            block_ops: HashMap::new(),
-            forks: BTreeMap::new(),
-            dma_inside: HashMap::new(),
-            step_index: 0,
-        };
+        let mut sim = Sim::new(&m, Mode::Balance);
+        sim.budget = 1;
         assert_eq!(sim.lin(V::Int(i64::MAX), V::Int(1), 1), V::Unknown);
         assert_eq!(sim.compare("slt", V::Int(1), V::Int(2)), V::Int(1));
         assert_eq!(int2(V::Int(i64::MIN), V::Int(-1), |a, b| a.checked_rem(b)), V::Unknown);

@@ -83,7 +83,9 @@ fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &Outcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let reason = out.inconclusive();
     let witnessed = out.witnessed();
-    for (op, f, seen) in out.must_fail().into_iter().map(|(o, f)| (o, f, false)).chain(witnessed.into_iter().map(|(o, f)| (o, f, true))) {
+    for (op, f, seen) in
+        out.must_fail().into_iter().map(|(o, f)| (o, f, false)).chain(witnessed.into_iter().map(|(o, f)| (o, f, true)))
+    {
         let mut detail = f.detail.clone();
         if out.data_dependent() && !seen {
             detail.push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");

@@ -278,7 +278,8 @@ fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
         let Some(f) = ran[0].0.get(&op) else { continue };
         let mut f = f.clone();
         if out.data_dependent() {
-            f.detail.push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
+            f.detail
+                .push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
         }
         found.push((op, f));
     }

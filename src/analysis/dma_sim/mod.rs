@@ -39,8 +39,8 @@ mod semaphores;
 mod symbolic;
 
 use paths::*;
-pub use sample::{witness_note, Rng, MIN_WITNESSES};
 use sample::{resolve, symbolic};
+pub use sample::{witness_note, Rng, MIN_WITNESSES};
 pub use seed::{seed_from_host, Seed};
 pub use symbolic::Step;
 use symbolic::*;

@@ -132,7 +132,9 @@ fn order_bounds(s: &State, atom: u32) -> (i64, i64) {
         let [j] = idx.as_slice() else { continue };
         let (vlo, vhi) = match resolve(s, v.clone()) {
             V::Int(x) => (x, x),
-            V::Sym { atom: a, ref f } if f.is_empty() && a != atom => s.atoms.get(a as usize).copied().unwrap_or((ATOM_MIN, ATOM_MAX)),
+            V::Sym { atom: a, ref f } if f.is_empty() && a != atom => {
+                s.atoms.get(a as usize).copied().unwrap_or((ATOM_MIN, ATOM_MAX))
+            }
             _ => continue,
         };
         if *j < k {

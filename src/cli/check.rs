@@ -338,11 +338,7 @@ pub fn check(args: &CheckArgs) -> i32 {
 /// Loads the packs of the settings that have none loaded yet (`base[i]` belongs to `resolver.all[i]`).
 fn load_profiles(resolver: &Resolver<'_>, base: &mut Vec<Rules>) -> Result<(), miette::Report> {
     for s in &resolver.all[base.len()..] {
-        let r = load_rules(&s.lint, true).map_err(|e| match &s.file {
-            Some(f) => e.wrap_err(format!("in the packs of {}", f.display())),
-            None => e,
-        })?;
-        base.push(r);
+        base.push(load_rules(&s.lint, true)?);
     }
     Ok(())
 }

@@ -61,25 +61,26 @@ impl Loaded {
             message: message.into(),
             src: NamedSource::new(self.path.display().to_string(), self.text.clone()),
             span: Some(SourceSpan::from((span.start, span.end.saturating_sub(span.start)))),
+            help: None,
         }
     }
 }
 
+/// What the keys are, for errors about the file's shape.
+const KEYS_HELP: &str = "keys: rules, select, ignore, severity, target, exclude, extend-exclude, per-path-ignores, \
+                         per-kernel-ignores, baseline (docs/configuration.md)";
+
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("invalid configuration: {message}")]
-#[diagnostic(
-    code(hlolint::config),
-    help(
-        "keys: rules, select, ignore, severity, target, exclude, extend-exclude, per-path-ignores, \
-          per-kernel-ignores, baseline (docs/configuration.md)"
-    )
-)]
+#[diagnostic(code(hlolint::config))]
 pub struct ConfigError {
     pub message: String,
     #[source_code]
     pub src: NamedSource<String>,
     #[label("here")]
     pub span: Option<SourceSpan>,
+    #[help]
+    pub help: Option<String>,
 }
 
 /// The config file that applies in `dir`: the closest `.hlolint.toml`, `hlolint.toml` or `pyproject.toml` with a
@@ -106,11 +107,13 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
         message: format!("cannot read {}: {e}", path.display()),
         src: NamedSource::new(path.display().to_string(), String::new()),
         span: None,
+        help: None,
     })?;
     let err = |e: toml::de::Error| ConfigError {
         message: e.message().to_string(),
         span: e.span().map(|r| SourceSpan::from((r.start, r.end.saturating_sub(r.start)))),
         src: NamedSource::new(path.display().to_string(), text.clone()),
+        help: Some(KEYS_HELP.to_string()),
     };
     let config = if path.file_name().is_some_and(|n| n == "pyproject.toml") {
         #[derive(Deserialize)]

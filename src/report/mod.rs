@@ -58,9 +58,15 @@ impl Diagnostic for FindingDiagnostic<'_> {
             Verdict::Inconclusive => " · inconclusive",
             Verdict::Explored => " · explored",
         };
+        // The user's Python line first, when known: that is where the finding is fixed or suppressed.
+        let py = match &self.f.python {
+            Some(p) if p.column > 0 => format!("{}:{}:{}: ", sarif::relative(&p.file), p.line, p.column),
+            Some(p) => format!("{}:{}: ", sarif::relative(&p.file), p.line),
+            None => String::new(),
+        };
         Some(Box::new(match &self.f.code {
-            Some(c) => format!("{c} {}{what}", self.f.rule),
-            None => format!("{}{what}", self.f.rule),
+            Some(c) => format!("{py}{c} {}{what}", self.f.rule),
+            None => format!("{py}{}{what}", self.f.rule),
         }))
     }
 

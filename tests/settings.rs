@@ -288,7 +288,7 @@ fn inline_comments_work_on_real_dumps_made_elsewhere() {
 #[test]
 fn per_path_and_per_kernel_ignores() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = tmp.path().join("hlolint.toml");
+    let cfg = tmp.path().join("conf/hlolint.toml");
     write(
         &cfg,
         "[per-path-ignores]\n\"bug_single_slot@*\" = [\"MO021\"]\n\"*@v6e\" = [\"XL\"]\n\n\
@@ -318,6 +318,9 @@ fn per_path_and_per_kernel_ignores() {
     );
     assert_eq!((seen(&all, "MO010", "bug_unwaited"), seen(&v, "MO010", "bug_unwaited")), (4, 0));
     assert_eq!((seen(&all, "XL001", "@v6e"), seen(&v, "XL001", "@v6e")), (7, 0));
+    // The fixtures have no config above them: run from the config's folder, they get that one (as in ruff).
+    let out = hlolint(&tmp.path().join("conf")).args(["--format", "json", &fixture("tpu7x+v6e")]).output().unwrap();
+    assert_eq!(json(&out)["findings"], v["findings"]);
     let n = |v: &Value| v["findings"].as_array().unwrap().len() as u64;
     assert_eq!(v["suppressed"]["config"].as_u64().unwrap(), n(&all) - n(&v));
     assert_eq!(n(&all) - n(&v), 15);

@@ -1,7 +1,8 @@
 //! Configuration files, as ruff does it: `[tool.hlolint]` in `pyproject.toml`, or `hlolint.toml` /
 //! `.hlolint.toml`. Which one applies is found per linted path, from its folder upward: the closest wins (a
-//! `pyproject.toml` without `[tool.hlolint]` is skipped), so two paths of one run may get two configs. `--config
-//! FILE` names one for the whole run; `--isolated` ignores them. The command line beats the file.
+//! `pyproject.toml` without `[tool.hlolint]` is skipped), so two paths of one run may get two configs; a path with
+//! none above it gets the one above the current directory. `--config FILE` names one for the whole run;
+//! `--isolated` ignores them. The command line beats the file.
 //!
 //! This module reads and checks one file (every value that can be wrong is checked here, so the error points into
 //! the TOML); `settings.rs` turns it into what a run uses (paths made relative to the file, globs compiled).

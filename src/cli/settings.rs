@@ -1,8 +1,9 @@
 //! The settings a path is linted with: the command line completed by the configuration file that applies to the
 //! path (`config.rs`), with the file's relative paths resolved against its folder and its globs compiled.
 //!
-//! [`Resolver`] finds the file per linted path (from the path's folder upward, cached per folder) and builds one
-//! [`Settings`] per distinct file; `--config FILE` gives every path that one, `--isolated` none.
+//! [`Resolver`] finds the file per linted path (from the path's folder upward, cached per folder; a path with no
+//! file above it gets the one above the current directory, as in ruff) and builds one [`Settings`] per distinct
+//! file; `--config FILE` gives every path that one, `--isolated` none.
 
 use super::config::{self, Loaded};
 use super::LintArgs;
@@ -307,14 +308,8 @@ impl<'c> Resolver<'c> {
             } else {
                 abs.parent().map(Path::to_path_buf).unwrap_or_else(|| self.cwd.clone())
             };
-            match self.found.get(&dir) {
-                Some(f) => f.clone(),
-                None => {
-                    let f = config::discover(&dir);
-                    self.found.insert(dir, f.clone());
-                    f
-                }
-            }
+            // No file above the path: the one above the current directory, as ruff falls back to it.
+            self.discover(dir).or_else(|| self.discover(self.cwd.clone()))
         };
         if let Some(&i) = self.index.get(&file) {
             return Ok(i);
@@ -327,6 +322,16 @@ impl<'c> Resolver<'c> {
         self.all.push(s);
         self.index.insert(file, self.all.len() - 1);
         Ok(self.all.len() - 1)
+    }
+
+    /// The config file that applies in `dir` (cached per folder).
+    fn discover(&mut self, dir: PathBuf) -> Option<PathBuf> {
+        if let Some(f) = self.found.get(&dir) {
+            return f.clone();
+        }
+        let f = config::discover(&dir);
+        self.found.insert(dir, f.clone());
+        f
     }
 
     /// The settings that apply in the current directory (`rules`, `explain`, `test`, and a run without paths).

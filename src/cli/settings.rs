@@ -270,10 +270,12 @@ pub struct Shown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     pub exclude: Vec<String>,
-    pub per_path_ignores: BTreeMap<String, Vec<String>>,
-    pub per_kernel_ignores: BTreeMap<String, Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_path_ignores: BTreeMap<String, Vec<String>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_kernel_ignores: BTreeMap<String, Vec<String>>,
 }
 
 /// The settings of each linted path, one [`Settings`] per configuration file.

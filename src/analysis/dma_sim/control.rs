@@ -122,6 +122,17 @@ impl<'a> Sim<'_, 'a> {
         l
     }
 
+    /// Whether `n` paths alive inside one loop already exceed what [`Self::cap`] would keep: the exploration is
+    /// then truncated and stops (paths would be dropped at the loop's exit anyway).
+    pub(super) fn overflow(&mut self, n: usize) -> bool {
+        if n > MAX_STATES && !self.sampling() {
+            self.peak_paths = self.peak_paths.max(n);
+            self.truncated = true;
+            self.exhausted = true;
+        }
+        self.exhausted
+    }
+
     pub(super) fn cap(&mut self, mut states: Vec<State>) -> Vec<State> {
         self.peak_paths = self.peak_paths.max(states.len());
         if states.len() <= MAX_STATES {
@@ -140,6 +151,9 @@ impl<'a> Sim<'_, 'a> {
         }
         if uniq.len() > MAX_STATES {
             self.truncated = true;
+            // paths were lost: the exploration can no longer be complete, so it stops here (what it saw is still
+            // judged, and sampled runs take over) instead of spending the rest of its budget
+            self.exhausted = true;
             uniq.sort_by_key(|s| (s.fails.len(), s.unknown_decisions));
             uniq.truncate(MAX_STATES);
         }
@@ -297,7 +311,7 @@ impl<'a> Sim<'_, 'a> {
             None => (0..DYN_ITERS).map(|k| self.lin(lb.clone(), V::Int(k.saturating_mul(step)), 1)).collect(),
         };
         for (k, iv) in iters.into_iter().enumerate() {
-            if live.is_empty() || self.exhausted {
+            if live.is_empty() || self.exhausted || self.overflow(live.len() + done.len()) {
                 break;
             }
             let mut entering = Vec::new();
@@ -424,7 +438,7 @@ impl<'a> Sim<'_, 'a> {
         let mut done = Vec::new();
         let cap = if self.sampling() { super::sample::SAMPLE_ITERS } else { DYN_ITERS };
         for k in 0..=cap {
-            if live.is_empty() || self.exhausted {
+            if live.is_empty() || self.exhausted || self.overflow(live.len() + done.len()) {
                 break;
             }
             let mut states = Vec::new();

@@ -51,6 +51,9 @@ pub const KEEP: i64 = 2;
 pub const DYN_ITERS: i64 = 4;
 pub const MAX_STATES: usize = 256;
 pub const OP_BUDGET: u64 = 1_000_000;
+/// The trace keeps every path's whole history (clones cost more per op), and sampled runs judge it when the budget
+/// ends: a smaller budget for its exhaustive exploration.
+pub const TRACE_BUDGET: u64 = 300_000;
 const MAX_DEPTH: u32 = 48;
 const MAX_TRACE: usize = 200_000;
 /// Grid steps after which a transfer still outstanding is taken as never waited.
@@ -241,6 +244,8 @@ pub struct Outcome {
     pub merged: usize,
     /// Where paths forked most: `line 130 (scf.for) ×412`.
     pub fork_sites: Vec<String>,
+    /// The exploration's op budget.
+    pub budget: u64,
     /// Paths sampled after an inconclusive exploration, and their op evaluations.
     pub sampled: usize,
     pub sample_ops: u64,
@@ -324,7 +329,8 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
 /// failing path went through a join that lost values), [`sample::SAMPLES`] single paths are sampled through the
 /// whole grid and the exact ones kept as witnesses ([`Outcome::witnesses`]).
 pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed) -> Outcome {
-    let mut out = run(m, k, mode, seed, None, OP_BUDGET);
+    let budget = if mode == Mode::Trace { TRACE_BUDGET } else { OP_BUDGET };
+    let mut out = run(m, k, mode, seed, None, budget);
     let failed: BTreeSet<OpId> = out.states.iter().flat_map(|s| s.fails.keys().copied()).collect();
     let undecided = failed.len() > out.must_fail().len();
     if out.exhausted || out.truncated || undecided {
@@ -461,6 +467,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
         steps: (simulated, total),
         semaphore_args: sim.sem_args.clone(),
         ops: budget - sim.budget,
+        budget,
         peak_paths: sim.peak_paths,
         merged,
         fork_sites: sim.fork_sites(),
@@ -1235,15 +1242,16 @@ impl Outcome {
     /// semaphore could not be known, or the grid's size is only known at run time.
     pub fn inconclusive(&self) -> Option<String> {
         let mut why = Vec::new();
-        if self.exhausted {
-            why.push(format!(
-                "the work budget ({OP_BUDGET} op evaluations) ran out after {} grid step(s)",
-                self.steps.0
-            ));
-        }
         if self.truncated {
             why.push(format!(
-                "more than {MAX_STATES} paths were alive at once (values read at run time); some were dropped"
+                "more than {MAX_STATES} paths were alive at once (values read at run time): the exploration stopped \
+                 after {} grid step(s)",
+                self.steps.0
+            ));
+        } else if self.exhausted {
+            why.push(format!(
+                "the work budget ({} op evaluations) ran out after {} grid step(s)",
+                self.budget, self.steps.0
             ));
         }
         if self.unaccountable.is_some() {

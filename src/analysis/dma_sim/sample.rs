@@ -124,7 +124,8 @@ pub(super) fn resolve(s: &State, v: V) -> V {
 /// a 1-D array.
 fn order_bounds(s: &State, atom: u32) -> (i64, i64) {
     let Some(&(base, k)) = s.origin.get(&atom) else { return (ATOM_MIN, ATOM_MAX) };
-    let (mut lo, mut hi) = (1, ATOM_MAX);
+    // element k of a positive, strictly increasing array is at least k + 1, and at least k - j more than element j
+    let (mut lo, mut hi) = (k.saturating_add(1), ATOM_MAX);
     for ((b, idx), v) in s.mem.range((base, Vec::new())..) {
         if *b != base {
             break;
@@ -138,9 +139,9 @@ fn order_bounds(s: &State, atom: u32) -> (i64, i64) {
             _ => continue,
         };
         if *j < k {
-            lo = lo.max(vlo.saturating_add(1));
+            lo = lo.max(vlo.saturating_add(k - j));
         } else if *j > k {
-            hi = hi.min(vhi.saturating_sub(1));
+            hi = hi.min(vhi.saturating_sub(j - k));
         }
     }
     (lo, hi)
@@ -258,5 +259,117 @@ impl Sim<'_, '_> {
             }
             _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(atoms: Vec<(i64, i64)>) -> State {
+        State {
+            env: HashMap::new(),
+            atoms,
+            origin: BTreeMap::new(),
+            mem: BTreeMap::new(),
+            dmas: Vec::new(),
+            trace: Vec::new(),
+            executed: BTreeSet::new(),
+            fails: BTreeMap::new(),
+            ctx: Vec::new(),
+            step: Vec::new(),
+            unknown_decisions: 0,
+            vague: false,
+            yielded: None,
+        }
+    }
+
+    /// `cu[0..n]` read as atoms 0..n of a 1-D array argument.
+    fn array(s: &mut State, n: usize) {
+        for i in 0..n {
+            s.origin.insert(i as u32, (Base::Arg(0), i as i64));
+            s.mem.insert((Base::Arg(0), vec![i as i64]), V::Sym { atom: i as u32, f: Vec::new() });
+        }
+    }
+
+    #[test]
+    fn narrowed_values_resolve() {
+        let s = state(vec![(5, 5), (0, 9)]);
+        assert_eq!(resolve(&s, V::Sym { atom: 0, f: vec![Step::Mul(2)] }), V::Int(10));
+        assert!(matches!(resolve(&s, V::Sym { atom: 1, f: vec![] }), V::Sym { .. }));
+        assert_eq!(resolve(&s, V::Cond { atom: 1, lo: 0, hi: 20, neg: false }), V::Int(1));
+        assert_eq!(resolve(&s, V::Cond { atom: 1, lo: 10, hi: 20, neg: true }), V::Int(1));
+        let open = V::Cond { atom: 1, lo: 3, hi: 4, neg: false };
+        assert_eq!(resolve(&s, V::All(vec![V::Cond { atom: 0, lo: 5, hi: 5, neg: false }, open.clone()])), open);
+        assert_eq!(resolve(&s, V::AnyOf(vec![V::Cond { atom: 0, lo: 5, hi: 5, neg: false }, open])), V::Int(1));
+    }
+
+    #[test]
+    fn picks_stay_inside_their_interval_and_repeat() {
+        let (a, b) = (Rng::new(7), Rng::new(7));
+        for (lo, hi) in [(0, 0), (-5, -1), (3, 1000), (ATOM_MIN, ATOM_MAX), (ATOM_MIN, -3)] {
+            for _ in 0..200 {
+                let x = a.pick(lo, hi);
+                assert!((lo..=hi).contains(&x), "{x} outside [{lo}, {hi}]");
+                assert_eq!(x, b.pick(lo, hi), "same seed, same choices");
+            }
+        }
+        // small non-negative values first: lengths and counts
+        assert!((0..=64).contains(&a.pick(ATOM_MIN, ATOM_MAX)));
+    }
+
+    #[test]
+    fn choices_narrow_consistently_and_keep_arrays_ordered() {
+        let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
+        for seed in 0..50 {
+            let mut sim = Sim::new(&m, Mode::Balance);
+            sim.rng = Some(Rng::new(seed));
+            let mut s = state(vec![(ATOM_MIN, ATOM_MAX); 3]);
+            array(&mut s, 3);
+            // cu[2] < 40 decided one way, then cu[1] pinned, then cu[0] >= 1 decided
+            let c = V::Cond { atom: 2, lo: ATOM_MIN, hi: 39, neg: false };
+            let side = sim.choose(&mut s, &c).expect("decidable");
+            assert_eq!(resolve(&s, c.clone()), V::Int(i64::from(side)), "the decision sticks");
+            let x1 = sim.pin(&mut s, &V::Sym { atom: 1, f: vec![] }, None).expect("pinnable");
+            assert_eq!(s.atoms[1], (x1, x1));
+            // the prior: positive and strictly increasing along the array
+            assert!(x1 >= 2 && x1 < s.atoms[2].1, "cu[1] = {x1}, cu[2] in {:?}", s.atoms[2]);
+            let x0 = sim.pin(&mut s, &V::Sym { atom: 0, f: vec![] }, None).expect("pinnable");
+            assert!((1..x1).contains(&x0), "cu[0] = {x0}, cu[1] = {x1}");
+        }
+    }
+
+    #[test]
+    fn an_index_is_pinned_inside_its_dimension() {
+        let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
+        let mut sim = Sim::new(&m, Mode::Balance);
+        sim.rng = Some(Rng::new(3));
+        for _ in 0..50 {
+            let mut s = state(vec![(ATOM_MIN, ATOM_MAX)]);
+            // (x + 3) in [0, 7]
+            let x = sim.pin(&mut s, &V::Sym { atom: 0, f: vec![Step::Add(3)] }, Some((0, 7))).expect("in bounds");
+            assert!((0..=7).contains(&x), "{x}");
+        }
+        let mut s = state(vec![(100, 200)]);
+        assert_eq!(sim.pin(&mut s, &V::Sym { atom: 0, f: vec![] }, Some((0, 7))), None, "no such value");
+    }
+
+    #[test]
+    fn conjunctions_are_forced_part_by_part() {
+        let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
+        let mut sim = Sim::new(&m, Mode::Balance);
+        for seed in 0..30 {
+            sim.rng = Some(Rng::new(seed));
+            let mut s = state(vec![(0, 100), (0, 100)]);
+            let c = V::All(vec![
+                V::Cond { atom: 0, lo: 10, hi: 20, neg: false },
+                V::Cond { atom: 1, lo: 0, hi: 5, neg: true },
+            ]);
+            let side = sim.choose(&mut s, &c).expect("decidable");
+            assert_eq!(resolve(&s, c), V::Int(i64::from(side)), "seed {seed}: {:?}", s.atoms);
+        }
+        // a value the simulation lost cannot be chosen exactly
+        let mut s = state(vec![]);
+        assert_eq!(sim.choose(&mut s, &V::Unknown), None);
     }
 }

@@ -151,7 +151,7 @@ pub fn check(args: &CheckArgs) -> i32 {
     }
     let default_paths = [std::path::PathBuf::from(".")];
     let paths: &[std::path::PathBuf] = if args.paths.is_empty() { &default_paths } else { &args.paths };
-    let (candidates, input_errors) = source::expand(paths, args.all_stages);
+    let (candidates, input_errors) = source::expand_with(paths, args.all_stages, args.force_exclude);
     let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
     // Files are read per compilation, inside its task: memory holds the compilations being linted, not the run.
     let mut groups: BTreeMap<String, Vec<&source::Candidate>> = BTreeMap::new();

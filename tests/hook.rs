@@ -26,8 +26,11 @@ fn files_under(rel: &str) -> Vec<String> {
     v
 }
 
-/// `(compilation, code, path, line)` of every finding, sorted, and the errors.
-fn findings(out: &std::process::Output) -> (Vec<(String, String, String, u64)>, Vec<String>) {
+/// A finding as these tests compare them: `(compilation, code, path, line)`.
+type Seen = (String, String, String, u64);
+
+/// Every finding, sorted, and the errors.
+fn findings(out: &std::process::Output) -> (Vec<Seen>, Vec<String>) {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut f: Vec<_> = doc["findings"]
         .as_array()
@@ -72,7 +75,7 @@ fn every_file_of_the_compilations_on_one_command_line_gives_each_finding_once() 
     let mut reversed = files.clone();
     reversed.reverse();
     let out = hlolint().args(["--format", "json", "--force-exclude"]).args(&reversed).output().unwrap();
-    let without_path = |v: Vec<(String, String, String, u64)>| -> Vec<(String, String, u64)> {
+    let without_path = |v: Vec<Seen>| -> Vec<(String, String, u64)> {
         let mut v: Vec<_> = v.into_iter().map(|(c, code, _, line)| (c, code, line)).collect();
         v.sort();
         v

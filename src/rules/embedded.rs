@@ -38,13 +38,18 @@ impl Drop for Materialized {
 }
 
 /// Writes every embedded case under [`root`] (a folder left by an earlier process with the same id is replaced).
+/// The folder is created afresh, private to the user on Unix; if another process creates it in between, this fails.
 pub fn materialize() -> std::io::Result<Materialized> {
     let root = root().to_path_buf();
-    if root.exists() {
+    if root.symlink_metadata().is_ok() {
         std::fs::remove_dir_all(&root)?;
     }
+    let mut dir = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+    dir.create(&root)?;
     let guard = Materialized { root: root.clone() };
-    std::fs::create_dir_all(root.join("rules"))?;
+    std::fs::create_dir(root.join("rules"))?;
     for (rel, bytes) in CASES {
         let path = root.join(rel);
         if let Some(dir) = path.parent() {

@@ -16,3 +16,4 @@ pub mod report;
 pub mod rules;
 pub mod source;
 pub mod summary;
+pub mod suppress;

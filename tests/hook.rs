@@ -143,6 +143,36 @@ fn force_exclude_skips_non_dumps_and_intermediate_stages_but_not_broken_dumps() 
     assert_eq!(errors[0]["path"], "module_0000.jit_f.after_optimizations.txt");
 }
 
+#[test]
+fn force_exclude_applies_the_configs_exclude_globs_to_named_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dumps = tmp.path().join("compilation_output");
+    for v in ["old", "new"] {
+        std::fs::create_dir_all(dumps.join(v)).unwrap();
+        std::fs::copy(
+            Path::new(CRATE).join("tests/data/rules/fp8-upcast-before-dot/invalid/convert_then_dot.hlo"),
+            dumps.join(v).join("module_0000.jit_f.after_optimizations.txt"),
+        )
+        .unwrap();
+    }
+    std::fs::write(tmp.path().join("hlolint.toml"), "extend-exclude = [\"compilation_output/old\"]\n").unwrap();
+    let named = [
+        "compilation_output/old/module_0000.jit_f.after_optimizations.txt",
+        "compilation_output/new/module_0000.jit_f.after_optimizations.txt",
+    ];
+    let compilations = |extra: &[&str]| -> Vec<String> {
+        let out =
+            hlolint().current_dir(tmp.path()).args(["--format", "json"]).args(extra).args(named).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["compilations"].as_array().unwrap().iter().map(|c| c["dir"].as_str().unwrap().to_string()).collect()
+    };
+    // named files are read even when excluded (as ruff) ...
+    assert_eq!(compilations(&[]), ["compilation_output/new", "compilation_output/old"]);
+    // ... unless --force-exclude says the globs apply to them too
+    assert_eq!(compilations(&["--force-exclude"]), ["compilation_output/new"]);
+}
+
 /// The `files:` pattern of `.pre-commit-hooks.yaml` (Python `re.search` semantics; the pattern uses only syntax that
 /// Rust's `regex` reads the same way).
 fn hook_pattern() -> regex::Regex {

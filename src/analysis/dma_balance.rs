@@ -31,10 +31,16 @@ the simulation only where they decide something; a region with no DMA or semapho
 searches over lengths) is joined into one path per branch; paths that agree on everything that matters merge at \
 region exits and grid-step boundaries (paths that differ only in how many transfers of one kind are in flight merge \
 into the one with fewer); a transfer still outstanding 3 grid steps after it started is counted as never waited (no \
-kernel seen waits further ahead); at most 256 paths and 3,000,000 op evaluations per kernel. An op is reported only when every explored path \
-that executed it shows the problem. When a bound is hit, a semaphore or amount cannot be known, or the grid is \
-dynamic, the kernel gets an `inconclusive` result (note level) saying why — never a silent pass; `-v` shows what was \
-explored.";
+kernel seen waits further ahead); at most 256 paths and 1,000,000 op evaluations per kernel. An op is reported only when every explored path \
+that executed it shows the problem. When the budget or the path bound ends the exploration, 24 single runs are \
+sampled through the whole grid instead: each value read at run time is chosen (not forked on) one decision at a time, \
+consistently with the earlier ones, so a run that took no vague decision is one some input values produce; inputs \
+are sampled under a prior of non-degenerate data (1-D integer arrays positive and strictly increasing: no empty \
+sequence or group, offsets in order — kernels such as ragged paged attention leave a prefetch unwaited on empty \
+sequences their callers never pass). An op is then reported when it failed on every sampled run that reached it, at \
+least 2 (the message says so). When a bound is hit, a semaphore or amount cannot be known, or the grid is dynamic, \
+the kernel also gets an `inconclusive` result (note level) saying why — never a silent pass; `-v` shows what was \
+explored and sampled.";
 
 fn label(kind: &str) -> &'static str {
     match kind {
@@ -76,9 +82,12 @@ pub fn kernel_at(unit: usize, k: &kernel::Kernel<'_>) -> Option<At> {
 fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &Outcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let reason = out.inconclusive();
-    for (op, f) in out.must_fail() {
+    let witnessed = out.witnessed();
+    for (op, f, seen) in
+        out.must_fail().into_iter().map(|(o, f)| (o, f, false)).chain(witnessed.into_iter().map(|(o, f)| (o, f, true)))
+    {
         let mut detail = f.detail.clone();
-        if out.data_dependent() {
+        if out.data_dependent() && !seen {
             detail.push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
         }
         if out.steps.1.is_some_and(|t| (out.steps.0 as i64) < t) {

@@ -21,8 +21,9 @@ outstanding (its wait comes later, or a wait consumed a different transfer). `no
 slots but every DMA into it is waited with no compute between its start and its wait, so nothing hides the \
 transfer: the copy costs its full latency each time. A hit matters because manual double buffering is done for \
 speed, and the two failure modes are silent races or silently serial copies. Bounds are those of `dma-balance` \
-(grid and loop sampling, at most 48 paths; a finding is reported only if every explored path that ran the op shows \
-it). `post-finalize-llo` dumps (byte addresses) are skipped: the earlier stages of the same kernel are judged.";
+(grid and loop sampling, path and op budgets; a finding is reported only if every explored path that ran the op shows \
+it; when the exploration is inconclusive, the sampled runs of `dma-balance` are judged the same way: an op is reported \
+when every sampled run that could judge it — that read the buffer, or ran the DMA at least twice — shows it). `post-finalize-llo` dumps (byte addresses) are skipped: the earlier stages of the same kernel are judged.";
 
 #[derive(Clone, Debug)]
 struct Finding {
@@ -246,6 +247,20 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
     (found, ran)
 }
 
+/// The ops a path can speak for: its buffer reads, and the DMA ops it ran more than once (a refill).
+fn judgeable(s: &State) -> BTreeSet<OpId> {
+    let mut runs: BTreeMap<OpId, usize> = BTreeMap::new();
+    for d in s.dmas.iter().filter(|d| d.target.is_some()) {
+        *runs.entry(d.op).or_default() += 1;
+    }
+    let mut ops: BTreeSet<OpId> = runs.into_iter().filter(|&(_, n)| n >= 2).map(|(op, _)| op).collect();
+    ops.extend(s.trace.iter().filter_map(|e| match e {
+        Ev::Read { op, .. } => Some(*op),
+        _ => None,
+    }));
+    ops
+}
+
 fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
     let results: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
         out.states.iter().map(|s| per_state(m, out, s)).collect();
@@ -253,7 +268,7 @@ fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
     for (f, _) in &results {
         ops.extend(f.keys().copied());
     }
-    let mut hits = Vec::new();
+    let mut found: Vec<(OpId, Finding)> = Vec::new();
     for op in ops {
         let ran: Vec<&(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
             results.iter().filter(|(_, r)| r.contains(&op)).collect();
@@ -261,10 +276,39 @@ fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
             continue;
         }
         let Some(f) = ran[0].0.get(&op) else { continue };
-        let mut detail = f.detail.clone();
+        let mut f = f.clone();
         if out.data_dependent() {
-            detail.push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
+            f.detail
+                .push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
         }
+        found.push((op, f));
+    }
+    // from the sampled runs (witnesses: runs some input values produce), by the same rule over them
+    let sampled: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
+        out.witnesses.iter().map(|s| per_state(m, out, s)).collect();
+    let mut ops: BTreeSet<OpId> = BTreeSet::new();
+    for (f, _) in &sampled {
+        ops.extend(f.keys().copied());
+    }
+    // a run counts against an op only when it could judge it: the op read a buffer, or ran at least twice (a run
+    // that fetched one block says nothing about double buffering)
+    let judged: Vec<BTreeSet<OpId>> = out.witnesses.iter().map(judgeable).collect();
+    for op in ops {
+        let ran: Vec<&(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
+            sampled.iter().zip(&judged).filter(|(_, j)| j.contains(&op)).map(|(r, _)| r).collect();
+        if found.iter().any(|(o, _)| *o == op)
+            || ran.len() < dma_sim::MIN_WITNESSES
+            || !ran.iter().all(|(f, _)| f.contains_key(&op))
+        {
+            continue;
+        }
+        let Some(mut f) = ran[0].0.get(&op).cloned() else { continue };
+        f.detail.push_str(&dma_sim::witness_note(ran.len(), out.sampled));
+        found.push((op, f));
+    }
+    let mut hits = Vec::new();
+    for (op, f) in found {
+        let detail = f.detail.clone();
         let label = match f.kind {
             "single-slot" => "DMA refilling a single slot",
             "wait-after-use" => "slot read before its DMA is waited",

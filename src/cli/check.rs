@@ -2,6 +2,7 @@
 //! compilation's units → rules → findings grouped per compilation; syntax errors per file.
 
 use super::output::{emit, stderr};
+use super::settings::{self, Resolver};
 use super::{CheckArgs, GraphArgs, LintArgs, OutputFormat};
 use crate::analysis::Verdict;
 use crate::lint::compilation::{group_dir, parse_file, Parsed};
@@ -14,6 +15,8 @@ use crate::summary::{graph_dump, render_file, FileSummary};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Arc;
 
 #[derive(Serialize)]
@@ -55,22 +58,6 @@ impl Rules {
     }
 }
 
-/// The command line completed by the configuration file, whether packs were chosen (on the command line or in
-/// the config), and the config's target.
-pub fn resolve_lint_args(cli: &LintArgs) -> Result<(LintArgs, bool, Option<String>), miette::Report> {
-    let cfg_path = if cli.isolated {
-        None
-    } else {
-        cli.config.clone().or_else(|| std::env::current_dir().ok().and_then(|d| super::config::discover(&d)))
-    };
-    let cfg = match &cfg_path {
-        Some(p) => super::config::load(p).map_err(miette::Report::new)?,
-        None => super::config::Config::default(),
-    };
-    let explicit = !cli.rules.is_empty() || !cfg.rules.is_empty();
-    Ok((super::config::apply(cli, &cfg), explicit, cfg.target.clone()))
-}
-
 /// Loads the packs and applies `--select`/`--ignore`/`--severity`. `strict`: a selector or override that matches
 /// no rule is an error (for the packs the user named; packs named by a kernel module's manifest are lenient).
 pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report> {
@@ -80,11 +67,7 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
     };
     let (select, ignore) = (list(&lint.select), list(&lint.ignore));
     let hits = |r: &rules::Rule, pats: &[String]| {
-        pats.iter().any(|p| {
-            p == "ALL"
-                || r.id == *p
-                || r.code.as_deref().is_some_and(|c| c.to_ascii_uppercase().starts_with(&p.to_ascii_uppercase()))
-        })
+        pats.iter().any(|p| crate::suppress::code_matches(p, r.code.as_deref(), &r.id))
     };
     for p in select.iter().chain(&ignore) {
         if strict && p != "ALL" && !set.rules.iter().any(|r| hits(r, std::slice::from_ref(p))) {
@@ -123,95 +106,137 @@ fn manifest_pack(dir: &str) -> Option<String> {
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
-    let (lint, explicit, cfg_target) = match resolve_lint_args(&args.lint) {
-        Ok(x) => x,
-        Err(e) => {
-            stderr(report::excerpt::render(&e));
-            return 2;
-        }
+    let fail = |e: miette::Report| {
+        stderr(report::excerpt::render(&e));
+        2
     };
-    let base = match load_rules(&lint, true) {
-        Ok(r) => r,
-        Err(e) => {
-            stderr(report::excerpt::render(&e));
-            return 2;
-        }
-    };
-    let ruleset = &base.set;
-    let target = args.target.clone().or(cfg_target);
-    if let Some(t) = &target {
+    let default_paths = [PathBuf::from(".")];
+    let paths: &[PathBuf] = if args.paths.is_empty() { &default_paths } else { &args.paths };
+    let mut resolver = Resolver::new(&args.lint);
+    if args.lint.settings.show_settings {
+        return show_settings(args, paths, &mut resolver);
+    }
+    if let Some(t) = &args.target {
         if crate::lint::Target::lookup(t).is_none() {
             let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
-            stderr(format!(
-                "{:?}",
-                miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`")
-            ));
-            return 2;
+            return fail(miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`"));
         }
     }
-    let default_paths = [std::path::PathBuf::from(".")];
-    let paths: &[std::path::PathBuf] = if args.paths.is_empty() { &default_paths } else { &args.paths };
+    // The settings of every named path, and their packs: a broken config or pack stops the run before any work.
+    let mut base: Vec<Rules> = Vec::new();
+    for p in paths {
+        if let Err(e) = resolver.for_path(p) {
+            return fail(e);
+        }
+    }
+    if let Err(e) = load_profiles(&resolver, &mut base) {
+        return fail(e);
+    }
+    let cwd = resolver.cwd.clone();
     let (candidates, input_errors) = source::expand_with(paths, args.all_stages, args.force_exclude);
     let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
+    // The folders named on the command line, absolute, longest first: what `exclude` globs are matched below.
+    let mut walked: Vec<(PathBuf, &PathBuf)> =
+        paths.iter().filter(|p| p.is_dir()).map(|p| (settings::absolute(&cwd, p), p)).collect();
+    walked.sort_by_key(|(a, _)| std::cmp::Reverse(a.as_os_str().len()));
     // Files are read per compilation, inside its task: memory holds the compilations being linted, not the run.
-    let mut groups: BTreeMap<String, Vec<&source::Candidate>> = BTreeMap::new();
+    // A compilation is linted with the settings of its first file.
+    let mut groups: BTreeMap<String, (usize, Vec<&source::Candidate>)> = BTreeMap::new();
     for c in &candidates {
-        groups.entry(group_dir(&c.path.display().to_string())).or_default().push(c);
+        let profile = match resolver.for_path(&c.path) {
+            Ok(i) => i,
+            Err(e) => return fail(e),
+        };
+        if !c.explicit {
+            let abs = settings::absolute(&cwd, &c.path);
+            if let Some((root, _)) = walked.iter().find(|(w, _)| abs.starts_with(w)) {
+                if resolver.all[profile].excluded(&cwd, &abs, root) {
+                    continue;
+                }
+            } else if args.force_exclude {
+                // a file named on the command line (as ruff's --force-exclude): the globs apply from the config's
+                // folder down
+                let s = &resolver.all[profile];
+                if s.excluded(&cwd, &abs, &s.root) {
+                    continue;
+                }
+            }
+        }
+        groups.entry(group_dir(&c.path.display().to_string())).or_insert((profile, Vec::new())).1.push(c);
     }
-    let groups: Vec<(String, Vec<&source::Candidate>)> = groups.into_iter().collect();
+    if let Err(e) = load_profiles(&resolver, &mut base) {
+        return fail(e);
+    }
+    let groups: Vec<(String, (usize, Vec<&source::Candidate>))> = groups.into_iter().collect();
     // Without packs on the command line or in a config, a version compiled by `hlolint compile` is linted with the
     // pack its kernel module names for it (RULES in the module, recorded in the manifest).
-    let mut by_pack: BTreeMap<String, Rules> = BTreeMap::new();
-    if !explicit {
-        for (dir, _) in &groups {
-            if let Some(p) = manifest_pack(dir) {
-                if let std::collections::btree_map::Entry::Vacant(slot) = by_pack.entry(p.clone()) {
-                    let mut l = lint.clone();
-                    l.rules = vec![p];
-                    match load_rules(&l, false) {
-                        Ok(r) => {
-                            slot.insert(r);
-                        }
-                        Err(e) => reports.push(e),
+    let mut by_pack: BTreeMap<(usize, String), Rules> = BTreeMap::new();
+    for (dir, (profile, _)) in &groups {
+        let s = &resolver.all[*profile];
+        if s.explicit {
+            continue;
+        }
+        if let Some(p) = manifest_pack(dir) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = by_pack.entry((*profile, p.clone())) {
+                let mut l = s.lint.clone();
+                l.rules = vec![p];
+                match load_rules(&l, false) {
+                    Ok(r) => {
+                        slot.insert(r);
                     }
+                    Err(e) => reports.push(e),
                 }
             }
         }
     }
-    let rules_for = |dir: &str| -> &Rules {
-        if explicit {
-            return &base;
+    let rules_for = |profile: usize, dir: &str| -> (&Rules, bool) {
+        let own = if resolver.all[profile].explicit {
+            None
+        } else {
+            manifest_pack(dir).and_then(|p| by_pack.get(&(profile, p)))
+        };
+        match own {
+            Some(r) => (r, true),
+            None => (&base[profile], false),
         }
-        manifest_pack(dir).and_then(|p| by_pack.get(&p)).unwrap_or(&base)
     };
     // Compilations one after another, each parsed and linted in parallel: nested parallel loops would let
     // work-stealing start every compilation at once and hold all of them in memory.
-    let outcomes: Vec<GroupOutcome> = groups
+    let outcomes: Vec<(usize, GroupOutcome)> = groups
         .iter()
-        .map(|(dir, files)| {
-            let r = rules_for(dir);
-            let mut o =
-                lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target.as_deref(), args.verbose);
-            if !std::ptr::eq(r, &base) {
+        .map(|(dir, (profile, files))| {
+            let (r, own) = rules_for(*profile, dir);
+            let target = args.target.as_deref().or(resolver.all[*profile].target.as_deref());
+            let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target, args.verbose);
+            if own {
                 o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
             }
-            o
+            (*profile, o)
         })
         .collect();
 
     let mut texts: Texts = Texts::new();
     let mut comp_reports = Vec::new();
+    let mut profiles = Vec::new();
     let mut files = Vec::new();
-    for o in outcomes {
+    for (profile, o) in outcomes {
         reports.extend(o.problems);
         files.extend(o.files);
-        comp_reports.push(o.report);
+        // Compilations with no parsed file (every file failed) are not worth a line.
+        if o.report.files > 0 {
+            comp_reports.push(o.report);
+            profiles.push(profile);
+        }
         texts.extend(o.texts);
     }
-    // Compilations with no parsed file (every file failed) are not worth a line.
-    comp_reports.retain(|r| r.files > 0);
+    if let Err(e) = suppress_findings(args, &resolver, &mut comp_reports, &profiles) {
+        return fail(e);
+    }
     let findings: Vec<&Finding> = comp_reports.iter().flat_map(|r| &r.findings).collect();
+    let mut suppressed = crate::suppress::Counts::default();
+    comp_reports.iter().for_each(|r| suppressed.merge(&r.suppressed));
     let stats = if args.lint.statistics { Some(report::statistics(&findings)) } else { None };
+    let stats_table = |st: &[report::RuleCount]| report::statistics_table(st) + &report::suppressed_rows(&suppressed);
     let mut out = String::new();
     match args.format {
         OutputFormat::Human => {
@@ -221,7 +246,7 @@ pub fn check(args: &CheckArgs) -> i32 {
                 }
                 out.push_str(&crate::summary::link::render(&crate::summary::link::link(&files)));
             }
-            if !ruleset.rules.is_empty() && (!args.quiet || !findings.is_empty()) {
+            if base.iter().any(|r| !r.set.rules.is_empty()) && (!args.quiet || !findings.is_empty()) {
                 let opts = report::HumanOptions { statistics: args.lint.statistics, quiet: args.quiet };
                 out.push_str(&report::human(&comp_reports, &texts, opts));
             }
@@ -232,13 +257,20 @@ pub fn check(args: &CheckArgs) -> i32 {
             let linked = crate::summary::link::link(&files);
             let findings_json: Vec<serde_json::Value> =
                 findings.iter().map(|f| report::machine::finding_json(f, &texts)).collect();
+            let mut rule_ids: Vec<&String> = Vec::new();
+            for r in base.iter().flat_map(|b| &b.set.rules) {
+                if !rule_ids.contains(&&r.id) {
+                    rule_ids.push(&r.id);
+                }
+            }
             let mut doc = serde_json::json!({
                 "findings": findings_json,
-                "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs, "findings": r.findings.len()})).collect::<Vec<_>>(),
-                "rules": ruleset.rules.iter().map(|r| &r.id).collect::<Vec<_>>(),
+                "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs, "findings": r.findings.len(), "suppressed": r.suppressed})).collect::<Vec<_>>(),
+                "rules": rule_ids,
                 "files": json_files,
                 "linked": linked,
                 "errors": errors,
+                "suppressed": suppressed,
             });
             if let Some(st) = &stats {
                 doc["statistics"] = serde_json::to_value(st).unwrap_or_default();
@@ -248,8 +280,9 @@ pub fn check(args: &CheckArgs) -> i32 {
         }
         OutputFormat::Sarif => {
             // Every rule that can fire: the run's packs and each version's own pack.
-            let catalog =
-                report::sarif::catalog(ruleset.rules.iter().chain(by_pack.values().flat_map(|r| r.set.rules.iter())));
+            let catalog = report::sarif::catalog(
+                base.iter().flat_map(|b| b.set.rules.iter()).chain(by_pack.values().flat_map(|r| r.set.rules.iter())),
+            );
             let log = report::sarif::log(&comp_reports, &texts, &catalog, stats.clone());
             out = serde_json::to_string_pretty(&log).unwrap_or_default();
             out.push('\n');
@@ -257,7 +290,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         OutputFormat::Concise => {
             out = report::machine::concise(&comp_reports, &texts);
             if let Some(st) = &stats {
-                out.push_str(&report::statistics_table(st));
+                out.push_str(&stats_table(st));
             }
         }
         OutputFormat::Gitlab | OutputFormat::Junit => {
@@ -267,13 +300,13 @@ pub fn check(args: &CheckArgs) -> i32 {
                 report::machine::junit(&comp_reports, &texts)
             };
             if let Some(st) = &stats {
-                stderr(report::statistics_table(st).trim_end());
+                stderr(stats_table(st).trim_end());
             }
         }
         OutputFormat::Github => {
             out = report::machine::github(&comp_reports, &texts);
             if let Some(st) = &stats {
-                out.push_str(&report::statistics_table(st));
+                out.push_str(&stats_table(st));
             }
         }
     }
@@ -307,6 +340,109 @@ pub fn check(args: &CheckArgs) -> i32 {
     } else {
         0
     }
+}
+
+/// Loads the packs of the settings that have none loaded yet (`base[i]` belongs to `resolver.all[i]`).
+fn load_profiles(resolver: &Resolver<'_>, base: &mut Vec<Rules>) -> Result<(), miette::Report> {
+    for s in &resolver.all[base.len()..] {
+        base.push(load_rules(&s.lint, true)?);
+    }
+    Ok(())
+}
+
+/// Hides the findings an inline comment, the configuration or the baseline suppresses (in that order), counting
+/// them per compilation; `--write-baseline` first writes the findings left after comments and config, which are
+/// then the baseline.
+fn suppress_findings(
+    args: &CheckArgs,
+    resolver: &Resolver<'_>,
+    reports: &mut [CompilationReport],
+    profiles: &[usize],
+) -> Result<(), miette::Report> {
+    use crate::suppress::{baseline, inline::PythonFiles, Suppression};
+    let cwd = &resolver.cwd;
+    let mut python = PythonFiles::default();
+    for (r, &p) in reports.iter_mut().zip(profiles) {
+        let s = &resolver.all[p];
+        let dir = PathBuf::from(&r.dir);
+        let mut kept = Vec::with_capacity(r.findings.len());
+        for f in r.findings.drain(..) {
+            let inline = f.python.as_ref().is_some_and(|py| {
+                PythonFiles::resolve(&py.file, cwd, &s.root, &dir)
+                    .and_then(|file| python.comment(&file, py.line))
+                    .is_some_and(|codes| codes.covers(&f))
+            });
+            if inline {
+                r.suppressed.add(Suppression::Inline);
+            } else if s.ignores(cwd, &f) {
+                r.suppressed.add(Suppression::Config);
+            } else {
+                kept.push(f);
+            }
+        }
+        r.findings = kept;
+    }
+    // The baseline of each compilation's settings (read once per file), or the one this run writes.
+    let mut read: BTreeMap<PathBuf, Rc<baseline::Baseline>> = BTreeMap::new();
+    let mut of_profile: BTreeMap<usize, Option<Rc<baseline::Baseline>>> = BTreeMap::new();
+    if let Some(path) = &args.lint.settings.write_baseline {
+        let written = reports.iter().flat_map(|r| &r.findings).filter(|f| f.verdict != Verdict::Explored);
+        baseline::write(path, written.clone())?;
+        let b = Rc::new(baseline::Baseline::of(written));
+        for &p in profiles {
+            of_profile.insert(p, Some(b.clone()));
+        }
+    }
+    for &p in profiles {
+        if of_profile.contains_key(&p) {
+            continue;
+        }
+        let b = match &resolver.all[p].baseline {
+            Some(path) => Some(match read.get(path) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = Rc::new(baseline::read(path)?);
+                    read.insert(path.clone(), b.clone());
+                    b
+                }
+            }),
+            None => None,
+        };
+        of_profile.insert(p, b);
+    }
+    for (r, p) in reports.iter_mut().zip(profiles) {
+        let Some(Some(b)) = of_profile.get(p) else { continue };
+        let before = r.findings.len();
+        r.findings.retain(|f| !b.contains(f));
+        r.suppressed.baseline += before - r.findings.len();
+    }
+    Ok(())
+}
+
+/// `--show-settings`: the resolved settings of each path, as TOML (JSON with `--format json`).
+fn show_settings(args: &CheckArgs, paths: &[PathBuf], resolver: &mut Resolver<'_>) -> i32 {
+    let mut shown = Vec::new();
+    for p in paths {
+        match resolver.for_path(p) {
+            Ok(i) => shown.push(resolver.all[i].show(p, args.target.as_deref())),
+            Err(e) => {
+                stderr(report::excerpt::render(&e));
+                return 2;
+            }
+        }
+    }
+    let out = if args.format == OutputFormat::Json {
+        serde_json::to_string_pretty(&shown).unwrap_or_default() + "\n"
+    } else {
+        let mut out = String::new();
+        for s in &shown {
+            out.push_str(&format!("# Settings for {}\n", s.path));
+            out.push_str(&toml::to_string(s).unwrap_or_else(|e| format!("# cannot print: {e}\n")));
+            out.push('\n');
+        }
+        out
+    };
+    super::output::emit_or(args.output_file.as_deref(), &out, 0)
 }
 
 /// Parses the files of one dump directory, builds the compilation, runs the rules.
@@ -355,7 +491,14 @@ fn lint_group(
             }
         }
     }
-    let report = CompilationReport { dir: dir.to_string(), target, files: parsed.len(), packs: None, findings };
+    let report = CompilationReport {
+        dir: dir.to_string(),
+        target,
+        files: parsed.len(),
+        packs: None,
+        findings,
+        suppressed: Default::default(),
+    };
     let files = parsed.into_iter().map(|p| (p.file.path.clone(), p.summary)).collect();
     GroupOutcome { report, files, problems, texts }
 }

@@ -1,42 +1,91 @@
 //! Configuration files, as ruff does it: `[tool.hlolint]` in `pyproject.toml`, or `hlolint.toml` /
-//! `.hlolint.toml`; the closest one to the current directory wins (a `pyproject.toml` without `[tool.hlolint]`
-//! is skipped); `--config PATH` names one; `--isolated` ignores them. The command line beats the file.
+//! `.hlolint.toml`. Which one applies is found per linted path, from its folder upward: the closest wins (a
+//! `pyproject.toml` without `[tool.hlolint]` is skipped), so two paths of one run may get two configs; a path with
+//! none above it gets the one above the current directory. `--config FILE` names one for the whole run;
+//! `--isolated` ignores them. The command line beats the file.
+//!
+//! This module reads and checks one file (every value that can be wrong is checked here, so the error points into
+//! the TOML); `settings.rs` turns it into what a run uses (paths made relative to the file, globs compiled).
 
-use super::LintArgs;
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use toml::Spanned;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
-    /// Packs, as `--rules`.
+    /// Packs, as `--rules`: built-in names, or YAML paths relative to this file.
     #[serde(default)]
-    pub rules: Vec<String>,
+    pub rules: Vec<Spanned<String>>,
     #[serde(default)]
     pub select: Vec<String>,
     #[serde(default)]
     pub ignore: Vec<String>,
     /// `{RULE = "error"}`.
     #[serde(default)]
-    pub severity: BTreeMap<String, String>,
-    pub target: Option<String>,
+    pub severity: BTreeMap<String, Spanned<String>>,
+    pub target: Option<Spanned<String>>,
+    /// Globs of paths not to read when walking folders; replaces the defaults.
+    pub exclude: Option<Vec<Spanned<String>>>,
+    /// Globs of paths not to read when walking folders, in addition to `exclude`.
+    #[serde(default)]
+    pub extend_exclude: Vec<Spanned<String>>,
+    /// `{"GLOB" = ["CODE", ...]}`: findings in dump files matching GLOB are suppressed for these rules.
+    #[serde(default)]
+    pub per_path_ignores: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
+    /// `{"GLOB" = ["CODE", ...]}`: findings in kernels whose name matches GLOB are suppressed for these rules.
+    #[serde(default)]
+    pub per_kernel_ignores: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
+    /// A baseline file (relative to this file), as `--baseline`.
+    pub baseline: Option<Spanned<String>>,
 }
+
+/// A configuration file as read: its path and text (errors found later point into it) and its values.
+#[derive(Debug)]
+pub struct Loaded {
+    pub path: PathBuf,
+    pub text: String,
+    pub config: Config,
+}
+
+impl Loaded {
+    /// The folder paths in the file are relative to.
+    pub fn dir(&self) -> PathBuf {
+        self.path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+
+    /// An error about the value at `span`.
+    pub fn error(&self, span: std::ops::Range<usize>, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            message: message.into(),
+            src: NamedSource::new(self.path.display().to_string(), self.text.clone()),
+            span: Some(SourceSpan::from((span.start, span.end.saturating_sub(span.start)))),
+            help: None,
+        }
+    }
+}
+
+/// What the keys are, for errors about the file's shape.
+const KEYS_HELP: &str = "keys: rules, select, ignore, severity, target, exclude, extend-exclude, per-path-ignores, \
+                         per-kernel-ignores, baseline (docs/configuration.md)";
 
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("invalid configuration: {message}")]
-#[diagnostic(code(hlolint::config), help("keys: rules, select, ignore, severity, target"))]
+#[diagnostic(code(hlolint::config))]
 pub struct ConfigError {
     pub message: String,
     #[source_code]
     pub src: NamedSource<String>,
     #[label("here")]
     pub span: Option<SourceSpan>,
+    #[help]
+    pub help: Option<String>,
 }
 
 /// The config file that applies in `dir`: the closest `.hlolint.toml`, `hlolint.toml` or `pyproject.toml` with a
-/// `[tool.hlolint]` table.
+/// `[tool.hlolint]` table, from `dir` upward.
 pub fn discover(dir: &Path) -> Option<PathBuf> {
     for d in dir.ancestors() {
         for name in [".hlolint.toml", "hlolint.toml"] {
@@ -46,25 +95,28 @@ pub fn discover(dir: &Path) -> Option<PathBuf> {
             }
         }
         let p = d.join("pyproject.toml");
-        if p.is_file() && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("[tool.hlolint")) {
+        if p.is_file() && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("tool.hlolint")) {
             return Some(p);
         }
     }
     None
 }
 
-pub fn load(path: &Path) -> Result<Config, ConfigError> {
+/// Reads and checks a config file: TOML syntax, known keys and types, severity levels, globs.
+pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
         message: format!("cannot read {}: {e}", path.display()),
         src: NamedSource::new(path.display().to_string(), String::new()),
         span: None,
+        help: None,
     })?;
     let err = |e: toml::de::Error| ConfigError {
         message: e.message().to_string(),
         span: e.span().map(|r| SourceSpan::from((r.start, r.end.saturating_sub(r.start)))),
         src: NamedSource::new(path.display().to_string(), text.clone()),
+        help: Some(KEYS_HELP.to_string()),
     };
-    if path.file_name().is_some_and(|n| n == "pyproject.toml") {
+    let config = if path.file_name().is_some_and(|n| n == "pyproject.toml") {
         #[derive(Deserialize)]
         struct Py {
             tool: Option<Tool>,
@@ -74,27 +126,49 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
             hlolint: Option<Config>,
         }
         let py: Py = toml::from_str(&text).map_err(err)?;
-        Ok(py.tool.and_then(|t| t.hlolint).unwrap_or_default())
+        py.tool.and_then(|t| t.hlolint).unwrap_or_default()
     } else {
-        toml::from_str(&text).map_err(err)
-    }
+        toml::from_str(&text).map_err(err)?
+    };
+    let loaded = Loaded { path: path.to_path_buf(), text: text.clone(), config };
+    check(&loaded)?;
+    Ok(loaded)
 }
 
-/// The command line's lint options completed by the config: what the command line gives wins.
-pub fn apply(cli: &LintArgs, cfg: &Config) -> LintArgs {
-    let mut out = cli.clone();
-    if out.rules.is_empty() {
-        out.rules = cfg.rules.clone();
+/// What serde cannot say: severity levels, globs, rule lists that are empty strings.
+fn check(l: &Loaded) -> Result<(), ConfigError> {
+    let c = &l.config;
+    for v in c.severity.values() {
+        if crate::rules::Severity::parse(v.get_ref()).is_none() {
+            return Err(
+                l.error(v.span(), format!("unknown severity `{}` (levels: error, warning, info, off)", v.get_ref()))
+            );
+        }
     }
-    if out.select.is_empty() {
-        out.select = cfg.select.clone();
+    if let Some(t) = &c.target {
+        if crate::lint::Target::lookup(t.get_ref()).is_none() {
+            let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
+            return Err(l.error(t.span(), format!("unknown target `{}` (targets: {})", t.get_ref(), names.join(", "))));
+        }
     }
-    out.ignore.extend(cfg.ignore.iter().cloned());
-    let mut sev: Vec<String> = cfg.severity.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    sev.extend(cli.severity.iter().cloned()); // later wins
-    out.severity = sev;
-    if out.rules.is_empty() {
-        out.rules = vec!["core".into()];
+    let globs = c.exclude.iter().flatten().chain(&c.extend_exclude);
+    let keys = c.per_path_ignores.keys().chain(c.per_kernel_ignores.keys());
+    for g in globs.chain(keys) {
+        if let Err(e) = globset::GlobBuilder::new(g.get_ref()).literal_separator(true).build() {
+            return Err(l.error(g.span(), format!("bad glob `{}`: {}", g.get_ref(), e.kind())));
+        }
     }
-    out
+    for codes in c.per_path_ignores.values().chain(c.per_kernel_ignores.values()) {
+        for code in codes {
+            if code.get_ref().trim().is_empty() {
+                return Err(l.error(code.span(), "an empty rule code"));
+            }
+        }
+    }
+    for r in &c.rules {
+        if r.get_ref().trim().is_empty() {
+            return Err(l.error(r.span(), "an empty rule pack name"));
+        }
+    }
+    Ok(())
 }

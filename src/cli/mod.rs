@@ -12,6 +12,7 @@ pub(crate) mod check;
 pub mod config;
 pub mod output;
 pub(crate) mod rules_cmd;
+pub mod settings;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use output::ColorChoice;
@@ -104,9 +105,10 @@ pub struct CheckArgs {
     /// Also print what each file holds (computations, opcodes, kernels) and how the layers link.
     #[arg(long)]
     pub summary: bool,
-    /// Take the files named on the command line as files found in a directory: skip those that are not dumps (by
-    /// content: README, manifest.json, XLA's memory-usage reports, ...) and intermediate compiler stages, instead of
-    /// reporting them as errors (as ruff's `--force-exclude`; the pre-commit hook passes it).
+    /// Take the files named on the command line as files found in a directory: the config's `exclude` globs apply
+    /// to them, and those that are not dumps (by content: README, manifest.json, XLA's memory-usage reports, ...) or
+    /// are intermediate compiler stages are skipped, not errors (as ruff's `--force-exclude`; the pre-commit hook
+    /// passes it).
     #[arg(long)]
     pub force_exclude: bool,
     #[command(flatten)]
@@ -144,6 +146,49 @@ pub struct LintArgs {
     /// Ignore configuration files.
     #[arg(long)]
     pub isolated: bool,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+}
+
+// Settings and suppressions (docs/configuration.md, docs/suppressions.md).
+
+/// Baselines, and the resolved settings.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SettingsArgs {
+    /// Hide the findings whose fingerprint is in this baseline file (default: the config's `baseline`); the
+    /// summary says how many.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write the run's findings (those not suppressed by a comment or the config) to a baseline file; they are
+    /// then reported as baselined.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Print the settings each path is linted with (configuration file, packs, excludes, ignores, baseline) and
+    /// exit; as JSON with `--format json`.
+    #[arg(long)]
+    pub show_settings: bool,
+}
+
+/// The configuration `rules`, `explain` and `test` take their packs from.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ConfigArgs {
+    /// The configuration file (default: the closest `.hlolint.toml`, `hlolint.toml` or `pyproject.toml` with
+    /// `[tool.hlolint]`, from the current directory upward).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Ignore configuration files.
+    #[arg(long)]
+    pub isolated: bool,
+}
+
+impl ConfigArgs {
+    /// The packs the configuration names (paths resolved against its folder); empty without one.
+    pub fn packs(&self) -> Result<Vec<String>, miette::Report> {
+        let lint = LintArgs { config: self.config.clone(), isolated: self.isolated, ..LintArgs::default() };
+        let mut r = settings::Resolver::new(&lint);
+        let s = r.here()?;
+        Ok(if s.explicit { s.lint.rules.clone() } else { Vec::new() })
+    }
 }
 
 #[derive(Debug, clap::Args)]

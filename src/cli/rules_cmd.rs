@@ -21,25 +21,39 @@ pub struct RulesArgs {
     /// Print every rule's documentation as Markdown (docs/rules.md is made with this).
     #[arg(long)]
     pub docs: bool,
+    #[command(flatten)]
+    pub cfg: super::ConfigArgs,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
     /// A rule id (`fp8-upcast-before-dot`), code (`HL001`) or analysis name.
     pub rule: String,
-    /// Also look in these packs (paths); the built-in packs are always searched.
+    /// Also look in these packs (paths); the built-in packs and the configuration's are always searched.
     #[arg(long, short = 'r', value_name = "PACK")]
     pub rules: Vec<String>,
+    #[command(flatten)]
+    pub cfg: super::ConfigArgs,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct TestArgs {
-    /// Packs to test (built-in names or paths; default: every built-in pack).
+    /// Packs to test (built-in names or paths; default: the configuration's `rules`, else every built-in pack).
     #[arg(value_name = "PACK")]
     pub packs: Vec<String>,
     /// Only rules whose id or code contains this.
     #[arg(long, short)]
     pub filter: Option<String>,
+    #[command(flatten)]
+    pub cfg: super::ConfigArgs,
+}
+
+/// The packs the configuration in the current directory names (`--config`, `--isolated` as for `check`).
+fn config_packs(cfg: &super::ConfigArgs) -> Result<Vec<String>, i32> {
+    cfg.packs().map_err(|e| {
+        eprintln!("{}", crate::report::excerpt::render(&e));
+        2
+    })
 }
 
 fn load_or_all(specs: &[String]) -> Result<RuleSet, i32> {
@@ -93,7 +107,12 @@ pub fn rules(args: &RulesArgs) -> i32 {
     }
     let mut specs = args.rules.clone();
     if specs.is_empty() {
+        // every built-in pack, and the configuration's own
         specs = rules::load::BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+        match config_packs(&args.cfg) {
+            Ok(p) => specs.extend(p),
+            Err(code) => return code,
+        }
     }
     let set = match load_or_all(&specs) {
         Ok(s) => s,
@@ -169,6 +188,10 @@ pub fn docs(set: &RuleSet) -> String {
 
 pub fn explain(args: &ExplainArgs) -> i32 {
     let mut specs: Vec<String> = rules::load::BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+    match config_packs(&args.cfg) {
+        Ok(p) => specs.extend(p),
+        Err(code) => return code,
+    }
     specs.extend(args.rules.iter().cloned());
     let set = match load_or_all(&specs) {
         Ok(s) => s,
@@ -231,7 +254,14 @@ pub fn cases_in(p: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 pub fn test(args: &TestArgs) -> i32 {
-    let set = match load_or_all(&args.packs) {
+    let mut packs = args.packs.clone();
+    if packs.is_empty() {
+        match config_packs(&args.cfg) {
+            Ok(p) => packs = p,
+            Err(code) => return code,
+        }
+    }
+    let set = match load_or_all(&packs) {
         Ok(s) => s,
         Err(code) => return code,
     };

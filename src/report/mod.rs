@@ -24,6 +24,8 @@ pub struct CompilationReport {
     /// The packs the compilation was linted with, when not the run's own (a kernel module's per-version pack).
     pub packs: Option<String>,
     pub findings: Vec<Finding>,
+    /// How many findings suppressions hid (they are not in `findings`).
+    pub suppressed: crate::suppress::Counts,
 }
 
 /// The texts of the files findings point into.
@@ -56,9 +58,15 @@ impl Diagnostic for FindingDiagnostic<'_> {
             Verdict::Inconclusive => " · inconclusive",
             Verdict::Explored => " · explored",
         };
+        // The user's Python line first, when known: that is where the finding is fixed or suppressed.
+        let py = match &self.f.python {
+            Some(p) if p.column > 0 => format!("{}:{}:{}: ", sarif::relative(&p.file), p.line, p.column),
+            Some(p) => format!("{}:{}: ", sarif::relative(&p.file), p.line),
+            None => String::new(),
+        };
         Some(Box::new(match &self.f.code {
-            Some(c) => format!("{c} {}{what}", self.f.rule),
-            None => format!("{}{what}", self.f.rule),
+            Some(c) => format!("{py}{c} {}{what}", self.f.rule),
+            None => format!("{py}{}{what}", self.f.rule),
         }))
     }
 
@@ -119,11 +127,35 @@ pub struct HumanOptions {
     pub quiet: bool,
 }
 
+/// ` · 3 suppressed (2 inline, 1 config) · 5 baselined`, or nothing.
+fn suppressed_note(c: &crate::suppress::Counts) -> String {
+    if c.is_empty() {
+        String::new()
+    } else {
+        format!(" · {}", c.describe())
+    }
+}
+
+/// `--statistics` rows for what suppressions hid (after the per-rule rows).
+pub fn suppressed_rows(c: &crate::suppress::Counts) -> String {
+    let mut out = String::new();
+    if c.suppressed() > 0 {
+        out.push_str(&format!("{:>5}  {:<6} suppressed ({})\n", c.suppressed(), "", c.how()));
+    }
+    if c.baseline > 0 {
+        out.push_str(&format!("{:>5}  {:<6} baselined\n", c.baseline, ""));
+    }
+    out
+}
+
 /// The human report: one block per compilation with its findings as miette diagnostics, then a tally.
 pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -> String {
     let mut out = String::new();
     let mut all: Vec<&Finding> = Vec::new();
+    let mut suppressed = crate::suppress::Counts::default();
     for r in reports {
+        suppressed.merge(&r.suppressed);
+        let note = suppressed_note(&r.suppressed);
         let mut target = r.target.as_deref().map(|t| format!(" · target {t}")).unwrap_or_default();
         if let Some(p) = &r.packs {
             target.push_str(&format!(" · rules {p}"));
@@ -132,7 +164,7 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -
         let refs: Vec<&Finding> = r.findings.iter().collect();
         if r.findings.is_empty() {
             if !opts.quiet {
-                out.push_str(&format!("✓ {dir}{target} · {} file(s) · clean\n", r.files));
+                out.push_str(&format!("✓ {dir}{target} · {} file(s) · clean{note}\n", r.files));
             }
             continue;
         }
@@ -144,7 +176,7 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -
             'ℹ'
         };
         if !opts.quiet {
-            out.push_str(&format!("{mark} {dir}{target} · {} file(s) · {}\n", r.files, severity_counts(&refs)));
+            out.push_str(&format!("{mark} {dir}{target} · {} file(s) · {}{note}\n", r.files, severity_counts(&refs)));
         }
         for f in &r.findings {
             out.push_str(&render_finding(f, texts));
@@ -154,16 +186,18 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -
     }
     if opts.statistics {
         out.push_str(&statistics_table(&statistics(&all)));
+        out.push_str(&suppressed_rows(&suppressed));
     }
     if opts.quiet {
         return out;
     }
     let compilations = reports.len();
     let failing = reports.iter().filter(|r| !r.findings.is_empty()).count();
+    let note = suppressed_note(&suppressed);
     if all.is_empty() {
-        out.push_str(&format!("no findings in {compilations} compilation(s)\n"));
+        out.push_str(&format!("no findings in {compilations} compilation(s){note}\n"));
     } else {
-        out.push_str(&format!("{} in {failing} of {compilations} compilation(s)\n", severity_counts(&all)));
+        out.push_str(&format!("{} in {failing} of {compilations} compilation(s){note}\n", severity_counts(&all)));
     }
     out
 }

@@ -30,7 +30,11 @@ pub struct Run {
 
 #[derive(Serialize)]
 pub struct RunProperties {
-    pub statistics: Vec<RuleCount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statistics: Option<Vec<RuleCount>>,
+    /// How many findings inline comments, the configuration and the baseline hid (docs/suppressions.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<crate::suppress::Counts>,
 }
 
 #[derive(Serialize)]
@@ -313,7 +317,12 @@ pub fn log(reports: &[CompilationReport], texts: &Texts, rules: &[&Rule], statis
                 },
             },
             results,
-            properties: statistics.map(|statistics| RunProperties { statistics }),
+            properties: {
+                let mut suppressed = crate::suppress::Counts::default();
+                reports.iter().for_each(|r| suppressed.merge(&r.suppressed));
+                let suppressed = (!suppressed.is_empty()).then_some(suppressed);
+                (statistics.is_some() || suppressed.is_some()).then_some(RunProperties { statistics, suppressed })
+            },
         }],
     }
 }

@@ -1,6 +1,7 @@
 //! Control flow: regions, loops and conditionals, the decisions that split paths and where they join again.
 
 use super::paths::*;
+use super::sample::resolve;
 use super::*;
 
 impl<'a> Sim<'_, 'a> {
@@ -146,7 +147,25 @@ impl<'a> Sim<'_, 'a> {
     }
 
     /// [`Self::decide`], counting the forks per op (`-v` names where paths multiply).
-    pub(super) fn decide_at(&mut self, id: OpId, s: State, c: &V) -> (Option<State>, Option<State>) {
+    pub(super) fn decide_at(&mut self, id: OpId, mut s: State, c: &V) -> (Option<State>, Option<State>) {
+        if let Some(rng) = &self.rng {
+            // a sampled path takes one side: narrowed to it when the condition is symbolic, else at random (vague)
+            let c = resolve(&s, c.clone());
+            let side = match &c {
+                V::Int(x) => *x != 0,
+                _ => {
+                    s.unknown_decisions += 1;
+                    match self.choose(&mut s, &c) {
+                        Some(b) => b,
+                        None => {
+                            s.vague = true;
+                            rng.coin()
+                        }
+                    }
+                }
+            };
+            return if side { (Some(s), None) } else { (None, Some(s)) };
+        }
         let r = self.decide(s, c);
         if r.0.is_some() && r.1.is_some() {
             *self.forks.entry(id).or_default() += 1;
@@ -242,8 +261,17 @@ impl<'a> Sim<'_, 'a> {
             .filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg")))
             .collect();
         let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
-        let lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
-        let ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let mut s = s;
+        let mut lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let mut ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        if self.sampling() {
+            // a sampled path runs a loop of one known length (its bounds pinned)
+            for b in [&mut lb, &mut ub] {
+                if let Some(x) = self.pin(&mut s, b, None) {
+                    *b = V::Int(x);
+                }
+            }
+        }
         let step = match st_o.map(|o| self.get(&s, o)) {
             Some(V::Int(x)) if x > 0 => x,
             _ => 1,
@@ -363,7 +391,11 @@ impl<'a> Sim<'_, 'a> {
     pub(super) fn switch(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
         let m = self.m;
         let op = m.op(id);
-        let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let mut s = s;
+        let mut c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        if let Some(x) = self.pin(&mut s, &c, None) {
+            c = V::Int(x); // a sampled path takes one case
+        }
         let cases = op.attr("cases").and_then(mattr::int_array).unwrap_or_default();
         // regions: default first, then one per case (MLIR's order)
         let pick: Vec<usize> = match c {
@@ -390,7 +422,8 @@ impl<'a> Sim<'_, 'a> {
         let init: Vec<V> = op.operands.iter().map(|o| self.get(&s, o)).collect();
         let mut live = vec![(s, init)];
         let mut done = Vec::new();
-        for k in 0..=DYN_ITERS {
+        let cap = if self.sampling() { super::sample::SAMPLE_ITERS } else { DYN_ITERS };
+        for k in 0..=cap {
             if live.is_empty() || self.exhausted {
                 break;
             }
@@ -411,7 +444,7 @@ impl<'a> Sim<'_, 'a> {
                     done.push(f);
                 }
                 if let (Some(mut t), Some(after)) = (t, after) {
-                    if k == DYN_ITERS {
+                    if k == cap {
                         t.vague = true;
                         self.finish_loop(id, &mut t, &rest);
                         done.push(t);

@@ -33,11 +33,14 @@ use std::hash::Hash;
 
 mod control;
 mod paths;
+mod sample;
 mod seed;
 mod semaphores;
 mod symbolic;
 
 use paths::*;
+use sample::{resolve, symbolic};
+pub use sample::{witness_note, Rng, MIN_WITNESSES};
 pub use seed::{seed_from_host, Seed};
 pub use symbolic::Step;
 use symbolic::*;
@@ -47,7 +50,7 @@ pub const FULL_LOOP: i64 = 32;
 pub const KEEP: i64 = 2;
 pub const DYN_ITERS: i64 = 4;
 pub const MAX_STATES: usize = 256;
-pub const OP_BUDGET: u64 = 3_000_000;
+pub const OP_BUDGET: u64 = 1_000_000;
 const MAX_DEPTH: u32 = 48;
 const MAX_TRACE: usize = 200_000;
 /// Grid steps after which a transfer still outstanding is taken as never waited.
@@ -179,6 +182,8 @@ pub enum Mode {
 pub struct State {
     env: HashMap<(u8, u32, u32), V>,
     atoms: Vec<(i64, i64)>,
+    /// Where an atom was read, when from a one-dimensional array (`cu_q_lens[3]`): the sampler's order prior.
+    origin: BTreeMap<u32, (Base, i64)>,
     mem: BTreeMap<(Base, Vec<i64>), V>,
     pub dmas: Vec<Dma>,
     pub trace: Vec<Ev>,
@@ -236,6 +241,11 @@ pub struct Outcome {
     pub merged: usize,
     /// Where paths forked most: `line 130 (scf.for) ×412`.
     pub fork_sites: Vec<String>,
+    /// Paths sampled after an inconclusive exploration, and their op evaluations.
+    pub sampled: usize,
+    pub sample_ops: u64,
+    /// The sampled paths that took no vague decision: runs some input values produce (their failures are real).
+    pub witnesses: Vec<State>,
 }
 
 pub struct Sim<'m, 'a> {
@@ -262,6 +272,8 @@ pub struct Sim<'m, 'a> {
     /// Per block, the ops worth evaluating ([`Sim::matters`]).
     block_ops: HashMap<BlockId, std::rc::Rc<[OpId]>>,
     peak_paths: usize,
+    /// Sampling one path (choices instead of forks, see [`sample`]): the generator of its choices.
+    rng: Option<Rng>,
 }
 
 /// Sample the indices `0..n` (see the module doc).
@@ -307,12 +319,36 @@ pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outco
     simulate_seeded(m, k, mode, &Seed::new())
 }
 
-/// [`simulate`] with scalar-prefetch memory known from the host program.
+/// [`simulate`] with scalar-prefetch memory known from the host program. When exploring every path is
+/// inconclusive (budget, too many paths), or undecided (an op failed on some paths, not on every one, as when a
+/// failing path went through a join that lost values), [`sample::SAMPLES`] single paths are sampled through the
+/// whole grid and the exact ones kept as witnesses ([`Outcome::witnesses`]).
 pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed) -> Outcome {
+    let mut out = run(m, k, mode, seed, None, OP_BUDGET);
+    let failed: BTreeSet<OpId> = out.states.iter().flat_map(|s| s.fails.keys().copied()).collect();
+    let undecided = failed.len() > out.must_fail().len();
+    if out.exhausted || out.truncated || undecided {
+        for i in 0..sample::SAMPLES {
+            let o = run(m, k, mode, seed, Some(Rng::new(i as u64 + 1)), sample::SAMPLE_BUDGET);
+            out.sampled += 1;
+            out.sample_ops += o.ops;
+            if !o.exhausted && !o.truncated {
+                out.witnesses.extend(o.states.into_iter().filter(|s| !s.vague));
+            }
+        }
+    }
+    out
+}
+
+/// One simulation of the kernel over its grid: every path, or (with `rng`) one sampled path.
+fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng: Option<Rng>, budget: u64) -> Outcome {
     let func = m.func(k.func);
     let entry = m.regions[func.body.idx()].blocks.first().copied();
     let grid_n = k.iteration_bounds.len().min(func.params.len());
     let mut sim = Sim::new(m, mode);
+    let sampling = rng.is_some();
+    sim.rng = rng;
+    sim.budget = budget;
     sim.entry = entry;
     sim.arg_types = k.args.iter().map(|a| a.ty.clone()).collect();
     sim.sem_args = k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect();
@@ -321,6 +357,7 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
     let mut states = vec![State {
         env: HashMap::new(),
         atoms: Vec::new(),
+        origin: BTreeMap::new(),
         mem: BTreeMap::new(),
         dmas: Vec::new(),
         trace: Vec::new(),
@@ -407,10 +444,9 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
                     )
                 };
                 // keep the latest instance's detail
-                s.fails.insert(
-                    d.op,
-                    Fail { exact: false, kind: "never-waited", detail, semaphore: sem, slot, related: None },
-                );
+                // a sampled path keeps every transfer to the end (nothing retired or merged): exact unless vague
+                let exact = sampling && !s.vague;
+                s.fails.insert(d.op, Fail { exact, kind: "never-waited", detail, semaphore: sem, slot, related: None });
             }
         }
     }
@@ -424,10 +460,13 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
         dynamic_grid,
         steps: (simulated, total),
         semaphore_args: sim.sem_args.clone(),
-        ops: OP_BUDGET - sim.budget,
+        ops: budget - sim.budget,
         peak_paths: sim.peak_paths,
         merged,
         fork_sites: sim.fork_sites(),
+        sampled: 0,
+        sample_ops: 0,
+        witnesses: Vec::new(),
     }
 }
 
@@ -452,6 +491,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             forks: BTreeMap::new(),
             dma_inside: HashMap::new(),
             step_index: 0,
+            rng: None,
         }
     }
 
@@ -566,7 +606,11 @@ impl<'m, 'a> Sim<'m, 'a> {
                 return V::Int(c);
             }
         }
-        s.env.get(&dkey(o.def)).cloned().unwrap_or(V::Unknown)
+        match s.env.get(&dkey(o.def)) {
+            Some(v @ (V::Sym { .. } | V::Cond { .. } | V::All(_) | V::AnyOf(_))) => resolve(s, v.clone()),
+            Some(v) => v.clone(),
+            None => V::Unknown,
+        }
     }
 
     fn constant(&self, op: OpId) -> Option<i64> {
@@ -594,6 +638,13 @@ impl<'m, 'a> Sim<'m, 'a> {
                 next.extend(self.op(id, s, depth));
             }
             states = self.cap(next);
+            if states.len() > 1 {
+                if let Some(rng) = &self.rng {
+                    // a sampled path stays one: a fork the sampler could not avoid keeps one side at random
+                    let keep = rng.below(states.len() as u64) as usize;
+                    states = vec![states.swap_remove(keep)];
+                }
+            }
         }
         states
     }
@@ -736,9 +787,21 @@ impl<'m, 'a> Sim<'m, 'a> {
         }
         if b.starts_with("memref_slice") || b == "subview" {
             let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
-            let idx: Vec<V> =
+            let mut idx: Vec<V> =
                 op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
             let out_dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
+            if self.sampling() {
+                // a sampled path slices at one offset that keeps the slice inside the view
+                for (k, v) in idx.iter_mut().enumerate() {
+                    if symbolic(v) {
+                        let room = r.map.as_ref().and_then(|m| r.ext.get(*m.get(k)?)).copied();
+                        let n = out_dims.as_ref().and_then(|o| o.get(k)).copied().unwrap_or(1);
+                        if let Some(x) = self.pin(s, v, room.map(|e| (0, e.saturating_sub(n)))) {
+                            *v = V::Int(x);
+                        }
+                    }
+                }
+            }
             match (&r.map, out_dims) {
                 (Some(map), Some(out)) if map.len() == idx.len() && out.len() == idx.len() => {
                     for (v, (i, n)) in idx.iter().zip(out.iter()).enumerate() {
@@ -810,8 +873,20 @@ impl<'m, 'a> Sim<'m, 'a> {
                 V::Ref(r) => Some(r),
                 _ => None,
             });
-            let idx: Vec<V> =
+            let mut idx: Vec<V> =
                 op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
+            if self.sampling() {
+                // a sampled path reads at one position inside the dimension, not at an unknown one
+                for (k, v) in idx.iter_mut().enumerate() {
+                    if symbolic(v) {
+                        let dim = region.as_ref().and_then(|r| r.map.as_ref()?.get(k).and_then(|&d| r.ext.get(d)));
+                        let range = dim.map(|&n| (0, n.saturating_sub(1)));
+                        if let Some(x) = self.pin(s, v, range) {
+                            *v = V::Int(x);
+                        }
+                    }
+                }
+            }
             let shape: Vec<i64> = if is_load {
                 op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default()
             } else {
@@ -846,6 +921,9 @@ impl<'m, 'a> Sim<'m, 'a> {
                             return v.clone();
                         }
                         let v = self.fresh(s);
+                        if let (true, [i]) = (self.sampling(), k.as_slice()) {
+                            s.origin.insert(s.atoms.len() as u32 - 1, (r.base, *i));
+                        }
                         s.mem.insert((r.base, k), v.clone());
                         return v;
                     }
@@ -888,6 +966,28 @@ impl<'m, 'a> Sim<'m, 'a> {
         } else {
             None
         };
+        let args: Vec<V> = plain.iter().map(|o| self.get(s, o)).collect();
+        let v = self.arith(name, pred.as_deref(), &args);
+        if v != V::Unknown || !self.sampling() {
+            return v;
+        }
+        // a sampled path pins the unknowns it would lose here, one operand at a time (a select's condition first)
+        for k in 0..args.len() {
+            let cur = plain.get(k).map(|o| self.get(s, o)).unwrap_or(V::Unknown);
+            if symbolic(&cur) && self.pin(s, &cur, None).is_some() {
+                let args: Vec<V> = plain.iter().map(|o| self.get(s, o)).collect();
+                let v = self.arith(name, pred.as_deref(), &args);
+                if v != V::Unknown {
+                    return v;
+                }
+            }
+        }
+        V::Unknown
+    }
+
+    /// Integer arithmetic, comparisons and selects over known and symbolic values (`Unknown` when lost).
+    fn arith(&self, name: &str, pred: Option<&str>, args: &[V]) -> V {
+        let arg = |k: usize| args.get(k).cloned().unwrap_or(V::Unknown);
         let (x, y) = (arg(0), arg(1));
         match name {
             "addi" | "add" => self.lin(x, y, 1),
@@ -962,7 +1062,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 _ => V::Unknown,
             },
             n if n.starts_with("cmp") || matches!(n, "lt" | "le" | "gt" | "ge" | "eq" | "ne") => {
-                let p = pred.unwrap_or_else(|| n.to_string());
+                let p = pred.map(str::to_string).unwrap_or_else(|| n.to_string());
                 self.compare(&p, x, y)
             }
             _ => V::Unknown,
@@ -1108,6 +1208,29 @@ impl Outcome {
         out.into_iter().collect()
     }
 
+    /// Failures on witnesses (sampled paths some input values produce) at ops [`Self::must_fail`] does not report:
+    /// an op that failed on every witness that ran it, at least [`sample::MIN_WITNESSES`] of them (the rule of the
+    /// exhaustive verdict, over the samples: a kernel may well misbehave on inputs its caller never passes, such as
+    /// no sequence at all, and a sampled path may pick those).
+    pub fn witnessed(&self) -> Vec<(OpId, Fail)> {
+        let reported: BTreeSet<OpId> = self.must_fail().into_iter().map(|(op, _)| op).collect();
+        let mut ops: BTreeSet<OpId> = BTreeSet::new();
+        for s in &self.witnesses {
+            ops.extend(s.fails.iter().filter(|(_, f)| f.exact).map(|(op, _)| *op));
+        }
+        let mut out = Vec::new();
+        for op in ops.into_iter().filter(|op| !reported.contains(op)) {
+            let ran: Vec<&State> = self.witnesses.iter().filter(|s| s.executed.contains(&op)).collect();
+            if ran.len() < sample::MIN_WITNESSES || !ran.iter().all(|s| s.fails.get(&op).is_some_and(|f| f.exact)) {
+                continue;
+            }
+            let Some(mut f) = ran[0].fails.get(&op).cloned() else { continue };
+            f.detail.push_str(&sample::witness_note(ran.len(), self.sampled));
+            out.push((op, f));
+        }
+        out
+    }
+
     /// Why the verdict is incomplete, when it is: the budget ran out, paths were dropped, an amount or a
     /// semaphore could not be known, or the grid's size is only known at run time.
     pub fn inconclusive(&self) -> Option<String> {
@@ -1144,6 +1267,14 @@ impl Outcome {
         );
         if !self.fork_sites.is_empty() {
             s.push_str(&format!("; forks on values read at run time, most at {}", self.fork_sites.join(", ")));
+        }
+        if self.sampled > 0 {
+            s.push_str(&format!(
+                "; then {} sampled path(s), {} op evaluation(s), {} exact to the end of the grid",
+                self.sampled,
+                self.sample_ops,
+                self.witnesses.len()
+            ));
         }
         s
     }

@@ -33,11 +33,24 @@ impl Sim<'_, '_> {
     pub(super) fn between_steps(&self, states: Vec<State>) -> Vec<State> {
         let mut seen: HashMap<u64, usize> = HashMap::new();
         let mut out: Vec<State> = Vec::new();
+        if self.sampling() {
+            // one path: nothing to merge, and what it learned about the values it read stays (the next step reads
+            // the same memory; forgetting would let it decide the same value the other way)
+            return states
+                .into_iter()
+                .map(|mut s| {
+                    s.env.clear();
+                    s.ctx.clear();
+                    s
+                })
+                .collect();
+        }
         for mut s in states {
             self.retire(&mut s);
             s.env.clear();
             s.mem.retain(|_, v| !matches!(v, V::Sym { .. } | V::Unknown) && !is_cond(v));
             s.atoms.clear();
+            s.origin.clear();
             s.ctx.clear();
             let h = {
                 let mut h = std::hash::DefaultHasher::new();

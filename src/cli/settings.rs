@@ -1,0 +1,363 @@
+//! The settings a path is linted with: the command line completed by the configuration file that applies to the
+//! path (`config.rs`), with the file's relative paths resolved against its folder and its globs compiled.
+//!
+//! [`Resolver`] finds the file per linted path (from the path's folder upward, cached per folder; a path with no
+//! file above it gets the one above the current directory, as in ruff) and builds one [`Settings`] per distinct
+//! file; `--config FILE` gives every path that one, `--isolated` none.
+
+use super::config::{self, Loaded};
+use super::LintArgs;
+use crate::rules::engine::Finding;
+use crate::suppress;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+/// Folders not walked unless `exclude` says otherwise (as ruff's defaults: version control, virtual
+/// environments, caches). A file or folder named on the command line is read even when excluded.
+pub const DEFAULT_EXCLUDE: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "node_modules",
+    "site-packages",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".ipynb_checkpoints",
+];
+
+/// A glob over paths: without `/` it matches a file or folder name at any depth (`*@v6e`, `.venv`); with `/` the
+/// path relative to the configuration file's folder (`out/legacy/**`; `*` stays within one folder, `**` crosses).
+#[derive(Debug, Clone)]
+pub struct PathGlob {
+    pub pattern: String,
+    matcher: globset::GlobMatcher,
+    by_name: bool,
+}
+
+impl PathGlob {
+    pub fn new(pattern: &str) -> Result<PathGlob, globset::Error> {
+        let p = pattern.trim_start_matches("./");
+        let matcher = globset::GlobBuilder::new(p).literal_separator(true).build()?.compile_matcher();
+        Ok(PathGlob { pattern: pattern.to_string(), matcher, by_name: !p.contains('/') })
+    }
+
+    /// Whether the glob matches `rel` (a path relative to the root) or, for a name glob, its last component.
+    fn matches_one(&self, rel: &Path) -> bool {
+        if self.by_name {
+            rel.file_name().is_some_and(|n| self.matcher.is_match(n))
+        } else {
+            self.matcher.is_match(rel)
+        }
+    }
+
+    /// Whether the glob matches `rel` or one of its folders.
+    pub fn matches(&self, rel: &Path) -> bool {
+        rel.ancestors().filter(|a| !a.as_os_str().is_empty()).any(|a| self.matches_one(a))
+    }
+}
+
+/// `GLOB = [CODES]` from `per-path-ignores` or `per-kernel-ignores`.
+#[derive(Debug, Clone)]
+pub struct Ignore {
+    pub glob: PathGlob,
+    pub codes: Vec<String>,
+}
+
+/// What one configuration file (or none) makes of the command line.
+#[derive(Debug)]
+pub struct Settings {
+    /// The configuration file, absolute; `None`: defaults (no file found, or `--isolated`).
+    pub file: Option<PathBuf>,
+    /// Where relative paths and path globs start: the file's folder, else the current directory.
+    pub root: PathBuf,
+    /// The lint options: the command line completed by the file (packs as paths resolved against `root`).
+    pub lint: LintArgs,
+    /// Whether packs were chosen (command line or file): a kernel module's own pack is then not used.
+    pub explicit: bool,
+    pub target: Option<String>,
+    pub exclude: Vec<PathGlob>,
+    pub per_path_ignores: Vec<Ignore>,
+    pub per_kernel_ignores: Vec<Ignore>,
+    /// The baseline (`--baseline`, else the file's `baseline`), absolute.
+    pub baseline: Option<PathBuf>,
+}
+
+/// `a/./b/../c` → `a/c`, without touching the file system (a path named by a config need not exist yet).
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `p` as an absolute path, from `cwd` when relative.
+pub fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    normalize(&cwd.join(p))
+}
+
+fn is_builtin_pack(name: &str) -> bool {
+    name == "none" || crate::rules::load::BUILTIN.iter().any(|(n, _)| *n == name)
+}
+
+impl Settings {
+    /// The settings from the command line and an optional configuration file.
+    pub fn resolve(cli: &LintArgs, loaded: Option<&Loaded>, cwd: &Path) -> Result<Settings, config::ConfigError> {
+        let default = config::Config::default();
+        let cfg = loaded.map(|l| &l.config).unwrap_or(&default);
+        let root = loaded.map(|l| absolute(cwd, &l.dir())).unwrap_or_else(|| cwd.to_path_buf());
+        let mut lint = cli.clone();
+        // Packs: the command line's, else the file's (paths relative to the file), else `core`.
+        let mut cfg_rules = Vec::new();
+        for spec in &cfg.rules {
+            for name in spec.get_ref().split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if is_builtin_pack(name) {
+                    cfg_rules.push(name.to_string());
+                    continue;
+                }
+                let path = absolute(&root, Path::new(name));
+                if !path.is_file() {
+                    let l = loaded.expect("packs come from a file");
+                    let names: Vec<&str> = crate::rules::load::BUILTIN.iter().map(|(n, _)| *n).collect();
+                    return Err(l.error(
+                        spec.span(),
+                        format!(
+                            "rule pack `{name}` is neither built in ({}) nor a file ({} does not exist)",
+                            names.join(", "),
+                            path.display()
+                        ),
+                    ));
+                }
+                cfg_rules.push(path.display().to_string());
+            }
+        }
+        let explicit = !cli.rules.is_empty() || !cfg_rules.is_empty();
+        if lint.rules.is_empty() {
+            lint.rules = cfg_rules;
+        }
+        if lint.rules.is_empty() {
+            lint.rules = vec!["core".into()];
+        }
+        if lint.select.is_empty() {
+            lint.select = cfg.select.clone();
+        }
+        lint.ignore = cfg.ignore.iter().chain(&cli.ignore).cloned().collect();
+        // Severities: the file's first, the command line's after them (later wins).
+        lint.severity = cfg
+            .severity
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.get_ref()))
+            .chain(cli.severity.iter().cloned())
+            .collect();
+        let target = cfg.target.as_ref().map(|t| t.get_ref().clone());
+        let glob = |g: &toml::Spanned<String>| {
+            PathGlob::new(g.get_ref()).map_err(|e| match loaded {
+                Some(l) => l.error(g.span(), format!("bad glob `{}`: {}", g.get_ref(), e.kind())),
+                None => unreachable!("globs come from a file"),
+            })
+        };
+        let mut exclude = match &cfg.exclude {
+            Some(list) => list.iter().map(glob).collect::<Result<Vec<_>, _>>()?,
+            None => DEFAULT_EXCLUDE.iter().map(|p| PathGlob::new(p).expect("default exclude globs")).collect(),
+        };
+        for g in &cfg.extend_exclude {
+            exclude.push(glob(g)?);
+        }
+        let ignores = |m: &BTreeMap<toml::Spanned<String>, Vec<toml::Spanned<String>>>| {
+            m.iter()
+                .map(|(g, codes)| {
+                    Ok(Ignore { glob: glob(g)?, codes: codes.iter().map(|c| c.get_ref().clone()).collect() })
+                })
+                .collect::<Result<Vec<_>, config::ConfigError>>()
+        };
+        let per_path_ignores = ignores(&cfg.per_path_ignores)?;
+        let per_kernel_ignores = ignores(&cfg.per_kernel_ignores)?;
+        let baseline = match (&cli.settings.baseline, &cfg.baseline) {
+            (Some(b), _) => Some(absolute(cwd, b)),
+            (None, Some(b)) => Some(absolute(&root, Path::new(b.get_ref()))),
+            (None, None) => None,
+        };
+        Ok(Settings {
+            file: loaded.map(|l| absolute(cwd, &l.path)),
+            root,
+            lint,
+            explicit,
+            target,
+            exclude,
+            per_path_ignores,
+            per_kernel_ignores,
+            baseline,
+        })
+    }
+
+    /// `path` relative to the root (as given when outside it).
+    fn relative(&self, cwd: &Path, path: &Path) -> PathBuf {
+        let abs = absolute(cwd, path);
+        abs.strip_prefix(&self.root).map(Path::to_path_buf).unwrap_or(abs)
+    }
+
+    /// Whether a file found by walking `walked` (a folder named on the command line) is excluded: an `exclude` or
+    /// `extend-exclude` glob matches it or a folder between it and `walked`.
+    pub fn excluded(&self, cwd: &Path, file: &Path, walked: &Path) -> bool {
+        let (file, walked) = (absolute(cwd, file), absolute(cwd, walked));
+        file.ancestors().take_while(|a| *a != walked && a.starts_with(&walked)).any(|a| {
+            let rel = a.strip_prefix(&self.root).unwrap_or(a);
+            self.exclude.iter().any(|g| g.matches_one(rel))
+        })
+    }
+
+    /// Whether `per-path-ignores` or `per-kernel-ignores` silence this finding.
+    pub fn ignores(&self, cwd: &Path, f: &Finding) -> bool {
+        let covered = |i: &Ignore| i.codes.iter().any(|c| suppress::finding_matches(c, f));
+        let rel = self.relative(cwd, Path::new(&f.path));
+        self.per_path_ignores.iter().any(|i| covered(i) && i.glob.matches(&rel))
+            || f.kernel
+                .as_deref()
+                .is_some_and(|k| self.per_kernel_ignores.iter().any(|i| covered(i) && i.glob.matcher.is_match(k)))
+    }
+
+    /// The settings as `--show-settings` prints them (`--target` beats the file's).
+    pub fn show(&self, path: &Path, cli_target: Option<&str>) -> Shown {
+        let globs = |v: &[PathGlob]| v.iter().map(|g| g.pattern.clone()).collect();
+        let ignores = |v: &[Ignore]| v.iter().map(|i| (i.glob.pattern.clone(), i.codes.clone())).collect();
+        Shown {
+            path: path.display().to_string(),
+            config_file: self.file.as_ref().map(|p| p.display().to_string()),
+            root: self.root.display().to_string(),
+            rules: self.lint.rules.clone(),
+            rules_chosen: self.explicit,
+            select: self.lint.select.clone(),
+            ignore: self.lint.ignore.clone(),
+            severity: self.lint.severity.clone(),
+            target: cli_target.map(str::to_string).or_else(|| self.target.clone()),
+            exclude: globs(&self.exclude),
+            per_path_ignores: ignores(&self.per_path_ignores),
+            per_kernel_ignores: ignores(&self.per_kernel_ignores),
+            baseline: self.baseline.as_ref().map(|p| p.display().to_string()),
+        }
+    }
+}
+
+/// The resolved settings for one path (`--show-settings`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Shown {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_file: Option<String>,
+    pub root: String,
+    pub rules: Vec<String>,
+    /// `false`: packs were not chosen, so a version compiled by `hlolint compile` uses its kernel module's pack.
+    pub rules_chosen: bool,
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+    pub severity: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    pub exclude: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_path_ignores: BTreeMap<String, Vec<String>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_kernel_ignores: BTreeMap<String, Vec<String>>,
+}
+
+/// The settings of each linted path, one [`Settings`] per configuration file.
+pub struct Resolver<'c> {
+    cli: &'c LintArgs,
+    pub cwd: PathBuf,
+    /// Folder → the config file that applies there.
+    found: HashMap<PathBuf, Option<PathBuf>>,
+    /// Config file → index into `all`.
+    index: HashMap<Option<PathBuf>, usize>,
+    pub all: Vec<Settings>,
+}
+
+impl<'c> Resolver<'c> {
+    pub fn new(cli: &'c LintArgs) -> Resolver<'c> {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        Resolver { cli, cwd, found: HashMap::new(), index: HashMap::new(), all: Vec::new() }
+    }
+
+    /// The settings for a file or folder being linted (`-`: the current directory): an index into `all`.
+    pub fn for_path(&mut self, path: &Path) -> Result<usize, miette::Report> {
+        let file = if self.cli.isolated {
+            None
+        } else if let Some(c) = &self.cli.config {
+            Some(absolute(&self.cwd, c))
+        } else {
+            let abs = absolute(&self.cwd, path);
+            let dir = if path.as_os_str() == "-" {
+                self.cwd.clone()
+            } else if abs.is_dir() {
+                abs
+            } else {
+                abs.parent().map(Path::to_path_buf).unwrap_or_else(|| self.cwd.clone())
+            };
+            // No file above the path: the one above the current directory, as ruff falls back to it.
+            self.discover(dir).or_else(|| self.discover(self.cwd.clone()))
+        };
+        if let Some(&i) = self.index.get(&file) {
+            return Ok(i);
+        }
+        let loaded = match &file {
+            Some(p) => Some(config::load(p).map_err(miette::Report::new)?),
+            None => None,
+        };
+        let s = Settings::resolve(self.cli, loaded.as_ref(), &self.cwd).map_err(miette::Report::new)?;
+        self.all.push(s);
+        self.index.insert(file, self.all.len() - 1);
+        Ok(self.all.len() - 1)
+    }
+
+    /// The config file that applies in `dir` (cached per folder).
+    fn discover(&mut self, dir: PathBuf) -> Option<PathBuf> {
+        if let Some(f) = self.found.get(&dir) {
+            return f.clone();
+        }
+        let f = config::discover(&dir);
+        self.found.insert(dir, f.clone());
+        f
+    }
+
+    /// The settings that apply in the current directory (`rules`, `explain`, `test`, and a run without paths).
+    pub fn here(&mut self) -> Result<&Settings, miette::Report> {
+        let cwd = self.cwd.clone();
+        let i = self.for_path(&cwd)?;
+        Ok(&self.all[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_globs() {
+        let g = |p: &str| PathGlob::new(p).unwrap();
+        assert!(g("*@v6e").matches(Path::new("out/v1@v6e/hlo/x.txt")));
+        assert!(!g("*@v6e").matches(Path::new("out/v1@tpu7x/hlo/x.txt")));
+        assert!(g(".venv").matches(Path::new("a/.venv/lib/x.txt")));
+        assert!(g("out/legacy/**").matches(Path::new("out/legacy/v1/x.txt")));
+        assert!(g("out/legacy").matches(Path::new("out/legacy/v1/x.txt")));
+        assert!(!g("out/*.txt").matches(Path::new("out/legacy/x.txt")), "`*` stays within a folder");
+        assert!(g("./out/*.txt").matches(Path::new("out/x.txt")));
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+    }
+}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create (or reuse) .venv in the repository root and install python/requirements-jax.txt from PyPI.
+# Create (or reuse) .venv in the repository root and install python/requirements-jax.txt (jax, pytest) and
+# python/requirements-tools.txt (maturin for the wheel, pre-commit for the hook) from PyPI.
 #
 # Idempotent: when the venv exists and every requirement is already satisfied, it installs nothing.
 # Safe to re-run; CI calls it. Prints what it did.
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-req="$repo/python/requirements-jax.txt"
+reqs=("$repo/python/requirements-jax.txt" "$repo/python/requirements-tools.txt")
 venv="${HLOLINT_VENV:-$repo/.venv}"
 
 if [[ -z "${PYTHON:-}" ]]; then
@@ -32,7 +33,7 @@ fi
 py="$venv/bin/python"
 
 # Fast path: are all requirements already satisfied? (pure check, no network)
-if "$py" - "$req" <<'PYEOF'
+if "$py" - "${reqs[@]}" <<'PYEOF'
 import sys
 from importlib import metadata
 try:
@@ -66,21 +67,22 @@ def satisfied(req, seen):
     return True
 
 ok = True
-for line in open(sys.argv[1]):
-    line = line.split("#", 1)[0].strip()
-    if not line:
-        continue
-    if not satisfied(Requirement(line), set()):
-        print(f"setup-python: missing or wrong version: {line}")
-        ok = False
+for path in sys.argv[1:]:
+    for line in open(path):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if not satisfied(Requirement(line), set()):
+            print(f"setup-python: missing or wrong version: {line}")
+            ok = False
 sys.exit(0 if ok else 1)
 PYEOF
 then
   log "all requirements already satisfied; nothing to install"
 else
-  log "installing $req from PyPI (jax[tpu] with libtpu is ~1.3 GB; the first run takes a few minutes)"
+  log "installing ${reqs[*]} from PyPI (jax[tpu] with libtpu is ~1.3 GB; the first run takes a few minutes)"
   "$py" -m pip install --disable-pip-version-check --upgrade pip >/dev/null
-  "$py" -m pip install --disable-pip-version-check -r "$req"
+  "$py" -m pip install --disable-pip-version-check "${reqs[@]/#/-r}"
 fi
 
 "$py" - <<'PYEOF'
@@ -90,6 +92,6 @@ def v(n):
         return metadata.version(n)
     except metadata.PackageNotFoundError:
         return "not installed"
-print("setup-python: " + ", ".join(f"{n} {v(n)}" for n in ("jax", "jaxlib", "libtpu", "pytest")))
+print("setup-python: " + ", ".join(f"{n} {v(n)}" for n in ("jax", "jaxlib", "libtpu", "pytest", "maturin", "pre-commit")))
 PYEOF
 log "done in $(( $(date +%s) - start ))s; activate with: source $venv/bin/activate"

@@ -68,6 +68,15 @@ pub const STDIN: &str = "-";
 /// Expands paths: files as they are, directories walked (sorted, so output is stable), glob patterns (`*`,
 /// `?`, `[`, `{`) when the shell did not expand them (quoted, or on Windows), and `-` (stdin).
 pub fn expand(paths: &[PathBuf], all_stages: bool) -> (Vec<Candidate>, Vec<InputError>) {
+    expand_with(paths, all_stages, false)
+}
+
+/// [`expand`]; with `force_exclude` (`--force-exclude`, what the pre-commit hook passes) the files named on the
+/// command line or matched by a glob are taken as a directory walk takes its files: one that is not a dump (by
+/// content: not HLO, MLIR or LLO text; or empty, binary, not UTF-8) is skipped instead of being an error, and an
+/// intermediate compiler stage is skipped unless `all_stages`. A file that is a dump and fails to parse is still
+/// an error. Standard input is always read.
+pub fn expand_with(paths: &[PathBuf], all_stages: bool, force_exclude: bool) -> (Vec<Candidate>, Vec<InputError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
@@ -95,11 +104,11 @@ pub fn expand(paths: &[PathBuf], all_stages: bool) -> (Vec<Candidate>, Vec<Input
                 }
             }
         } else if p.exists() {
-            push_file(&mut out, p.clone(), all_stages);
+            push_file(&mut out, p.clone(), all_stages, force_exclude);
         } else if s.contains(['*', '?', '[', '{']) {
             match glob_files(&s) {
                 Ok(files) if files.is_empty() => errors.push(InputError::NoMatch { pattern: s.to_string() }),
-                Ok(files) => files.into_iter().for_each(|path| push_file(&mut out, path, all_stages)),
+                Ok(files) => files.into_iter().for_each(|path| push_file(&mut out, path, all_stages, force_exclude)),
                 Err(reason) => errors.push(InputError::BadGlob { pattern: s.to_string(), reason }),
             }
         } else {
@@ -113,10 +122,14 @@ pub fn expand(paths: &[PathBuf], all_stages: bool) -> (Vec<Candidate>, Vec<Input
 }
 
 /// A file the user named, and for a driver-made `<version>_hlo.txt` the final-stage dumps of that version beside it
-/// (`hlolint compilation_output/*_hlo.txt` then sees every layer of each version).
-fn push_file(out: &mut Vec<Candidate>, path: PathBuf, all_stages: bool) {
+/// (`hlolint compilation_output/*_hlo.txt` then sees every layer of each version). `force_exclude`: the file is
+/// taken as a directory walk would take it (see [`expand_with`]).
+fn push_file(out: &mut Vec<Candidate>, path: PathBuf, all_stages: bool, force_exclude: bool) {
+    if force_exclude && !all_stages && is_intermediate_stage(&path) {
+        return;
+    }
     let sibling = sibling_dump_dir(&path);
-    out.push(Candidate { path, explicit: true });
+    out.push(Candidate { path, explicit: !force_exclude });
     if let Some(dir) = sibling {
         for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
             if e.file_type().is_file() && (all_stages || !is_intermediate_stage(e.path())) {

@@ -167,6 +167,37 @@ rules:
     assert!(s.contains("team (extends core)") && s.contains("TM001") && s.contains("HL001"), "{s}");
 }
 
+/// `hlolint test` on a user's pack that extends `core`, run outside the checkout: core's cases come from the binary
+/// (written to a temporary folder for the run, removed after it), the user's own from beside the pack.
+#[test]
+fn hlolint_test_runs_core_cases_embedded_in_the_binary_from_anywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("team.yaml"),
+        "pack: team\nextends: [core]\nrules:\n  - id: any-dot\n    code: TM001\n    layer: hlo\n    select: { op: dot }\n    message: \"{op.name}\"\n    tests:\n      valid: [cases/nodot.hlo]\n      invalid: [cases/dot.hlo]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(tmp.path().join("cases")).unwrap();
+    std::fs::write(tmp.path().join("cases/dot.hlo"), "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  %a = f32[8,8]{1,0} parameter(0)\n  ROOT %d = f32[8,8]{1,0} dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n").unwrap();
+    std::fs::write(
+        tmp.path().join("cases/nodot.hlo"),
+        "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  ROOT %a = f32[8,8]{1,0} parameter(0)\n}\n",
+    )
+    .unwrap();
+    let core = hlolint().args(["rules", "--rules", "core", "--json"]).output().unwrap();
+    let n_core = serde_json::from_slice::<serde_json::Value>(&core.stdout).unwrap()["rules"].as_array().unwrap().len();
+    let out =
+        hlolint().args(["test", "./team.yaml"]).current_dir(tmp.path()).env("TMPDIR", scratch.path()).output().unwrap();
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}{}", text(&out.stderr));
+    assert!(s.contains(&format!("{} rule(s) passed, 0 failed", n_core + 1)), "{s}");
+    assert!(s.contains("TM001") && s.contains("HL001") && s.contains("MO010"), "{s}");
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0, "the embedded cases' folder is removed");
+    // a broken case of the built-in packs would be named as in the source tree, not by the temporary folder
+    assert!(!s.contains(&scratch.path().display().to_string()), "{s}");
+}
+
 #[test]
 fn hlolint_test_reports_noisy_and_missing_cases() {
     let tmp = tempfile::tempdir().unwrap();

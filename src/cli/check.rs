@@ -133,7 +133,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         return fail(e);
     }
     let cwd = resolver.cwd.clone();
-    let (candidates, input_errors) = source::expand(paths, args.all_stages);
+    let (candidates, input_errors) = source::expand_with(paths, args.all_stages, args.force_exclude);
     let mut reports: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
     // The folders named on the command line, absolute, longest first: what `exclude` globs are matched below.
     let mut walked: Vec<(PathBuf, &PathBuf)> =
@@ -151,6 +151,13 @@ pub fn check(args: &CheckArgs) -> i32 {
             let abs = settings::absolute(&cwd, &c.path);
             if let Some((root, _)) = walked.iter().find(|(w, _)| abs.starts_with(w)) {
                 if resolver.all[profile].excluded(&cwd, &abs, root) {
+                    continue;
+                }
+            } else if args.force_exclude {
+                // a file named on the command line (as ruff's --force-exclude): the globs apply from the config's
+                // folder down
+                let s = &resolver.all[profile];
+                if s.excluded(&cwd, &abs, &s.root) {
                     continue;
                 }
             }

@@ -105,6 +105,12 @@ pub struct CheckArgs {
     /// Also print what each file holds (computations, opcodes, kernels) and how the layers link.
     #[arg(long)]
     pub summary: bool,
+    /// Take the files named on the command line as files found in a directory: the config's `exclude` globs apply
+    /// to them, and those that are not dumps (by content: README, manifest.json, XLA's memory-usage reports, ...) or
+    /// are intermediate compiler stages are skipped, not errors (as ruff's `--force-exclude`; the pre-commit hook
+    /// passes it).
+    #[arg(long)]
+    pub force_exclude: bool,
     #[command(flatten)]
     pub lint: LintArgs,
 }

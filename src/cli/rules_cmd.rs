@@ -265,6 +265,18 @@ pub fn test(args: &TestArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    // The built-in packs' cases are embedded in the binary; they are written to a temporary folder for the run.
+    let _cases = if set.rules.iter().any(|r| matches!(r.origin, rules::model::Origin::Builtin(_))) {
+        match rules::embedded::materialize() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("{:?}", miette::miette!("cannot write the built-in rules' test cases: {e}"));
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
     let (mut passed, mut failed, mut untested) = (0, 0, Vec::new());
     let mut out = String::new();
     for r in &set.rules {
@@ -291,7 +303,7 @@ pub fn test(args: &TestArgs) -> i32 {
         for (case, invalid) in &cases {
             let (case, invalid) = (case, *invalid);
             let outcome = if !case.exists() {
-                Outcome::Error(format!("{} does not exist", case.display()))
+                Outcome::Error(format!("{} does not exist", rules::embedded::display(case)))
             } else {
                 let (reports, errors) = super::check::lint_paths(std::slice::from_ref(case), &set, &only, None);
                 // an inconclusive verdict proves neither side; what was explored is not a verdict
@@ -311,7 +323,7 @@ pub fn test(args: &TestArgs) -> i32 {
                     Outcome::Validated
                 }
             };
-            let name = case.display();
+            let name = rules::embedded::display(case);
             match outcome {
                 Outcome::Validated => {}
                 Outcome::Noisy(m) => {

@@ -206,6 +206,7 @@ pub fn compile(args: &CompileArgs) -> i32 {
             all_stages: args.all_stages,
             target: None,
             summary: false,
+            force_exclude: false,
             lint: args.lint.clone(),
         })
     };

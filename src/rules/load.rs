@@ -409,15 +409,10 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
     })
 }
 
-/// Where the built-in packs' test paths are relative to: the source tree's `rules/` (for `hlolint test` in a
-/// checkout), else `./rules`.
+/// Where the built-in packs' test paths are relative to: `rules/` in the folder the binary writes its embedded cases
+/// to (`hlolint test` writes them there; see `rules::embedded`), so an installed binary needs no source tree.
 pub fn builtin_dir() -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
-    if src.is_dir() {
-        src
-    } else {
-        PathBuf::from("rules")
-    }
+    super::embedded::rules_dir()
 }
 
 /// `{name}` and `{name.prop}` references in a template.

@@ -201,7 +201,17 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
         let mut b = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut b).map(|_| b)
     } else {
-        std::fs::read(&c.path)
+        // a FIFO, socket or device named as a path would block or never end: only regular files are read
+        match std::fs::metadata(&c.path) {
+            Ok(m) if !m.is_file() && !m.is_dir() => {
+                return Err(InputError::Unreadable {
+                    path,
+                    reason: "not a regular file (a FIFO, socket or device); give dumps as files, or `-` for stdin"
+                        .to_string(),
+                });
+            }
+            _ => std::fs::read(&c.path),
+        }
     };
     let bytes = read.map_err(|e| InputError::Unreadable { path: path.clone(), reason: e.to_string() })?;
     let skip_or = |e: InputError| if c.explicit { Err(e) } else { Ok(None) };
@@ -212,6 +222,8 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
         return skip_or(InputError::Binary { path, offset });
     }
     let text = match String::from_utf8(bytes) {
+        // a UTF-8 byte order mark (editors on Windows write one) is not part of any dump's grammar
+        Ok(t) if t.starts_with('\u{feff}') => t['\u{feff}'.len_utf8()..].to_string(),
         Ok(t) => t,
         Err(e) => {
             let offset = e.utf8_error().valid_up_to();

@@ -411,3 +411,68 @@ fn seed_hlo_files_side_by_side_are_separate_versions() {
     let out = hlolint().arg("compilation_output").current_dir(tmp.path()).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("2 errors in 2 of 2 compilation(s)"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("dump.txt");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+    if !made {
+        println!("skipped: mkfifo is not available");
+        return;
+    }
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("hlolint"))
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // nobody ever writes to the FIFO: a reader would block forever
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("hlolint blocked on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a regular file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = "HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n";
+    let path = dir.path().join("bom_hlo.txt");
+    std::fs::write(&path, format!("\u{feff}{plain}")).unwrap();
+    let out = hlolint().arg(&path).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_folder_without_dumps_beside_good_ones_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "notes\n").unwrap();
+    let good = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/jax_pallas_ops/gmm@v6e");
+    let out = hlolint().arg(dir.path()).arg(&good).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no XLA dump in this folder"), "{err}");
+    assert!(err.contains(&dir.path().display().to_string()), "{err}");
+}

@@ -324,6 +324,14 @@ pub fn check(args: &CheckArgs) -> i32 {
         stderr(format!("{e:?}"));
         return 2;
     }
+    // a named folder that held no dump beside others that did: said, not silently passed over
+    if !files.is_empty() {
+        for p in paths.iter().filter(|p| p.is_dir() && p.as_os_str() != ".") {
+            if !files.iter().any(|(f, _)| std::path::Path::new(f).starts_with(p)) {
+                stderr(format!("warning: {}: no XLA dump in this folder, nothing linted there", p.display()));
+            }
+        }
+    }
     if !reports.is_empty() || (files.is_empty() && paths.iter().all(|p| p.is_dir())) {
         if files.is_empty() && reports.is_empty() {
             stderr("error: no XLA dump found in the given directories");

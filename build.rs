@@ -3,7 +3,7 @@
 //! that extend it without the source tree. The packs themselves are `include_str!`ed in `src/rules/load.rs`.
 //!
 //! Writes `$OUT_DIR/builtin_cases.rs`: `CASES: &[(&str, &[u8])]`, each file's path relative to the crate root
-//! (with `/`) and its bytes through `include_bytes!` (so rustc's dep-info tracks every file, and cargo rebuilds when
+//! (with `/`) and its bytes through `include_bytes!` of `CARGO_MANIFEST_DIR` + that path (so rustc's dep-info tracks every file, and cargo rebuilds when
 //! a case changes; `rerun-if-changed` on the folder notices added and removed files).
 
 use std::fs;
@@ -42,7 +42,12 @@ fn main() {
     for f in &files {
         let rel = f.strip_prefix(&root).expect("under the crate root");
         let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-        src.push_str(&format!("    ({:?}, include_bytes!({:?})),\n", rel.join("/"), f.display().to_string()));
+        // the path through `CARGO_MANIFEST_DIR` of the crate being compiled, not this run's absolute path: a build
+        // of another checkout (pre-commit's clone, a wheel build) sharing the target folder leaves this file behind,
+        // and cargo need not rerun this script for the next checkout
+        let rel = rel.join("/");
+        let tail = format!("/{rel}");
+        src.push_str(&format!("    ({rel:?}, include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {tail:?}))),\n"));
     }
     src.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_cases.rs");

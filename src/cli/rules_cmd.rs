@@ -235,24 +235,6 @@ enum Outcome {
     Error(String),
 }
 
-/// The cases a `tests:` entry names: a file is one case; a directory holds cases, one per file or
-/// subdirectory (a subdirectory is the dump folder of one compilation). Missing paths are kept (reported as errors).
-pub fn cases_in(p: &std::path::Path) -> Vec<std::path::PathBuf> {
-    if !p.is_dir() {
-        return vec![p.to_path_buf()];
-    }
-    let mut out: Vec<std::path::PathBuf> = std::fs::read_dir(p)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|x| x.file_name().is_none_or(|n| n != "README.md"))
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
 pub fn test(args: &TestArgs) -> i32 {
     let mut packs = args.packs.clone();
     if packs.is_empty() {
@@ -295,9 +277,9 @@ pub fn test(args: &TestArgs) -> i32 {
         let cases: Vec<(std::path::PathBuf, bool)> = r
             .valid
             .iter()
-            .flat_map(|p| cases_in(p))
+            .flat_map(|p| rules::cases_in(p))
             .map(|p| (p, false))
-            .chain(r.invalid.iter().flat_map(|p| cases_in(p)).map(|p| (p, true)))
+            .chain(r.invalid.iter().flat_map(|p| rules::cases_in(p)).map(|p| (p, true)))
             .collect();
         let (nv, ni) = (cases.iter().filter(|c| !c.1).count(), cases.iter().filter(|c| c.1).count());
         for (case, invalid) in &cases {

@@ -86,6 +86,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_generated_list_names_no_checkout() {
+        // another checkout's build (pre-commit's clone, a wheel build) may share this target folder and leave the
+        // generated file behind without cargo rerunning build.rs here: it must not hold that checkout's paths
+        let generated = include_str!(concat!(env!("OUT_DIR"), "/builtin_cases.rs"));
+        assert!(!generated.contains(env!("CARGO_MANIFEST_DIR")), "absolute paths in builtin_cases.rs");
+        assert!(generated.contains("env!(\"CARGO_MANIFEST_DIR\")"));
+    }
+
+    #[test]
     fn every_file_under_tests_data_rules_is_embedded() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut on_disk: Vec<String> = walkdir::WalkDir::new(src.join("tests/data/rules"))

@@ -239,3 +239,16 @@ fn error_rendering() {
         .unwrap();
     insta::assert_snapshot!(rendered);
 }
+
+#[test]
+fn module_name_followed_by_a_colon_and_cr_only_line_endings() {
+    // XLA's lexer takes `name:` as a name; old Mac line endings are whitespace to it
+    let text = "HloModule m:\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n";
+    let m = parse_hlo("colon.hlo", text).expect("`HloModule m:` parses");
+    assert_eq!(m.name, "m");
+    let cr = text.replace('\n', "\r");
+    let m = parse_hlo("cr.hlo", &cr).expect("CR-only line endings parse");
+    assert_eq!(m.ops.iter().filter(|o| o.opcode == "negate").count(), 1);
+    let crlf = text.replace('\n', "\r\n");
+    assert!(parse_hlo("crlf.hlo", &crlf).is_ok());
+}

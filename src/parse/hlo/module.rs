@@ -68,6 +68,8 @@ impl<'a> Parser<'a> {
         let mut rest = i;
         if let Some(r) = keyword(i, "HloModule") {
             let (r, name) = cut(lex::name(sp(r)?, "the module name"))?;
+            // XLA's lexer takes an identifier directly followed by `:` as a name (`HloModule m:` in its own tests)
+            let r = r.strip_prefix(':').unwrap_or(r);
             m.name = name;
             rest = r;
             loop {

@@ -280,3 +280,21 @@ pub fn mosaic_stage(path: &str) -> Option<&str> {
         .find(|s| rest.ends_with(s))
         .or_else(|| rest.find("-post-").map(|k| &rest[k + 1..]))
 }
+
+/// The cases a `tests:` entry names: a file is one case; a directory holds cases, one per file or
+/// subdirectory (a subdirectory is the dump folder of one compilation). Missing paths are kept (reported as errors).
+pub fn cases_in(p: &std::path::Path) -> Vec<std::path::PathBuf> {
+    if !p.is_dir() {
+        return vec![p.to_path_buf()];
+    }
+    let mut out: Vec<std::path::PathBuf> = std::fs::read_dir(p)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|x| x.file_name().is_none_or(|n| n != "README.md"))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}

@@ -302,7 +302,7 @@ pub mod sweep {
     pub fn cases(analysis: &str, kind: &str) -> Vec<std::path::PathBuf> {
         let dir = testutil::root().join("tests/data/rules").join(analysis).join(kind);
         // the same listing `hlolint test` makes of a folder of cases
-        let out: Vec<_> = if dir.is_dir() { crate::rules::cases_in(&dir) } else { Vec::new() };
+        let out: Vec<_> = if dir.is_dir() { crate::source::cases_in(&dir) } else { Vec::new() };
         assert!(!out.is_empty(), "no cases in {}", dir.display());
         out
     }

@@ -106,13 +106,6 @@ pub fn llo_formats(m: &Module<'_>) -> Vec<LloFormat> {
     out
 }
 
-/// Does a MXU format say fp8 operands are native (`f8e4m3fn`), as opposed to widened in the MXU path
-/// (`f8e4m3b11.bf16`) or not fp8 at all?
-pub fn is_native_fp8_mnemonic(mnemonic: &str) -> bool {
-    let dts: Vec<DType> = mnemonic.split('.').skip(1).filter_map(view::segment_dtype).collect();
-    !dts.is_empty() && dts.iter().all(|d| d.is_f8())
-}
-
 /// `e4m3b`, `e5m2`, `f8e4m3fn`, `e4m3b_to_bf16`: a Mosaic matmul data format with fp8 input.
 fn is_f8_data_format(f: &str) -> bool {
     let b = f.as_bytes();
@@ -770,9 +763,12 @@ mod tests {
 
     #[test]
     fn mxu_formats() {
-        assert!(is_native_fp8_mnemonic("vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0"));
-        assert!(!is_native_fp8_mnemonic("vmatmul.mubr.msk.f8e4m3b11.bf16.gmra.mxu0"));
-        assert!(!is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0") && !is_native_fp8_mnemonic("vmatmul.bf16"));
+        assert!(view::is_native_fp8_mnemonic("vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0"));
+        assert!(!view::is_native_fp8_mnemonic("vmatmul.mubr.msk.f8e4m3b11.bf16.gmra.mxu0"));
+        assert!(
+            !view::is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0")
+                && !view::is_native_fp8_mnemonic("vmatmul.bf16")
+        );
         assert!(is_f8_data_format("e4m3b") && is_f8_data_format("e4m3b_to_bf16") && !is_f8_data_format("bf16"));
         assert_eq!(data_format_wide("e4m3b_to_bf16"), Some("bf16"));
     }

@@ -277,9 +277,9 @@ pub fn test(args: &TestArgs) -> i32 {
         let cases: Vec<(std::path::PathBuf, bool)> = r
             .valid
             .iter()
-            .flat_map(|p| rules::cases_in(p))
+            .flat_map(|p| crate::source::cases_in(p))
             .map(|p| (p, false))
-            .chain(r.invalid.iter().flat_map(|p| rules::cases_in(p)).map(|p| (p, true)))
+            .chain(r.invalid.iter().flat_map(|p| crate::source::cases_in(p)).map(|p| (p, true)))
             .collect();
         let (nv, ni) = (cases.iter().filter(|c| !c.1).count(), cases.iter().filter(|c| c.1).count());
         for (case, invalid) in &cases {

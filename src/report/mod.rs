@@ -5,6 +5,7 @@ pub mod excerpt;
 pub mod fingerprint;
 pub mod machine;
 pub mod sarif;
+pub mod suppressed;
 
 use crate::analysis::Verdict;
 use crate::rules::engine::Finding;
@@ -25,7 +26,7 @@ pub struct CompilationReport {
     pub packs: Option<String>,
     pub findings: Vec<Finding>,
     /// How many findings suppressions hid (they are not in `findings`).
-    pub suppressed: crate::suppress::Counts,
+    pub suppressed: suppressed::Counts,
 }
 
 /// The texts of the files findings point into.
@@ -128,7 +129,7 @@ pub struct HumanOptions {
 }
 
 /// ` · 3 suppressed (2 inline, 1 config) · 5 baselined`, or nothing.
-fn suppressed_note(c: &crate::suppress::Counts) -> String {
+fn suppressed_note(c: &suppressed::Counts) -> String {
     if c.is_empty() {
         String::new()
     } else {
@@ -137,7 +138,7 @@ fn suppressed_note(c: &crate::suppress::Counts) -> String {
 }
 
 /// `--statistics` rows for what suppressions hid (after the per-rule rows).
-pub fn suppressed_rows(c: &crate::suppress::Counts) -> String {
+pub fn suppressed_rows(c: &suppressed::Counts) -> String {
     let mut out = String::new();
     if c.suppressed() > 0 {
         out.push_str(&format!("{:>5}  {:<6} suppressed ({})\n", c.suppressed(), "", c.how()));
@@ -152,7 +153,7 @@ pub fn suppressed_rows(c: &crate::suppress::Counts) -> String {
 pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -> String {
     let mut out = String::new();
     let mut all: Vec<&Finding> = Vec::new();
-    let mut suppressed = crate::suppress::Counts::default();
+    let mut suppressed = suppressed::Counts::default();
     for r in reports {
         suppressed.merge(&r.suppressed);
         let note = suppressed_note(&r.suppressed);

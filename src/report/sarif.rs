@@ -34,7 +34,7 @@ pub struct RunProperties {
     pub statistics: Option<Vec<RuleCount>>,
     /// How many findings inline comments, the configuration and the baseline hid (docs/suppressions.md).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub suppressed: Option<crate::suppress::Counts>,
+    pub suppressed: Option<super::suppressed::Counts>,
 }
 
 #[derive(Serialize)]
@@ -318,7 +318,7 @@ pub fn log(reports: &[CompilationReport], texts: &Texts, rules: &[&Rule], statis
             },
             results,
             properties: {
-                let mut suppressed = crate::suppress::Counts::default();
+                let mut suppressed = super::suppressed::Counts::default();
                 reports.iter().for_each(|r| suppressed.merge(&r.suppressed));
                 let suppressed = (!suppressed.is_empty()).then_some(suppressed);
                 (statistics.is_some() || suppressed.is_some()).then_some(RunProperties { statistics, suppressed })

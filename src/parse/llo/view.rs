@@ -679,3 +679,10 @@ pub fn summarize(p: &LloProgram<'_>) -> String {
     }
     s
 }
+
+/// Does a MXU format say fp8 operands are native (`f8e4m3fn`), as opposed to widened in the MXU path
+/// (`f8e4m3b11.bf16`) or not fp8 at all?
+pub fn is_native_fp8_mnemonic(mnemonic: &str) -> bool {
+    let dts: Vec<DType> = mnemonic.split('.').skip(1).filter_map(segment_dtype).collect();
+    !dts.is_empty() && dts.iter().all(|d| d.is_f8())
+}

@@ -476,3 +476,25 @@ fn a_folder_without_dumps_beside_good_ones_is_said() {
     assert!(err.contains("no XLA dump in this folder"), "{err}");
     assert!(err.contains(&dir.path().display().to_string()), "{err}");
 }
+
+#[test]
+fn a_file_cut_inside_a_json_object_or_string_is_reported_at_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0), ";
+    for (name, tail, opened) in [
+        ("json_hlo.txt", "backend_config={\"a\":{\"b\":1,", "JSON object opened as `{\"a\":{\"b\":1,`"),
+        ("string_hlo.txt", "metadata={op_name=\"abc", "string opened as `\"abc`"),
+    ] {
+        let path = dir.path().join(name);
+        let text = format!("{head}{tail}");
+        std::fs::write(&path, &text).unwrap();
+        let out = hlolint().args(["--format", "json"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let err = &json["errors"][0];
+        let message = err["message"].as_str().unwrap_or_default();
+        assert!(message.contains("found end of file") && message.contains(opened), "{err}");
+        // the end of the file (its last character, where a terminal can show it)
+        assert!(err["offset"].as_u64().is_some_and(|o| o + 1 >= text.len() as u64), "points at the end: {err}");
+    }
+}

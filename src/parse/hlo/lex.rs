@@ -126,7 +126,11 @@ pub fn string(i: &str) -> PResult<'_, &str> {
             _ => n += 1,
         }
     }
-    PErr::cut(i, "a closing quote for this string")
+    // the string runs to the end of the input: say so there, naming where it opened
+    PErr::cut(
+        &i[i.len()..],
+        format!("a closing quote for the string opened as `{}`", crate::parse::hlo::value::opening(i)),
+    )
 }
 
 /// Expects the literal `t` after optional whitespace; fails (recoverably) otherwise.

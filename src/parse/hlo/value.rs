@@ -44,7 +44,8 @@ impl<'a> ValueParser<'a> {
             }
             k += 1;
         }
-        PErr::cut(i, "`}` closing this JSON object")
+        // the object runs to the end of the input: say so there, naming where it opened
+        PErr::cut(&i[i.len()..], format!("`}}` closing the JSON object opened as `{}`", opening(i)))
     }
 
     fn span(&self, from: &'a str, rest: &'a str) -> Span {
@@ -176,6 +177,17 @@ fn punct_len(i: &str) -> usize {
         Some(c) if !c.is_whitespace() && !c.is_control() => c.len_utf8(),
         _ => 0,
     }
+}
+
+/// The first characters of an unclosed string or object, for an error at the end of the input (at most 24 characters,
+/// one line).
+pub fn opening(i: &str) -> String {
+    let line = i.lines().next().unwrap_or("");
+    let mut s: String = line.chars().take(24).collect();
+    if s.len() < line.len() {
+        s.push('…');
+    }
+    s
 }
 
 #[cfg(test)]

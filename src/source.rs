@@ -41,12 +41,12 @@ pub enum InputError {
     #[error("{path}: empty file")]
     #[diagnostic(code(hlolint::input::empty), help("an XLA dump is never empty; was the compile interrupted?"))]
     Empty { path: String },
-    #[error("{path}: binary file (a NUL byte at offset {offset})")]
+    #[error("{path}:{line}:{column}: binary file (a NUL byte at offset {offset})")]
     #[diagnostic(code(hlolint::input::binary), help("hlolint reads text dumps: HLO, StableHLO/Mosaic MLIR, LLO"))]
-    Binary { path: String, offset: usize },
-    #[error("{path}: not UTF-8 text (invalid byte at offset {offset})")]
+    Binary { path: String, offset: usize, line: usize, column: usize },
+    #[error("{path}:{line}:{column}: not UTF-8 text (invalid byte at offset {offset})")]
     #[diagnostic(code(hlolint::input::encoding))]
-    NotUtf8 { path: String, offset: usize },
+    NotUtf8 { path: String, offset: usize, line: usize, column: usize },
     #[error("{pattern}: bad glob pattern: {reason}")]
     #[diagnostic(code(hlolint::input::glob))]
     BadGlob { pattern: String, reason: String },
@@ -219,7 +219,8 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
         return skip_or(InputError::Empty { path });
     }
     if let Some(offset) = bytes.iter().take(8192).position(|&b| b == 0) {
-        return skip_or(InputError::Binary { path, offset });
+        let (line, column) = line_column(&bytes, offset);
+        return skip_or(InputError::Binary { path, offset, line, column });
     }
     let text = match String::from_utf8(bytes) {
         // a UTF-8 byte order mark (editors on Windows write one) is not part of any dump's grammar
@@ -227,7 +228,8 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
         Ok(t) => t,
         Err(e) => {
             let offset = e.utf8_error().valid_up_to();
-            return skip_or(InputError::NotUtf8 { path, offset });
+            let (line, column) = line_column(e.as_bytes(), offset);
+            return skip_or(InputError::NotUtf8 { path, offset, line, column });
         }
     };
     match sniff(&text) {
@@ -236,6 +238,14 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
         None if c.explicit => Ok(Some(SourceFile { path, text, format: Format::Hlo })),
         None => Ok(None),
     }
+}
+
+/// 1-based line and column (in characters) of byte `offset`, the text before it being valid UTF-8.
+fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    (line, String::from_utf8_lossy(&before[start..]).chars().count() + 1)
 }
 
 /// Decides the format from the first meaningful text.

@@ -384,3 +384,20 @@ fn baselines_hide_accepted_findings_by_stable_fingerprint() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not a baseline"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_config_may_ignore_a_built_in_code_the_chosen_pack_lacks() {
+    // `ignore = ["MO021"]` is meant for the versions linted with v2-dma; where a version's pack is core (no MO021) it
+    // is not a mistake. A code no pack has still is.
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir_all(&dumps).unwrap();
+    std::fs::write(dumps.join("m_hlo.txt"), "HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").unwrap();
+    std::fs::write(dir.path().join("hlolint.toml"), "ignore = [\"MO021\"]\n").unwrap();
+    let out = hlolint(dir.path()).arg("dumps").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(dir.path().join("hlolint.toml"), "ignore = [\"ZZ999\"]\n").unwrap();
+    let out = hlolint(dir.path()).arg("dumps").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no rule matches `ZZ999`"));
+}

@@ -69,11 +69,22 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
     let hits = |r: &rules::Rule, pats: &[String]| {
         pats.iter().any(|p| crate::suppress::code_matches(p, r.code.as_deref(), &r.id))
     };
+    // a selector must name some rule: of the selected packs, or of a built-in pack (a config that ignores MO021
+    // applies to the versions whose pack has it and is not an error where the chosen pack has not)
+    let builtin = std::cell::OnceCell::new();
+    let known = |p: &String, selected: &[rules::Rule]| {
+        let one = std::slice::from_ref(p);
+        selected.iter().any(|r| hits(r, one))
+            || builtin
+                .get_or_init(|| rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default())
+                .iter()
+                .any(|r| hits(r, one))
+    };
     for p in select.iter().chain(&ignore) {
-        if strict && p != "ALL" && !set.rules.iter().any(|r| hits(r, std::slice::from_ref(p))) {
+        if strict && p != "ALL" && !known(p, &set.rules) {
             return Err(miette::miette!(
                 help = "`hlolint rules` lists the rules of the selected packs",
-                "no rule matches `{p}` in the selected packs"
+                "no rule matches `{p}` in the selected packs nor in any built-in pack"
             ));
         }
     }
@@ -90,8 +101,10 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
             .ok_or_else(|| miette::miette!(help = "levels: error, warning, info, off", "unknown severity `{v}`"))?;
         let ids: Vec<String> =
             set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
-        if ids.is_empty() && strict {
-            return Err(miette::miette!("--severity: no rule matches `{k}` in the selected packs"));
+        if ids.is_empty() && strict && !known(&k.trim().to_string(), &set.rules) {
+            return Err(miette::miette!(
+                "--severity: no rule matches `{k}` in the selected packs nor in any built-in pack"
+            ));
         }
         for id in ids {
             sev.insert(id, level);

@@ -261,60 +261,54 @@ fn judgeable(s: &State) -> BTreeSet<OpId> {
     ops
 }
 
-fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
-    let results: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
-        out.states.iter().map(|s| per_state(m, out, s)).collect();
-    let mut ops: BTreeSet<OpId> = BTreeSet::new();
-    for (f, _) in &results {
-        ops.extend(f.keys().copied());
-    }
-    let mut found: Vec<(OpId, Finding)> = Vec::new();
+/// Ops whose finding every run that could judge them shows, on at least `min` runs: (op, the first run's finding).
+/// A run is its findings by op and the ops it can speak for.
+fn on_every_run(runs: &[(BTreeMap<OpId, Finding>, BTreeSet<OpId>)], min: usize) -> Vec<(OpId, Finding)> {
+    let ops: BTreeSet<OpId> = runs.iter().flat_map(|(f, _)| f.keys().copied()).collect();
+    let mut out = Vec::new();
     for op in ops {
-        let ran: Vec<&(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
-            results.iter().filter(|(_, r)| r.contains(&op)).collect();
-        if ran.is_empty() || !ran.iter().all(|(f, _)| f.contains_key(&op)) {
+        let ran: Vec<&BTreeMap<OpId, Finding>> = runs.iter().filter(|(_, r)| r.contains(&op)).map(|(f, _)| f).collect();
+        if ran.len() < min.max(1) || !ran.iter().all(|f| f.contains_key(&op)) {
             continue;
         }
-        let Some(f) = ran[0].0.get(&op) else { continue };
-        let mut f = f.clone();
-        if out.data_dependent() {
+        if let Some(f) = ran[0].get(&op) {
+            out.push((op, f.clone()));
+        }
+    }
+    out
+}
+
+fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
+    let explored: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
+        out.states.iter().map(|s| per_state(m, out, s)).collect();
+    let mut found = on_every_run(&explored, 1);
+    if out.data_dependent() {
+        for (_, f) in found.iter_mut() {
             f.detail
                 .push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
         }
-        found.push((op, f));
     }
-    // from the sampled runs (witnesses: runs some input values produce), by the same rule over them
+    // from the sampled runs (witnesses: runs some input values produce), by the same rule over them; a run counts
+    // against an op only when it could judge it: the op read a buffer, or ran at least twice (a run that fetched one
+    // block says nothing about double buffering)
     let sampled: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
-        out.witnesses.iter().map(|s| per_state(m, out, s)).collect();
-    let mut ops: BTreeSet<OpId> = BTreeSet::new();
-    for (f, _) in &sampled {
-        ops.extend(f.keys().copied());
-    }
-    // a run counts against an op only when it could judge it: the op read a buffer, or ran at least twice (a run
-    // that fetched one block says nothing about double buffering)
-    let judged: Vec<BTreeSet<OpId>> = out.witnesses.iter().map(judgeable).collect();
-    for op in ops {
-        let ran: Vec<&(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
-            sampled.iter().zip(&judged).filter(|(_, j)| j.contains(&op)).map(|(r, _)| r).collect();
-        if found.iter().any(|(o, _)| *o == op)
-            || ran.len() < dma_sim::MIN_WITNESSES
-            || !ran.iter().all(|(f, _)| f.contains_key(&op))
-        {
+        out.witnesses.iter().map(|s| (per_state(m, out, s).0, judgeable(s))).collect();
+    for (op, mut f) in on_every_run(&sampled, dma_sim::MIN_WITNESSES) {
+        if found.iter().any(|(o, _)| *o == op) {
             continue;
         }
-        let Some(mut f) = ran[0].0.get(&op).cloned() else { continue };
-        f.detail.push_str(&dma_sim::witness_note(ran.len(), out.sampled));
+        let runs = sampled.iter().filter(|(_, r)| r.contains(&op)).count();
+        f.detail.push_str(&dma_sim::witness_note(runs, out.sampled));
         found.push((op, f));
     }
     let mut hits = Vec::new();
     for (op, f) in found {
-        let detail = f.detail.clone();
         let label = match f.kind {
             "single-slot" => "DMA refilling a single slot",
             "wait-after-use" => "slot read before its DMA is waited",
             _ => "DMA waited with nothing overlapping it",
         };
-        let mut h = Hit::new(At::Op { unit, op }, label, detail)
+        let mut h = Hit::new(At::Op { unit, op }, label, f.detail)
             .capture("kind", f.kind)
             .capture("buffer", f.buffer.clone())
             .capture("slots", f.slots.to_string());

@@ -181,7 +181,8 @@ pub enum Mode {
     Trace,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// One path; `State::default()` is the kernel before its first op.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct State {
     env: HashMap<(u8, u32, u32), V>,
     atoms: Vec<(i64, i64)>,
@@ -360,21 +361,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
     sim.sem_args = k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect();
     let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
     let (steps, total, dynamic_grid) = grid_steps(&bounds);
-    let mut states = vec![State {
-        env: HashMap::new(),
-        atoms: Vec::new(),
-        origin: BTreeMap::new(),
-        mem: BTreeMap::new(),
-        dmas: Vec::new(),
-        trace: Vec::new(),
-        executed: BTreeSet::new(),
-        fails: BTreeMap::new(),
-        ctx: Vec::new(),
-        step: Vec::new(),
-        unknown_decisions: 0,
-        vague: false,
-        yielded: None,
-    }];
+    let mut states = vec![State::default()];
     for (&arg, vals) in seed {
         let dims = sim.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
         let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };

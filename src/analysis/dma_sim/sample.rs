@@ -91,31 +91,29 @@ pub(super) fn resolve(s: &State, v: V) -> V {
             Some(&(alo, ahi)) if ahi < lo || alo > hi => V::Int(i64::from(neg)),
             _ => v,
         },
-        V::All(parts) => {
-            let parts: Vec<V> = parts.into_iter().map(|p| resolve(s, p)).collect();
-            if parts.contains(&V::Int(0)) {
-                return V::Int(0);
-            }
-            let rest: Vec<V> = parts.into_iter().filter(|p| *p != V::Int(1)).collect();
-            match rest.len() {
-                0 => V::Int(1),
-                1 => rest.into_iter().next().unwrap_or(V::Unknown),
-                _ => V::All(rest),
-            }
-        }
-        V::AnyOf(parts) => {
-            let parts: Vec<V> = parts.into_iter().map(|p| resolve(s, p)).collect();
-            if parts.iter().any(|p| matches!(p, V::Int(x) if *x != 0)) {
-                return V::Int(1);
-            }
-            let rest: Vec<V> = parts.into_iter().filter(|p| *p != V::Int(0)).collect();
-            match rest.len() {
-                0 => V::Int(0),
-                1 => rest.into_iter().next().unwrap_or(V::Unknown),
-                _ => V::AnyOf(rest),
-            }
-        }
+        // a conjunction is decided false by a false part and drops its true ones; a disjunction the other way round
+        V::All(parts) => junction(s, parts, true),
+        V::AnyOf(parts) => junction(s, parts, false),
         other => other,
+    }
+}
+
+/// `All` (`all`) or `AnyOf` of `parts`, each resolved: decided when a part decides it or every part is known, else
+/// the parts still open.
+fn junction(s: &State, parts: Vec<V>, all: bool) -> V {
+    let mut open = Vec::new();
+    for p in parts {
+        match resolve(s, p) {
+            V::Int(x) if (x != 0) != all => return V::Int(i64::from(!all)),
+            V::Int(_) => {}
+            p => open.push(p),
+        }
+    }
+    match open.len() {
+        0 => V::Int(i64::from(all)),
+        1 => open.pop().unwrap_or(V::Unknown),
+        _ if all => V::All(open),
+        _ => V::AnyOf(open),
     }
 }
 
@@ -267,21 +265,7 @@ mod tests {
     use super::*;
 
     fn state(atoms: Vec<(i64, i64)>) -> State {
-        State {
-            env: HashMap::new(),
-            atoms,
-            origin: BTreeMap::new(),
-            mem: BTreeMap::new(),
-            dmas: Vec::new(),
-            trace: Vec::new(),
-            executed: BTreeSet::new(),
-            fails: BTreeMap::new(),
-            ctx: Vec::new(),
-            step: Vec::new(),
-            unknown_decisions: 0,
-            vague: false,
-            yielded: None,
-        }
+        State { atoms, ..State::default() }
     }
 
     /// `cu[0..n]` read as atoms 0..n of a 1-D array argument.

@@ -82,9 +82,10 @@ pub fn kernel_at(unit: usize, k: &kernel::Kernel<'_>) -> Option<At> {
 fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &Outcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let reason = out.inconclusive();
-    let witnessed = out.witnessed();
+    let failed = out.must_fail();
+    let witnessed = out.witnessed(&failed);
     for (op, f, seen) in
-        out.must_fail().into_iter().map(|(o, f)| (o, f, false)).chain(witnessed.into_iter().map(|(o, f)| (o, f, true)))
+        failed.into_iter().map(|(o, f)| (o, f, false)).chain(witnessed.into_iter().map(|(o, f)| (o, f, true)))
     {
         let mut detail = f.detail.clone();
         if out.data_dependent() && !seen {

@@ -1202,12 +1202,13 @@ impl Outcome {
         out.into_iter().collect()
     }
 
-    /// Failures on witnesses (sampled paths some input values produce) at ops [`Self::must_fail`] does not report:
+    /// Failures on witnesses (sampled paths some input values produce) at ops not in `reported` (what
+    /// [`Self::must_fail`] gave):
     /// an op that failed on every witness that ran it, at least [`sample::MIN_WITNESSES`] of them (the rule of the
     /// exhaustive verdict, over the samples: a kernel may well misbehave on inputs its caller never passes, such as
     /// no sequence at all, and a sampled path may pick those).
-    pub fn witnessed(&self) -> Vec<(OpId, Fail)> {
-        let reported: BTreeSet<OpId> = self.must_fail().into_iter().map(|(op, _)| op).collect();
+    pub fn witnessed(&self, reported: &[(OpId, Fail)]) -> Vec<(OpId, Fail)> {
+        let reported: BTreeSet<OpId> = reported.iter().map(|(op, _)| *op).collect();
         let mut ops: BTreeSet<OpId> = BTreeSet::new();
         for s in &self.witnesses {
             ops.extend(s.fails.iter().filter(|(_, f)| f.exact).map(|(op, _)| *op));

@@ -29,12 +29,12 @@ seed() {
 shopt -s nullglob globstar
 seed hlo "" tests/data/hlo/* fixtures/fp8_matmul_2d/v5e/*/hlo/*after_optimizations.txt
 seed mlir "" tests/data/mlir/* fixtures/fp8_matmul_2d/v5e/*/mosaic/* fixtures/jax_pallas_ops/*@v5e/mosaic/*original*
-seed llo "00" fixtures/fp8_matmul_2d/v5e/v2@v5e/llo/*final_bundles.txt
-seed llo "01" fixtures/fp8_matmul_2d/v5e/v2@v5e/llo/*schedule-analysis*
-seed llo "02" fixtures/fp8_matmul_2d/v5e/v2@v5e/llo/*utilization*
-seed llo "03" fixtures/fp8_matmul_2d/v5e/v2@v5e/llo/*bufferinfo*
-seed llo "04" fixtures/fp8_matmul_2d/v5e/v2@v5e/llo/*allocinfo*
-seed llo "05" fixtures/fp8_matmul_2d/v5e/v2@v5e/llo/*scheduleinfo*
+seed llo "00" fixtures/fp8_matmul_2d/tpu7x+v6e/v2@tpu7x/llo/*final_bundles.txt
+seed llo "01" fixtures/fp8_matmul_2d/tpu7x+v6e/v2@tpu7x/llo/*schedule-analysis*
+seed llo "02" fixtures/fp8_matmul_2d/tpu7x+v6e/v2@tpu7x/llo/*utilization*
+seed llo "03" fixtures/fp8_matmul_2d/tpu7x+v6e/v2@tpu7x/llo/*bufferinfo*
+seed llo "04" fixtures/fp8_matmul_2d/tpu7x+v6e/v2@tpu7x/llo/*allocinfo*
+seed llo "05" fixtures/fp8_matmul_2d/tpu7x+v6e/v2@tpu7x/llo/*scheduleinfo*
 seed sniff "" tests/data/hlo/* tests/data/mlir/* tests/data/llo/*
 seed bytecode "" tests/data/bytecode/*
 seed packs "00" rules/*.yaml tests/data/rules/**/*.yaml

@@ -252,3 +252,65 @@ fn module_name_followed_by_a_colon_and_cr_only_line_endings() {
     let crlf = text.replace('\n', "\r\n");
     assert!(parse_hlo("crlf.hlo", &crlf).is_ok());
 }
+
+#[test]
+fn computations_written_inline_as_attribute_values() {
+    // XLA's parser takes a body in place of a computation name (`to_apply={...}`) and names it `_`; bodies nest.
+    let text = "HloModule m\n\nENTRY main {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  \
+                ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply={\n    a = f32[] parameter(0)\n    \
+                b = f32[] parameter(1)\n    ROOT s = f32[] call(a, b), to_apply={\n      \
+                x = f32[] parameter(0)\n      y = f32[] parameter(1)\n      ROOT t = f32[] add(x, y)\n    }\n  }\n}\n";
+    let m = parse_hlo("inline.hlo", text).expect("inline bodies parse");
+    insta::assert_snapshot!(describe(&m));
+    let reduce = m.op(op(&m, "r"));
+    assert_eq!(reduce.calls.len(), 1);
+    let body = reduce.calls[0].func;
+    assert!(m.func_ops(body).into_iter().any(|id| m.op(id).name == "s"), "the reduce calls the body holding `s`");
+    let inner = m.op(op(&m, "s")).calls[0].func;
+    assert!(m.func_ops(inner).into_iter().any(|id| m.op(id).name == "t"));
+    assert_eq!(m.entry.map(|f| m.func(f).name), Some("main"));
+
+    // Without ENTRY the last computation written at the top is the entry, not an inline body after it.
+    let headerless = "c {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  \
+                      ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply={ u = f32[] parameter(0) ROOT s = f32[] negate(u) }\n}\n";
+    let m = parse_hlo("headerless.hlo", headerless).unwrap();
+    assert_eq!(m.entry.map(|f| m.func(f).name), Some("c"));
+
+    // Names in braces are still names (`branch_computations={%a, %b}`), and an undefined one is still an error.
+    let err = parse_hlo(
+        "names.hlo",
+        "ENTRY e {\n  p = s32[] parameter(0)\n  ROOT c = f32[] conditional(p), branch_computations={%a, %b}\n}\n",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("`a` is not defined"), "{err}");
+
+    // A body cut short, and bodies nested past the limit, are syntax errors at their place.
+    assert!(
+        parse_hlo("cut.hlo", "ENTRY e {\n  ROOT r = f32[] call(), to_apply={ ROOT s = f32[] constant(0)\n").is_err()
+    );
+    let mut deep = String::from("ROOT s0 = f32[] constant(0)");
+    for k in 1..100 {
+        deep = format!("ROOT s{k} = f32[] call(), to_apply={{ {deep} }}");
+    }
+    let err = parse_hlo("deep.hlo", &format!("ENTRY e {{\n  {deep}\n}}\n")).unwrap_err();
+    assert!(err.to_string().contains("less deeply nested inline computations"), "{err}");
+}
+
+#[test]
+fn nesting_as_deep_as_xla_takes() {
+    // XLA's parser takes a 2,000-deep tuple shape and ~1,000 instructions nested as operands (it overflows its
+    // stack further on); so do we, on a test thread's 2 MB stack, and refuse deeper input with a syntax error.
+    let tuple = |n: usize| format!("{}f32[]{}", "(".repeat(n), ")".repeat(n));
+    let text = format!("HloModule m\nENTRY e {{\n  ROOT p = {} parameter(0)\n}}\n", tuple(2_000));
+    let m = parse_hlo("deep_tuple.hlo", &text).expect("a 2,000-deep tuple shape parses");
+    assert!(m.op(op(&m, "p")).shape().is_some_and(|s| s.to_string().len() > 4_000));
+    let text = format!("HloModule m\nENTRY e {{\n  ROOT p = {} parameter(0)\n}}\n", tuple(2_100));
+    assert!(parse_hlo("deeper.hlo", &text).unwrap_err().to_string().contains("less deeply nested tuple shape"));
+
+    let operands = |n: usize| (0..n).fold("p".to_string(), |e, _| format!("f32[] negate({e})"));
+    let text = format!("ENTRY e {{\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate({})\n}}\n", operands(1_000));
+    let m = parse_hlo("deep_operands.hlo", &text).expect("1,000 instructions nested as operands parse");
+    assert_eq!(m.ops.iter().filter(|o| o.opcode == "negate").count(), 1_001);
+    let text = format!("ENTRY e {{\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate({})\n}}\n", operands(1_100));
+    assert!(parse_hlo("deeper.hlo", &text).unwrap_err().to_string().contains("less deeply nested operands"));
+}

@@ -33,7 +33,24 @@ pub struct Parser<'a> {
     values: ValueParser<'a>,
     /// `(op, attribute key, callee name, span)` waiting for all computations to be known.
     pending_calls: Vec<(OpId, &'a str, &'a str, Span)>,
+    /// Computations written inline as attribute values, parsed but not yet added to the module.
+    inline: std::cell::RefCell<Vec<InlineBody<'a>>>,
+    /// How many inline bodies enclose the one being parsed (each level recurses through the whole grammar).
+    inline_depth: std::cell::Cell<usize>,
 }
+
+/// `to_apply={ ... }`: XLA's parser takes a computation body in place of a name and names it `_`.
+struct InlineBody<'a> {
+    /// The `{...}` text: the attribute's value is kept as `Raw` with this span, which links the call.
+    span: Span,
+    ops: Vec<Op<'a>>,
+}
+
+/// How deeply instructions may be written inline as operands.
+const MAX_OPERAND_DEPTH: usize = 1_000;
+
+/// How deeply inline computation bodies may nest.
+const MAX_INLINE_DEPTH: usize = 32;
 
 /// Unresolved references left after parsing; the caller decides whether they are errors.
 pub struct Unresolved {
@@ -44,7 +61,14 @@ pub struct Unresolved {
 
 impl<'a> Parser<'a> {
     pub fn new(base: &'a str) -> Self {
-        Parser { base, shapes: Default::default(), values: ValueParser { base }, pending_calls: Vec::new() }
+        Parser {
+            base,
+            shapes: Default::default(),
+            values: ValueParser { base },
+            pending_calls: Vec::new(),
+            inline: Default::default(),
+            inline_depth: Default::default(),
+        }
     }
 
     /// Parses a shape and interns it by its text.
@@ -85,18 +109,20 @@ impl<'a> Parser<'a> {
             rest = self.stack_frames(sp(rest)?, &mut m.stack_frames)?;
         }
         let mut unresolved = Vec::new();
+        let mut last_top = None;
         loop {
             rest = sp(rest)?;
             if rest.is_empty() {
                 break;
             }
-            rest = self.computation(rest, &mut m, &mut unresolved)?;
+            let (r, fid) = self.computation(rest, &mut m, &mut unresolved)?;
+            last_top = Some(fid);
+            rest = r;
         }
         if m.funcs.is_empty() {
             return Err(nom::Err::Failure(PErr::new(rest, "`HloModule` or a computation")));
         }
-        if m.entry.is_none() {
-            let last = FuncId(m.funcs.len() as u32 - 1);
+        if let (None, Some(last)) = (m.entry, last_top) {
             m.funcs[last.idx()].is_entry = true;
             m.entry = Some(last);
         }
@@ -112,6 +138,9 @@ impl<'a> Parser<'a> {
         }
         let key = &i[..n];
         let after = &i[n + 1..];
+        if CALL_ATTRS.contains(&key) && starts_inline_body(after) {
+            return self.inline_body(i, key, after);
+        }
         if key == "backend_config" && after.starts_with('{') {
             let (rest, value) = self.values.raw_braces(after)?;
             return Ok((rest, Attr { key, value, span: self.span(i, rest) }));
@@ -137,6 +166,22 @@ impl<'a> Parser<'a> {
             };
             rest = r;
         }
+        Ok((rest, Attr { key, value, span: self.span(i, rest) }))
+    }
+
+    /// A computation body as an attribute value: parsed now, added to the module after the enclosing computation.
+    fn inline_body(&self, i: &'a str, key: &'a str, after: &'a str) -> PResult<'a, Attr<'a>> {
+        let depth = self.inline_depth.get();
+        if depth >= MAX_INLINE_DEPTH {
+            return PErr::cut(after, "less deeply nested inline computations");
+        }
+        self.inline_depth.set(depth + 1);
+        let parsed = crate::parse::with_stack(|| self.body(after));
+        self.inline_depth.set(depth);
+        let (rest, ops) = parsed?;
+        let span = self.span(after, rest);
+        self.inline.borrow_mut().push(InlineBody { span, ops });
+        let value = Value { kind: ValueKind::Raw(&after[..after.len() - rest.len()]), span };
         Ok((rest, Attr { key, value, span: self.span(i, rest) }))
     }
 
@@ -192,7 +237,7 @@ impl<'a> Parser<'a> {
         i: &'a str,
         m: &mut Module<'a>,
         unresolved: &mut Vec<Unresolved>,
-    ) -> Result<&'a str, nom::Err<PErr<'a>>> {
+    ) -> Result<(&'a str, FuncId), nom::Err<PErr<'a>>> {
         let start = i;
         let (r, (is_entry, name)) = marked_name(i, "ENTRY", "a computation name (or end of file)")?;
         let name_span = Span::of(self.base, name);
@@ -207,30 +252,44 @@ impl<'a> Parser<'a> {
             results.push(Type::Shape(result));
             r = sp(p)?;
         }
-        let Some(mut r) = r.strip_prefix('{') else {
+        if !r.starts_with('{') {
             return Err(PErr::failure(r, "`{` opening the computation body"));
-        };
-        let func = Func {
-            name,
-            span: Span::default(),
-            name_span,
-            is_entry,
-            params,
-            results,
-            attrs: Vec::new(),
-            body: RegionId(0),
-            callers: Vec::new(),
-        };
-        let (fid, block) = m.add_func(func);
+        }
+        let (mut r, ops) = self.body(r)?;
+        let func = Func { name, name_span, is_entry, params, results, ..inline_func() };
+        let first_op = m.ops.len();
+        let fid = self.add_computation(m, func, ops, unresolved);
         if is_entry {
             if m.entry.is_some() {
                 return Err(PErr::failure(start, "a single ENTRY computation (this module has two)"));
             }
             m.entry = Some(fid);
         }
-        let first_op = m.ops.len();
-        let mut names: HashMap<&'a str, OpId> = HashMap::new();
-        let mut has_root = false;
+        // `, execution_thread="main"` after the body.
+        let after = sp(r)?;
+        if let Some(t) = after.strip_prefix(',') {
+            let (t, attr) = self.attribute(sp(t)?)?;
+            m.funcs[fid.idx()].attrs.push(attr);
+            r = t;
+        }
+        m.funcs[fid.idx()].span = self.span(start, r);
+        // Computations written inline as attribute values (`to_apply={...}`), innermost first, after their user.
+        let mut inline_funcs = HashMap::new();
+        for body in self.inline.take() {
+            let func = Func { span: body.span, ..inline_func() };
+            inline_funcs.insert(body.span.start, self.add_computation(m, func, body.ops, unresolved));
+        }
+        for id in first_op..m.ops.len() {
+            self.collect_calls(m, OpId(id as u32), &inline_funcs);
+        }
+        Ok((r, fid))
+    }
+
+    /// `{ instruction* }`: the instructions in order, each preceded by the ones written inline as its operands
+    /// (they are defined before their user).
+    fn body(&self, i: &'a str) -> PResult<'a, Vec<Op<'a>>> {
+        let Some(mut r) = i.strip_prefix('{') else { return PErr::cut(i, "`{` opening the computation body") };
+        let mut ops = Vec::new();
         loop {
             r = sp(r)?;
             if let Some(rest) = r.strip_prefix('}') {
@@ -242,28 +301,38 @@ impl<'a> Parser<'a> {
             }
             let mut nested = Vec::new();
             let (rest, op) = self.instruction(r, &mut nested)?;
-            // Instructions written inline as operands come first: they are defined before their user.
-            for inner in nested {
-                let inner_name = inner.name;
-                let id = m.push_op(block, inner);
-                names.insert(inner_name, id);
-            }
-            has_root |= op.is_root;
-            let op_name = op.name;
-            let id = m.push_op(block, op);
-            names.insert(op_name, id);
-            self.collect_calls(m, id);
+            ops.append(&mut nested);
+            ops.push(op);
             r = rest;
         }
-        if m.ops.len() == first_op {
+        if ops.is_empty() {
             return Err(PErr::failure(r, "at least one instruction in the computation"));
+        }
+        Ok((r, ops))
+    }
+
+    /// Adds a parsed computation to the module: its ops, the root (the last instruction when none is marked), and
+    /// operand names resolved within it. Calls are collected by the caller, once inline bodies have their ids.
+    fn add_computation(
+        &self,
+        m: &mut Module<'a>,
+        func: Func<'a>,
+        ops: Vec<Op<'a>>,
+        unresolved: &mut Vec<Unresolved>,
+    ) -> FuncId {
+        let (fid, block) = m.add_func(func);
+        let first_op = m.ops.len();
+        let mut names: HashMap<&'a str, OpId> = HashMap::with_capacity(ops.len());
+        let has_root = ops.iter().any(|o| o.is_root);
+        for op in ops {
+            let name = op.name;
+            names.insert(name, m.push_op(block, op));
         }
         if !has_root {
             if let Some(last) = m.ops.last_mut() {
                 last.is_root = true;
             }
         }
-        // Second pass: operand names → definitions, within this computation.
         for op in &mut m.ops[first_op..] {
             for operand in &mut op.operands {
                 match names.get(operand.name) {
@@ -274,15 +343,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        // `, execution_thread="main"` after the body.
-        let after = sp(r)?;
-        if let Some(t) = after.strip_prefix(',') {
-            let (t, attr) = self.attribute(sp(t)?)?;
-            m.funcs[fid.idx()].attrs.push(attr);
-            r = t;
-        }
-        m.funcs[fid.idx()].span = self.span(start, r);
-        Ok(r)
+        fid
     }
 
     fn param_list(&self, mut i: &'a str) -> PResult<'a, Vec<Param<'a>>> {
@@ -332,7 +393,12 @@ impl<'a> Parser<'a> {
     /// operand (hand-written HLO; XLA's `ParseInstructionRhs`). The result shape may be left out where XLA can
     /// infer it.
     fn instruction_rhs(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Op<'a>> {
-        if depth > 64 {
+        crate::parse::with_stack(|| self.nested_instruction_rhs(i, nested, depth))
+    }
+
+    fn nested_instruction_rhs(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Op<'a>> {
+        // XLA's parser takes somewhat over 1,000 (it runs out of stack before 2,000).
+        if depth > MAX_OPERAND_DEPTH {
             return PErr::cut(i, "less deeply nested operands");
         }
         let start = i;
@@ -399,9 +465,14 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn collect_calls(&mut self, m: &Module<'a>, id: OpId) {
+    fn collect_calls(&mut self, m: &mut Module<'a>, id: OpId, inline_funcs: &HashMap<u32, FuncId>) {
+        let mut inline_calls = Vec::new();
         for attr in &m.ops[id.idx()].attrs {
-            if CALL_ATTRS.contains(&attr.key) {
+            if let (true, ValueKind::Raw(_)) = (CALL_ATTRS.contains(&attr.key), &attr.value.kind) {
+                if let Some(&func) = inline_funcs.get(&attr.value.span.start) {
+                    inline_calls.push(Call { role: attr.key, func });
+                }
+            } else if CALL_ATTRS.contains(&attr.key) {
                 let names: Vec<(&'a str, Span)> = match &attr.value.kind {
                     ValueKind::Group { items, .. } => {
                         items.iter().filter_map(|v| v.name_ref().map(|n| (n, v.span))).collect()
@@ -413,6 +484,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        m.ops[id.idx()].calls.extend(inline_calls);
     }
 
     fn resolve_calls(&mut self, m: &mut Module<'a>, unresolved: &mut Vec<Unresolved>) {
@@ -441,6 +513,31 @@ fn marked_name<'a>(i: &'a str, kw: &str, what: &'static str) -> PResult<'a, (boo
     };
     let (r, name) = lex::name(r, what).map_err(to_failure)?;
     Ok((r, (marked, name)))
+}
+
+/// A computation with no name of its own: `_`, as XLA names a body written inline.
+fn inline_func<'a>() -> Func<'a> {
+    Func {
+        name: "_",
+        span: Span::default(),
+        name_span: Span::default(),
+        is_entry: false,
+        params: Vec::new(),
+        results: Vec::new(),
+        attrs: Vec::new(),
+        body: RegionId(0),
+        callers: Vec::new(),
+    }
+}
+
+/// `{ [ROOT] name =`: a computation body rather than a set of names (`{%a, %b}`) or a value.
+fn starts_inline_body(i: &str) -> bool {
+    let Some(r) = i.strip_prefix('{') else { return false };
+    let r = r.trim_start();
+    let r = keyword(r, "ROOT").map_or(r, str::trim_start);
+    let r = r.strip_prefix('%').unwrap_or(r);
+    let n = lex::ident_len(r);
+    n > 0 && r[n..].trim_start().starts_with('=')
 }
 
 /// Does the next instruction (or the end of the computation) start here?

@@ -5,7 +5,8 @@ use crate::ir::shape::{ArrayShape, Dim, Layout, Shape};
 use crate::ir::DType;
 use crate::parse::error::{PErr, PResult};
 
-const MAX_DEPTH: usize = 128;
+/// Tuple nesting XLA's parser takes (it runs out of stack somewhere past 2,000).
+const MAX_DEPTH: usize = 2_000;
 
 /// Does a shape start here? (A primitive type name followed by `[`, a `(` tuple, or `b(`.)
 pub fn starts_shape(i: &str) -> bool {
@@ -21,6 +22,10 @@ pub fn shape(i: &str) -> PResult<'_, Shape> {
 }
 
 fn shape_at(i: &str, depth: usize) -> PResult<'_, Shape> {
+    crate::parse::with_stack(|| nested_shape(i, depth))
+}
+
+fn nested_shape(i: &str, depth: usize) -> PResult<'_, Shape> {
     if depth > MAX_DEPTH {
         return PErr::cut(i, "a less deeply nested tuple shape");
     }

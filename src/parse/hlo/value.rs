@@ -9,7 +9,7 @@ use crate::ir::{Span, Value, ValueKind};
 use crate::parse::error::{PErr, PResult};
 
 /// Nesting limit: deeper input is rejected rather than risking the stack (the parsers get fuzzed).
-const MAX_DEPTH: usize = 256;
+const MAX_DEPTH: usize = 2_000;
 
 pub struct ValueParser<'a> {
     pub base: &'a str,
@@ -73,6 +73,10 @@ impl<'a> ValueParser<'a> {
     }
 
     fn item(&self, i: &'a str, depth: usize) -> PResult<'a, Value<'a>> {
+        crate::parse::with_stack(|| self.bracketed_or_atom(i, depth))
+    }
+
+    fn bracketed_or_atom(&self, i: &'a str, depth: usize) -> PResult<'a, Value<'a>> {
         if depth > MAX_DEPTH {
             return PErr::cut(i, "less deeply nested brackets");
         }

@@ -216,6 +216,14 @@ fn errors_point_where_parsing_stopped() {
         ("header only", "HloModule m, is_scheduled=true\n"),
         ("bad layout", "HloModule m\nENTRY e {\n  ROOT a = f32[4]{0:T(8,} parameter(0)\n}\n"),
         ("not hlo", "module attributes {x = 1} {\n}\n"),
+        ("duplicate computation", "HloModule m\nc {\n  ROOT a = f32[] parameter(0)\n}\nc {\n  ROOT a = f32[] parameter(0)\n}\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=c\n}\n"),
+        ("undefined control predecessor", "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p), control-predecessors={nope}\n}\n"),
+        ("window pad of three", "HloModule m\nENTRY e {\n  p = f32[1,4,4,1] parameter(0)\n  k = f32[1,1,1,1] parameter(1)\n  ROOT c = f32[1,4,4,1] convolution(p, k), window={size=1x1 pad=1_1_0}, dim_labels=b01f_01io->b01f\n}\n"),
+        ("window ranks differ", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[4] reduce-window(p, z), window={size=2 stride=1x1}, to_apply=c\n}\nc {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n"),
+        ("window field unknown", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[4] reduce-window(p, z), window={size=2 strides=1}, to_apply=c\n}\nc {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n"),
+        ("aliasing garbage", "HloModule m, input_output_alias={ {0}: garbage }\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n"),
+        ("aliasing kind", "HloModule m, input_output_alias={ {0}: (0, {}, maybe) }\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n"),
+        ("donor without index", "HloModule m, buffer_donor={ (0) }\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n"),
     ];
     let mut out = String::new();
     for (name, text) in cases {
@@ -226,6 +234,21 @@ fn errors_point_where_parsing_stopped() {
             .unwrap();
     }
     insta::assert_snapshot!(out);
+}
+
+#[test]
+fn attribute_grammars_xla_accepts() {
+    // The forms XLA prints and reads back (checked with jaxlib 0.10.2's parser): none of them is an error.
+    let text = "HloModule m, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}) }, buffer_donor={ (2, {}) }, \
+                input_output_alias_unused={}\nENTRY e {\n  a = f32[1,4,4,1] parameter(0)\n  b = f32[1,1,1,1] parameter(1)\n  \
+                c = f32[] parameter(2)\n  q = f32[1,4,4,1] convolution(a, b), window={size=1x1 pad=-1_1x0_0 rhs_reversal=0x1}, \
+                dim_labels=b01f_01io->b01f\n  ROOT t = (f32[1,4,4,1], f32[1,1,1,1]) tuple(q, b), control-predecessors={q}\n}\n";
+    let m = parse_hlo("ok.hlo", text).expect("XLA's own spellings parse");
+    assert_eq!(m.control_predecessors(op(&m, "t")), vec![op(&m, "q")]);
+    for empty in ["input_output_alias={}", "buffer_donor={}"] {
+        let text = format!("HloModule m, {empty}\nENTRY e {{\n  ROOT p = f32[] parameter(0)\n}}\n");
+        assert!(parse_hlo("empty.hlo", &text).is_ok(), "{empty}");
+    }
 }
 
 #[test]

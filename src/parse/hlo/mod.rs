@@ -1,6 +1,7 @@
 //! XLA HLO text → `ir::Module` (layer `Hlo`). The grammar is XLA's own (`xla/hlo/parser/hlo_parser.cc`); the
 //! notes in `docs/hlo-grammar.md` list what is accepted and why.
 
+mod checks;
 mod lex;
 mod module;
 pub mod shape;
@@ -15,7 +16,10 @@ pub fn parse_hlo<'a>(path: &str, text: &'a str) -> Result<Module<'a>, SyntaxErro
     let mut parser = module::Parser::new(text);
     match parser.module() {
         Ok((module, unresolved)) => match unresolved.first() {
-            None => Ok(module),
+            None => match checks::first_bad_value(&module) {
+                None => Ok(module),
+                Some((at, expected)) => Err(SyntaxError::at("HLO", path, text, at, expected)),
+            },
             Some(u) => Err(SyntaxError::at(
                 "HLO",
                 path,

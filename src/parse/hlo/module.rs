@@ -35,6 +35,8 @@ pub struct Parser<'a> {
     pending_calls: Vec<(OpId, &'a str, &'a str, Span)>,
     /// Computations written inline as attribute values, parsed but not yet added to the module.
     inline: std::cell::RefCell<Vec<InlineBody<'a>>>,
+    /// Computations named so far (inline bodies excluded: XLA names each `_` and uniquifies), where each is named.
+    computation_names: HashMap<&'a str, Span>,
     /// How many inline bodies enclose the one being parsed (each level recurses through the whole grammar).
     inline_depth: std::cell::Cell<usize>,
 }
@@ -67,6 +69,7 @@ impl<'a> Parser<'a> {
             values: ValueParser { base },
             pending_calls: Vec::new(),
             inline: Default::default(),
+            computation_names: HashMap::new(),
             inline_depth: Default::default(),
         }
     }
@@ -256,6 +259,10 @@ impl<'a> Parser<'a> {
             return Err(PErr::failure(r, "`{` opening the computation body"));
         }
         let (mut r, ops) = self.body(r)?;
+        if let Some(first) = self.computation_names.insert(name, name_span) {
+            let line = self.base[..first.start as usize].matches('\n').count() + 1;
+            return Err(PErr::failure(name, format!("a new computation name (`{name}` is defined on line {line})")));
+        }
         let func = Func { name, name_span, is_entry, params, results, ..inline_func() };
         let first_op = m.ops.len();
         let fid = self.add_computation(m, func, ops, unresolved);
@@ -339,6 +346,15 @@ impl<'a> Parser<'a> {
                     Some(&def) => operand.def = Def::Op { op: def, index: 0 },
                     None => {
                         unresolved.push(Unresolved { what: "operand", name: operand.name.into(), span: operand.span })
+                    }
+                }
+            }
+            // Control edges name instructions of the same computation, as operands do (XLA rejects a dangling one).
+            for a in op.attrs.iter().filter(|a| a.key == "control-predecessors") {
+                if let ValueKind::Group { items, .. } = &a.value.kind {
+                    for v in items.iter().filter(|v| v.name_ref().is_some_and(|n| !names.contains_key(n))) {
+                        let name = v.name_ref().unwrap_or_default().into();
+                        unresolved.push(Unresolved { what: "instruction", name, span: v.span });
                     }
                 }
             }

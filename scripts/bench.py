@@ -3,6 +3,7 @@
 
   .venv/bin/python scripts/bench.py [FILE ...]      (default: the largest HLO files of ../shared/corpus)
   .venv/bin/python scripts/bench.py --real-kernels  (only: jax's kernels in fixtures/jax_pallas_ops, times and verdicts)
+  .venv/bin/python scripts/bench.py --targets       (only: the four ratios against the performance targets)
 
 - hlolint: `cargo bench --bench parse` (parse into the graph, median of repeated runs, in-process).
 - XLA: `hlo_module_from_text` from jaxlib (median of 3, in-process).
@@ -10,7 +11,10 @@
   i.e. what today's grep-based checks cost.
 Prints MB/s for each and the ratios. Then the whole linter end to end (`target/release/hlolint`, every built-in
 pack vs `--rules none`) on each corpus compilation folder: wall time and peak RSS.
-Timings are measurements, not assertions.
+Last, the targets of the performance work, each as a ratio measured in the same run (so machine load cancels out
+as far as it can): parse vs XLA (≥ 10× faster), whole-corpus lint with every pack vs `rg -c` over the same files
+(≤ 10×), 1 vs 2 threads on the corpus (≥ 1.7×), peak RSS vs the largest compilation's text (≤ 3×).
+Timings are measurements, not assertions. ripgrep is installed when missing (apt-get as root, else cargo install).
 """
 import json
 import shutil
@@ -50,8 +54,21 @@ def xla_time(text):
     return statistics.median(times)
 
 
+def ensure_rg():
+    """ripgrep, installed when missing: it is the floor every grep-based check stands on."""
+    import os
+
+    if shutil.which("rg"):
+        return shutil.which("rg")
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-q", "ripgrep"], capture_output=True)
+    if not shutil.which("rg") and shutil.which("cargo"):
+        subprocess.run(["cargo", "install", "--quiet", "ripgrep"], capture_output=True)
+    return shutil.which("rg")
+
+
 def rg_time(path):
-    rg = shutil.which("rg")
+    rg = ensure_rg()
     if not rg:
         return None
     times = []
@@ -65,6 +82,9 @@ def rg_time(path):
 def main():
     if sys.argv[1:] == ["--real-kernels"]:
         real_kernel_bench()
+        return
+    if sys.argv[1:] == ["--targets"]:
+        targets([f.resolve() for f in default_files()])
         return
     files = [Path(f).resolve() for f in sys.argv[1:]] or [f.resolve() for f in default_files()]
     ours = hlolint_times(files)
@@ -83,13 +103,53 @@ def main():
     print("vs XLA: how many times faster hlolint parses than XLA; vs rg: hlolint's speed as a fraction of ripgrep's scan")
     lint_bench()
     real_kernel_bench()
+    targets(files)
 
 
-def run_measured(args):
-    """Wall seconds and peak RSS (MB) of a child process."""
+def targets(parse_files):
+    """The four ratios of the performance targets, with the target beside each."""
+    import os
+
+    corpus = ROOT.parent / "shared" / "corpus"
+    exe = str(ROOT / "target" / "release" / "hlolint")
+    if not corpus.is_dir():
+        return
+    every = ["-q", "--isolated", "--rules", "core,v1-auto,v2-dma,v3-smem"]
+    rows = []
+    largest = parse_files[0]
+    ours = hlolint_times([largest])[largest]["median_s"]
+    rows.append(("parse largest HLO: XLA / hlolint", xla_time(largest.read_text()) / ours, ">= 10"))
+    lint = statistics.median(run_measured([exe, *every, str(corpus)])[0] for _ in range(3))
+    rg = ensure_rg()
+    if rg:
+        # the files the lint reads (a walk skips intermediate stages): rg over the same tree is the floor
+        grep = statistics.median(run_measured([rg, "-c", " = ", str(corpus)])[0] for _ in range(5))
+        rows.append(("whole corpus: hlolint (every pack) / rg -c", lint / grep, "<= 10"))
+    env1 = dict(os.environ, RAYON_NUM_THREADS="1")
+    one = statistics.median(run_measured([exe, *every, str(corpus)], env=env1)[0] for _ in range(3))
+    rows.append(("whole corpus: 1 thread / 2 threads", one / lint, ">= 1.7"))
+    rss = max(run_measured([exe, *every, str(d)], fresh=True)[1] for d in corpus.iterdir() if d.is_dir())
+    biggest = max(sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) for d in corpus.iterdir() if d.is_dir())
+    rows.append(("peak RSS / largest compilation's text", rss * 1e6 / biggest, "<= 3"))
+    print()
+    print(f"{'target':48} {'measured':>9} {'target':>7}")
+    for name, value, goal in rows:
+        print(f"{name:48} {value:8.1f}x {goal:>7}")
+    print(f"(load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+
+
+def run_measured(args, env=None, fresh=False):
+    """Wall seconds and peak RSS (MB) of a child process. `fresh`: that child's own peak, measured under GNU time
+    (getrusage's children figure is the largest child so far)."""
     import resource
+    if fresh and Path("/usr/bin/time").exists():
+        t0 = time.perf_counter()
+        out = subprocess.run(["/usr/bin/time", "-f", "%M", *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t0
+        return wall, int(out.stderr.strip().splitlines()[-1]) / 1024
     t0 = time.perf_counter()
-    subprocess.run(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - t0
     return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 

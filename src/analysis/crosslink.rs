@@ -1,4 +1,4 @@
-//! Links between the units of one compilation, for analyses whose finding spans layers (DESIGN.md §1): the HLO
+//! Links between the units of one compilation, for analyses whose finding spans layers: the HLO
 //! custom call `%fp8_mm_v3.1` ↔ its kernel `@fp8_mm_v3` (decoded from the call, or a Mosaic dump) ↔ the LLO unit
 //! of computation `fp8_mm_v3.1`; an XLA fusion ↔ the LLO unit of the same name.
 //!
@@ -18,33 +18,11 @@ pub fn base_name(call: &str) -> &str {
     }
 }
 
-fn in_llo_folder(path: &str) -> bool {
-    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    path.contains("/llo/") || path.contains("\\llo\\") || crate::parse::llo::llo_file_name(file).is_some()
-}
-
-/// Rank of an HLO unit among units of the same module (lower is preferred).
-fn hlo_rank(u: &Unit<'_>) -> (bool, bool) {
-    (!u.module.scheduled, in_llo_folder(u.path))
-}
-
 /// Is `unit` the unit that reports for its HLO (or StableHLO) module? Units with the same module name and layer
-/// hold the same program; the preferred one is scheduled, not from the LLO folder, and first in the compilation.
+/// hold the same program; the one that speaks is [`Compilation::canonical`]'s.
 pub fn is_canonical(c: &Compilation<'_>, unit: usize) -> bool {
     let Some(u) = c.units.get(unit) else { return false };
-    if u.host.is_some() {
-        return false;
-    }
-    let layer = u.layer();
-    let name = u.module.name;
-    let best = c
-        .units
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.host.is_none() && x.layer() == layer && x.module.name == name)
-        .min_by_key(|(i, x)| (hlo_rank(x), *i))
-        .map(|(i, _)| i);
-    best == Some(unit)
+    u.host.is_none() && c.canonical(u.layer(), u.module.name) == Some(unit)
 }
 
 /// Does the compilation hold any unit of `layer` (dumps only, not decoded bodies)?
@@ -170,7 +148,7 @@ pub fn mosaic_dumps_of(c: &Compilation<'_>, kernel: &str) -> Vec<usize> {
 
 /// A short name of a unit's stage for `related` lines: `post-finalize-llo`, `tpu_custom_call body`, the file.
 pub fn stage_of(u: &Unit<'_>) -> String {
-    match (u.stage, &u.host) {
+    match (u.stage_name, &u.host) {
         (_, Some(h)) => format!("decoded from `{}`", h.call_name),
         (Some(s), None) => s.to_string(),
         (None, None) => u.path.rsplit(['/', '\\']).next().unwrap_or(u.path).to_string(),

@@ -405,7 +405,7 @@ mod fixture_tests {
                     continue;
                 }
                 out.push((
-                    format!("{} [{}]", u.describe(), u.stage.unwrap_or("")),
+                    format!("{} [{}]", u.describe(), u.stage_name.unwrap_or("")),
                     h.captures["kind"].clone(),
                     h.captures["detail"].clone(),
                 ));

@@ -519,14 +519,6 @@ fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow])
     out
 }
 
-fn stage_rank(stage: Option<&str>) -> u8 {
-    match stage {
-        Some("original" | "post-deserialization") => 0,
-        Some("post-finalize-llo") => 2,
-        _ => 1,
-    }
-}
-
 fn mosaic_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {
     let mut out = Vec::new();
     let u = &c.units[ui];
@@ -539,7 +531,7 @@ fn mosaic_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) ->
         }
         // One dump reports: the earliest stage (the ops the user wrote), first in the compilation.
         let dumps = link::mosaic_dumps_of(c, k.name);
-        let best = dumps.iter().copied().min_by_key(|&i| (stage_rank(c.units[i].stage), i));
+        let best = c.best(dumps);
         if best != Some(ui) {
             continue;
         }

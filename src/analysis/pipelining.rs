@@ -468,7 +468,7 @@ pub(crate) mod real {
                 continue;
             }
             for h in (a.run)(&c, u, &Options::new()) {
-                out.push((c.units[u].describe(), c.units[u].stage.unwrap_or("").to_string(), h));
+                out.push((c.units[u].describe(), c.units[u].stage_name.unwrap_or("").to_string(), h));
             }
         }
         out

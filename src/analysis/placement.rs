@@ -44,21 +44,11 @@ struct AnyArg {
     placed: Option<(String, String)>,
 }
 
-fn stage_rank(c: &Compilation<'_>, i: usize) -> (u8, usize) {
-    let u = &c.units[i];
-    let r = match (u.host.is_some(), u.stage) {
-        (true, _) | (false, Some("original" | "post-deserialization")) => 0,
-        (false, Some("post-finalize-llo")) => 2,
-        _ => 1,
-    };
-    (r, i)
-}
-
 /// The ANY inputs of kernel `kernel_name`, read from its units (decoded or early dumps first). Also notes where a
 /// late stage placed them.
 fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyArg> {
     let mut units = units.to_vec();
-    units.sort_by_key(|&i| stage_rank(c, i));
+    units.sort_by_key(|&i| (c.units[i].preference(), i));
     units.dedup();
     let mut out: Vec<AnyArg> = Vec::new();
     let mut decided = false;

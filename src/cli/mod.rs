@@ -9,12 +9,14 @@
 //! the other files are still processed.
 
 pub(crate) mod check;
+mod compile_cmd;
 pub mod config;
 pub mod output;
 pub(crate) mod rules_cmd;
+pub mod run;
 pub mod settings;
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand};
 use output::ColorChoice;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -51,7 +53,7 @@ enum Command {
     Test(rules_cmd::TestArgs),
     /// Compile a JAX/Pallas kernel module for TPU targets without a TPU, collect the dumps per kernel version,
     /// and lint them.
-    Compile(crate::driver::CompileArgs),
+    Compile(compile_cmd::CompileCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell), e.g.
     /// `hlolint completions bash > ~/.local/share/bash-completion/completions/hlolint`.
     Completions {
@@ -198,23 +200,8 @@ pub struct GraphArgs {
     pub paths: Vec<PathBuf>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Diagnostics grouped per compilation.
-    Human,
-    /// `path:line:col: CODE message`, one line per finding.
-    Concise,
-    /// Findings, compilations, file summaries and errors.
-    Json,
-    /// SARIF 2.1.0 (GitHub code scanning and friends).
-    Sarif,
-    /// GitHub workflow annotations.
-    Github,
-    /// GitLab code quality report.
-    Gitlab,
-    /// JUnit XML.
-    Junit,
-}
+/// The report's format (`--format`): the report writers' own.
+pub use crate::report::Format as OutputFormat;
 
 /// Parses arguments, runs, and returns the process exit code.
 pub fn run() -> i32 {
@@ -239,7 +226,7 @@ pub fn run_from(args: Vec<OsString>) -> i32 {
     match cli.command {
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Graph(args)) => check::graph(&args),
-        Some(Command::Compile(args)) => crate::driver::compile(&args),
+        Some(Command::Compile(args)) => compile_cmd::compile(&args),
         Some(Command::Rules(args)) => rules_cmd::rules(&args),
         Some(Command::Explain(args)) => rules_cmd::explain(&args),
         Some(Command::Test(args)) => rules_cmd::test(&args),

@@ -287,7 +287,7 @@ pub fn test(args: &TestArgs) -> i32 {
             let outcome = if !case.exists() {
                 Outcome::Error(format!("{} does not exist", rules::embedded::display(case)))
             } else {
-                let (reports, errors) = super::check::lint_paths(std::slice::from_ref(case), &set, &only, None);
+                let (reports, errors) = super::run::lint_paths(std::slice::from_ref(case), &set, &only, None);
                 // an inconclusive verdict proves neither side; what was explored is not a verdict
                 let msgs: Vec<String> = reports
                     .iter()

@@ -4,11 +4,12 @@
 //! The helper (`hlolint_compile.py`, see docs/driver.md) does the Python side: one worker process per version ×
 //! target (libtpu's lock file forbids parallel compiles), dump flags, the per-version layout and manifest. It
 //! reports progress as JSON lines on stdout; this module draws the progress bars, turns failed versions into
-//! diagnostics that point at the user's source line, and hands the dumps to `check`.
+//! diagnostics that point at the user's source line, and hands the dumps to the linter the caller gives (the
+//! command line's `check`).
 
 mod failure;
 
-use crate::cli::{CheckArgs, OutputFormat};
+use crate::report::Format;
 use failure::CompileFailure;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{BufRead, BufReader, IsTerminal};
@@ -51,13 +52,11 @@ pub struct CompileArgs {
     #[arg(long)]
     pub clean: bool,
     /// Output format of the lint report.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
-    pub format: OutputFormat,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
     /// No progress bars; print only errors and findings.
     #[arg(long, short)]
     pub quiet: bool,
-    #[command(flatten)]
-    pub lint: crate::cli::LintArgs,
 }
 
 /// The interpreter to run the helper with.
@@ -78,12 +77,17 @@ pub fn python(explicit: Option<&Path>, virtual_env: Option<&str>, cwd: &Path) ->
     PathBuf::from("python3")
 }
 
+/// A `--target` the compile helper does not know.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown target `{0}`; known: {known}", known = TARGETS.join(", "))]
+pub struct UnknownTarget(pub String);
+
 /// Unknown targets are a usage error before anything runs (the helper would record them per version).
-pub fn check_targets(targets: &[String]) -> Result<(), String> {
+pub fn check_targets(targets: &[String]) -> Result<(), UnknownTarget> {
     for t in targets.iter().flat_map(|t| t.split(',')) {
         let family = t.split(':').next().unwrap_or(t);
         if !TARGETS.contains(&family) {
-            return Err(format!("unknown target `{t}`; known: {}", TARGETS.join(", ")));
+            return Err(UnknownTarget(t.to_string()));
         }
     }
     Ok(())
@@ -98,7 +102,9 @@ struct Done {
     error: Option<serde_json::Value>,
 }
 
-pub fn compile(args: &CompileArgs) -> i32 {
+/// Compiles, then lints what compiled with `lint` (given the versions' `_hlo.txt` files, it returns the lint's
+/// exit code). The exit code: the lint's, or 2 when a version failed to compile.
+pub fn compile(args: &CompileArgs, lint: impl FnOnce(Vec<PathBuf>) -> i32) -> i32 {
     if let Err(e) = check_targets(&args.targets) {
         eprintln!("error: {e}");
         return 2;
@@ -194,22 +200,7 @@ pub fn compile(args: &CompileArgs) -> i32 {
     }
     // Lint what compiled: each version's `_hlo.txt` brings its dump folder along.
     let hlo_files = hlo_files_of(&args.out, &done);
-    let lint = if hlo_files.is_empty() {
-        0
-    } else {
-        crate::cli::check::check(&CheckArgs {
-            paths: hlo_files,
-            format: args.format,
-            output_file: None,
-            quiet: args.quiet,
-            verbose: false,
-            all_stages: args.all_stages,
-            target: None,
-            summary: false,
-            force_exclude: false,
-            lint: args.lint.clone(),
-        })
-    };
+    let lint = if hlo_files.is_empty() { 0 } else { lint(hlo_files) };
     if failures.is_empty() {
         lint
     } else {
@@ -251,25 +242,6 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        c: CompileArgs,
-    }
-
-    #[test]
-    fn arguments_after_double_dash_go_to_the_module() {
-        let w = Wrap::try_parse_from(["x", "examples/k", "--target", "v6e", "--rules", "v2-dma", "--", "--size", "64"])
-            .unwrap();
-        assert_eq!(w.c.module, "examples/k");
-        assert_eq!(w.c.targets, ["v6e"]);
-        assert_eq!(w.c.lint.rules, ["v2-dma"]);
-        assert_eq!(w.c.module_args, ["--size", "64"]);
-        let w = Wrap::try_parse_from(["x", "examples/k"]).unwrap();
-        assert!(w.c.module_args.is_empty());
-    }
 
     #[test]
     fn interpreter_choice() {
@@ -287,7 +259,8 @@ mod tests {
     fn targets_are_checked_before_running() {
         assert!(check_targets(&["tpu7x".into(), "v6e,v5e".into(), "v5p:2x4x1".into()]).is_ok());
         let e = check_targets(&["tpu9".into()]).unwrap_err();
-        assert!(e.contains("unknown target `tpu9`"), "{e}");
+        assert_eq!(e, UnknownTarget("tpu9".into()));
+        assert!(e.to_string().starts_with("unknown target `tpu9`; known: tpu7x,"), "{e}");
     }
 
     #[test]

@@ -94,10 +94,6 @@ impl<'a> MlirType<'a> {
         matches!(self, MlirType::Shaped(s) if s.kind == ShapedKind::Memref)
     }
 
-    pub fn is_vector(&self) -> bool {
-        matches!(self, MlirType::Shaped(s) if s.kind == ShapedKind::Vector)
-    }
-
     /// The element dtype of a shaped type, or the dtype of a scalar.
     pub fn dtype(&self) -> Option<DType> {
         match self {

@@ -5,6 +5,7 @@
 //! StableHLO, Mosaic or LLO-bundles module, plus one Mosaic unit per decoded kernel body (its `host` says which
 //! custom call it came from, so findings in it point at that call).
 
+use super::stage::{in_llo_folder, Stage};
 use super::target::Target;
 use crate::ir::{Layer, Module, OpId, Span};
 use crate::source::{Format, SourceFile};
@@ -87,8 +88,11 @@ pub struct Unit<'p> {
     /// That file's text (diagnostics quote it).
     pub text: &'p str,
     pub module: ModuleRef<'p>,
-    /// `post-deserialization`, `post-finalize-llo`, ... for Mosaic dumps.
-    pub stage: Option<&'p str>,
+    /// The compiler stage it shows (which unit speaks for a program or kernel seen several times).
+    pub stage: Stage,
+    /// The stage as a reader knows it: `post-deserialization`, `post-finalize-llo`, ... for Mosaic dumps,
+    /// `tpu_custom_call body` for a decoded kernel.
+    pub stage_name: Option<&'p str>,
     /// For a kernel decoded from a custom call: the call.
     pub host: Option<Host>,
 }
@@ -107,12 +111,16 @@ impl Unit<'_> {
         }
     }
 
-    /// Where a Mosaic unit stands among the stages of its kernel: 0 for the kernel as written (`original`,
-    /// `post-deserialization`, a body decoded from a custom call), 1 for later lowering stages.
-    pub fn mosaic_rank(&self) -> u8 {
-        u8::from(
-            matches!(self.stage, Some(s) if s != "post-deserialization" && s != "original" && s != "tpu_custom_call body"),
-        )
+    /// Is it a copy of a graph the compilation also has first-hand: a kernel decoded from a custom call (a dump has
+    /// text to point at), or an HLO module in the LLO folder (libtpu's copy of XLA's dump)?
+    pub fn is_copy(&self) -> bool {
+        self.host.is_some() || (matches!(self.layer(), Layer::Hlo | Layer::StableHlo) && in_llo_folder(self.path))
+    }
+
+    /// Which of several units showing the same program or kernel speaks (lower first): the best stage, then a
+    /// first-hand graph before a copy.
+    pub fn preference(&self) -> (Stage, bool) {
+        (self.stage, self.is_copy())
     }
 
     /// How a reader finds the unit: `v3@tpu7x_hlo.txt`, `kernel @fp8_mm_v3 decoded from %fp8_mm_v3.1`.
@@ -158,7 +166,8 @@ impl<'p> Compilation<'p> {
                 path: &p.file.path,
                 text: &p.file.text,
                 module: ModuleRef::Borrowed(m),
-                stage: crate::source::mosaic_stage(&p.file.path),
+                stage: Stage::of(m.layer, &p.file.path, m.scheduled),
+                stage_name: crate::source::mosaic_stage(&p.file.path),
                 host: None,
             });
             hosts.extend(p.decoded.iter().map(|d| (host_unit, d)));
@@ -166,13 +175,7 @@ impl<'p> Compilation<'p> {
         // The same kernel body sits in every HLO-family file of a compilation (StableHLO, HLO before and after
         // optimizations, the LLO folder's copy): decode it once, from the best host — the optimized HLO (what
         // runs, and the instruction names the LLO uses), then HLO before optimizations, then StableHLO.
-        let rank = |u: &Unit<'_>| match u.layer() {
-            Layer::Hlo if u.module.scheduled && !u.path.contains("/llo/") => 0,
-            Layer::Hlo if u.module.scheduled => 1,
-            Layer::Hlo => 2,
-            _ => 3,
-        };
-        hosts.sort_by_key(|(u, _)| rank(&units[*u]));
+        hosts.sort_by_key(|(u, _)| units[*u].preference());
         let mut seen: Vec<(Option<String>, usize)> = Vec::new();
         for (host_unit, d) in hosts {
             let key = (d.kernel.name().map(str::to_string), d.kernel.body_len);
@@ -185,7 +188,8 @@ impl<'p> Compilation<'p> {
                 path,
                 text,
                 module: ModuleRef::Owned(Box::new(d.kernel.module.module())),
-                stage: Some("tpu_custom_call body"),
+                stage: Stage::KernelAsWritten,
+                stage_name: Some("tpu_custom_call body"),
                 host: Some(Host { unit: host_unit, call: d.call, call_name: d.call_name.clone(), span: d.span }),
             });
         }
@@ -199,11 +203,25 @@ impl<'p> Compilation<'p> {
         self.units.iter().enumerate().filter(move |(_, u)| u.layer() == layer)
     }
 
+    /// The one unit that speaks for program `name` (HLO, StableHLO: the module's name; LLO: the file's module) or
+    /// kernel `name` (Mosaic: a function of that name, in dumps and decoded bodies): the best stage, a first-hand
+    /// graph before a copy, then the first (see [`Unit::preference`]).
+    pub fn canonical(&self, layer: Layer, name: &str) -> Option<usize> {
+        if layer == Layer::Mosaic {
+            return self.best(self.kernel_units(name).map(|(i, _)| i));
+        }
+        self.best(self.units_of(layer).filter(|(_, u)| u.host.is_none() && u.module.name == name).map(|(i, _)| i))
+    }
+
+    /// The unit that speaks among `units` (indices into [`Compilation::units`]).
+    pub fn best(&self, units: impl IntoIterator<Item = usize>) -> Option<usize> {
+        units.into_iter().min_by_key(|&i| (self.units[i].preference(), i))
+    }
+
     /// The one unit that speaks for kernel `name` in analyses that judge the kernel as written (a kernel is often
-    /// present as several dumps and a decoded body): the earliest stage, a dump (it has text to point at) before a
-    /// decoded body, then the first.
+    /// present as several dumps and a decoded body).
     pub fn canonical_kernel_unit(&self, name: &str) -> Option<usize> {
-        self.kernel_units(name).min_by_key(|(i, u)| (u.mosaic_rank(), u.host.is_some(), *i)).map(|(i, _)| i)
+        self.canonical(Layer::Mosaic, name)
     }
 
     /// The Mosaic units that define kernel function `name` (dumps and decoded bodies).

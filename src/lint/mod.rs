@@ -2,7 +2,9 @@
 //! rule engine's entry point.
 
 pub mod compilation;
+pub mod stage;
 pub mod target;
 
 pub use compilation::{Compilation, Host, Parsed, Unit};
+pub use stage::Stage;
 pub use target::Target;

@@ -36,22 +36,6 @@ pub fn finding_json(f: &Finding, texts: &Texts) -> Value {
     v
 }
 
-pub fn compilations_json(reports: &[CompilationReport], texts: &Texts) -> Value {
-    Value::Array(
-        reports
-            .iter()
-            .map(|r| {
-                json!({
-                    "dir": r.dir,
-                    "target": r.target,
-                    "files": r.files,
-                    "findings": r.findings.iter().map(|f| finding_json(f, texts)).collect::<Vec<_>>(),
-                })
-            })
-            .collect(),
-    )
-}
-
 /// `%`, CR and LF escaped as GitHub's workflow commands require.
 fn gh_escape(s: &str, property: bool) -> String {
     let mut out = s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");

@@ -4,8 +4,10 @@
 pub mod excerpt;
 pub mod fingerprint;
 pub mod machine;
+pub mod outcome;
 pub mod sarif;
 pub mod suppressed;
+pub mod write;
 
 use crate::analysis::Verdict;
 use crate::rules::engine::Finding;
@@ -15,6 +17,9 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+
+pub use outcome::RunOutcome;
+pub use write::{write, Format, WriteOptions, Written};
 
 /// What one compilation (a dump directory: one kernel version on one target) yielded.
 pub struct CompilationReport {

@@ -8,7 +8,7 @@ use super::template::render;
 use super::RuleSet;
 use crate::analysis::{At, Hit, Verdict};
 use crate::ir::{Layer, Module, OpId, Span};
-use crate::lint::{Compilation, Unit};
+use crate::lint::{Compilation, Stage, Unit};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -49,8 +49,9 @@ pub struct Finding {
     pub python: Option<PySource>,
     #[serde(skip)]
     key: Key,
+    /// The stage of the unit it came from (the best stage speaks, [`Stage`]).
     #[serde(skip)]
-    rank: u8,
+    stage: Stage,
 }
 
 /// A line of the user's Python source.
@@ -121,19 +122,14 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
         // When the rule read the optimized, scheduled HLO, that is the program that runs and its silence is a
         // verdict: XLA may have undone what an earlier stage shows (a convert folded into the dot), so the
         // earlier stages do not speak for the program.
-        let read_final = c.units.iter().any(|u| rule.layers.contains(&u.layer()) && program_rank(u) == Some(0));
+        let read_final = c.units.iter().any(|u| rule.layers.contains(&u.layer()) && u.stage == Stage::OptimizedHlo);
         if read_final {
             let mut mine = out.split_off(first);
-            mine.retain(|f| f.key.family != "program" || f.rank == 0);
+            mine.retain(|f| f.key.family != "program" || f.stage == Stage::OptimizedHlo);
             out.extend(mine);
         }
     }
     dedupe(out)
-}
-
-/// A unit's rank among the stages of the program (HLO/StableHLO), `None` for a kernel or LLO unit.
-fn program_rank(unit: &Unit<'_>) -> Option<u8> {
-    matches!(unit.layer(), Layer::Hlo | Layer::StableHlo).then(|| stage_rank(unit))
 }
 
 fn target_text(c: &Compilation<'_>) -> String {
@@ -224,20 +220,6 @@ fn display_name(m: &Module<'_>, id: OpId) -> String {
     }
 }
 
-/// Which stage a finding should come from, best first. Mosaic: the kernel as written (`original`,
-/// `post-deserialization`, a decoded body) before later lowering stages. HLO: the optimized, scheduled HLO (what
-/// runs), then HLO before optimizations, then StableHLO. A rule's findings at a worse rank are dropped (as a note)
-/// when the same program or kernel has some at a better one.
-fn stage_rank(unit: &Unit<'_>) -> u8 {
-    match unit.layer() {
-        Layer::Mosaic => unit.mosaic_rank(),
-        Layer::Hlo if unit.module.scheduled => 0,
-        Layer::Hlo => 1,
-        Layer::StableHlo => 2,
-        Layer::Llo => 0,
-    }
-}
-
 fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts: Option<String>) -> Key {
     let m = &unit.module;
     let analysis = matches!(rule.kind, RuleKind::Analysis(..));
@@ -304,7 +286,7 @@ fn finding(
         kernel: kernel_of(unit, op),
         source: unit.describe(),
         python: python_source(c, unit, op),
-        rank: stage_rank(unit),
+        stage: unit.stage,
     }
 }
 
@@ -462,15 +444,16 @@ fn short(source: &str) -> String {
 }
 
 /// One finding per key: the first from a unit with text of its own (a dump) is primary, the others become a
-/// note saying where else it was seen; worse-ranked stages only speak for a program or kernel when better ones
-/// said nothing for that rule.
+/// note saying where else it was seen; later stages ([`Stage`]'s order: optimized HLO, HLO before optimizations,
+/// StableHLO; the kernel as written before later Mosaic stages) only speak for a program or kernel when better
+/// ones said nothing for that rule.
 fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let mut order: Vec<usize> = (0..all.len()).collect();
-    order.sort_by_key(|&i| (all[i].rank, all[i].source.contains(" decoded from ")));
+    order.sort_by_key(|&i| (all[i].stage, all[i].source.contains(" decoded from ")));
     let mut index: HashMap<Key, usize> = HashMap::new();
-    // (rule, family) → (best rank, first finding at it)
-    let mut best: HashMap<(String, String), (u8, usize)> = HashMap::new();
+    // (rule, family) → (best stage, first finding at it)
+    let mut best: HashMap<(String, String), (Stage, usize)> = HashMap::new();
     for i in order {
         let f = &all[i];
         if let Some(&k) = index.get(&f.key) {
@@ -485,7 +468,7 @@ fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
         }
         let scope = (f.rule.clone(), f.key.family.clone());
         match best.get(&scope) {
-            Some(&(rank, k)) if f.rank > rank => {
+            Some(&(stage, k)) if f.stage > stage => {
                 let note = format!("also seen at another stage: {}", short(&f.source));
                 if out[k].source != f.source && !out[k].notes.contains(&note) {
                     out[k].notes.push(note);
@@ -494,7 +477,7 @@ fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
             }
             Some(_) => {}
             None => {
-                best.insert(scope, (f.rank, out.len()));
+                best.insert(scope, (f.stage, out.len()));
             }
         }
         index.insert(f.key.clone(), out.len());

@@ -38,13 +38,6 @@ pub struct KernelDecodeError {
     pub span: SourceSpan,
 }
 
-/// Parses a file in its format and summarizes it. Syntax errors are the `Err`; problems inside an otherwise
-/// parsed file (undecodable kernel bodies) come back as diagnostics beside the summary.
-pub fn summarize_file(file: &SourceFile) -> Result<(FileSummary, Vec<miette::Report>), miette::Report> {
-    let p = crate::lint::compilation::parse_file(file)?;
-    Ok((p.summary, p.problems))
-}
-
 /// Kernel bodies the summary could not decode, as diagnostics on their custom call.
 pub fn decode_problems(file: &SourceFile, s: &FileSummary) -> Vec<miette::Report> {
     let errors = match s {

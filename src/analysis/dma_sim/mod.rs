@@ -294,11 +294,6 @@ pub fn sample(n: i64, full: i64) -> Vec<i64> {
     (0..KEEP).chain(KEEP + gap..n).collect()
 }
 
-/// Runs every kernel of a Mosaic module.
-pub fn simulate_module(m: &Module<'_>, mode: Mode) -> Vec<Outcome> {
-    kernel::kernels(m).iter().map(|k| simulate(m, k, mode)).collect()
-}
-
 /// The grid steps to simulate, in row-major order: every point of a small grid, else per dimension the first
 /// [`KEEP`] indices and the last ones (see [`sample`]); at most [`MAX_STEPS`]. Bounds that are not positive
 /// integers (dynamic, `?`) give no steps and set `dynamic`.

@@ -121,11 +121,6 @@ impl DecodedModule {
         self.arena.get(i as usize).map(String::as_str).unwrap_or("")
     }
 
-    /// Total number of ops in the bytecode (the module and function ops included).
-    pub fn op_count(&self) -> usize {
-        self.ops.len()
-    }
-
     /// Every op's name as written in the bytecode (`stable_mosaic.tpu.matmul`), in decoding order.
     pub fn written_op_names(&self) -> Vec<&str> {
         self.ops.iter().map(|o| self.s(o.full_name)).collect()

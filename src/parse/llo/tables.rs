@@ -67,9 +67,6 @@ impl<'a> ScheduleAnalysis<'a> {
     pub fn total_bundles(&self) -> Option<u64> {
         self.counter("total scheduled bundles").map(|v| v as u64)
     }
-    pub fn empty_bundles(&self) -> Option<u64> {
-        self.counter("empty scheduled bundles").map(|v| v as u64)
-    }
     /// Bundles attributed to the HLO instruction `name`.
     pub fn bundles_for(&self, name: &str) -> Option<f64> {
         self.entries.iter().find(|e| e.name == Some(name)).map(|e| e.bundles)

@@ -7,13 +7,6 @@ use crate::ir::shape::Dim;
 use crate::ir::DType;
 use crate::parse::error::{PErr, PResult};
 
-/// Parses one type; returns it with the text it spans.
-pub fn type_with_text(i: &str, depth: u32) -> PResult<'_, (MlirType<'_>, &str)> {
-    let (rest, t) = mlir_type(i, depth)?;
-    let n = i.len() - rest.len();
-    Ok((rest, (t, i.get(..n).unwrap_or(""))))
-}
-
 /// Does the input start like a type (used to tell `: type` from other uses of `:`)?
 pub fn starts_type(i: &str) -> bool {
     match peek(i) {

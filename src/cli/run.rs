@@ -1,0 +1,441 @@
+//! One lint run: paths and settings in, a [`RunOutcome`] out. Settings per path → expand (excludes) → group per
+//! dump folder → the packs of each compilation (the run's, or a compiled version's own) → load, parse and lint
+//! each compilation (in parallel inside it) → suppressions. `check` writes the outcome; `compile` lints through
+//! it; anything else that needs linted compilations (a comparison of versions) calls [`run`] too.
+
+use super::settings::{self, Resolver};
+use super::LintArgs;
+use crate::analysis::Verdict;
+use crate::lint::compilation::{group_dir, parse_file, Parsed};
+use crate::lint::Compilation;
+use crate::report::{CompilationReport, RunOutcome, Texts};
+use crate::rules::{self, engine, RuleSet, Severity};
+use crate::source::{self, SourceFile};
+use crate::summary::FileSummary;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// What to lint and how.
+pub struct Request<'a> {
+    /// Files, folders, globs, `-` (`.` when the user named none).
+    pub paths: &'a [PathBuf],
+    /// `--target`: the generation every compilation was built for (else each one's settings, else detected).
+    pub target: Option<&'a str>,
+    pub all_stages: bool,
+    pub force_exclude: bool,
+    /// Keep what analyses explored (`--verbose`).
+    pub verbose: bool,
+    pub lint: &'a LintArgs,
+}
+
+/// Lints `req.paths`. The `Err` is what stops a run before any work or in the middle (a broken config, pack or
+/// baseline, an unknown target); errors in the inputs are the outcome's `errors`.
+pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
+    if let Some(t) = req.target {
+        if crate::lint::Target::lookup(t).is_none() {
+            let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
+            return Err(miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`"));
+        }
+    }
+    // The settings of every named path, and their packs: a broken config or pack stops the run before any work.
+    let mut resolver = Resolver::new(req.lint);
+    let mut base: Vec<Rules> = Vec::new();
+    for p in req.paths {
+        resolver.for_path(p)?;
+    }
+    load_profiles(&resolver, &mut base)?;
+    let (candidates, input_errors) = source::expand_with(req.paths, req.all_stages, req.force_exclude);
+    let mut errors: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
+    let groups = group(req, &mut resolver, &candidates)?;
+    load_profiles(&resolver, &mut base)?;
+    let by_pack = version_packs(&resolver, &groups, &mut errors);
+    let rules_for = |profile: usize, dir: &str| -> (&Rules, bool) {
+        let own = if resolver.all[profile].explicit {
+            None
+        } else {
+            manifest_pack(dir).and_then(|p| by_pack.get(&(profile, p)))
+        };
+        match own {
+            Some(r) => (r, true),
+            None => (&base[profile], false),
+        }
+    };
+    // Compilations one after another, each parsed and linted in parallel: nested parallel loops would let
+    // work-stealing start every compilation at once and hold all of them in memory.
+    let mut run = RunOutcome { exit_zero: req.lint.exit_zero, ..RunOutcome::default() };
+    let mut profiles = Vec::new();
+    for (dir, (profile, files)) in &groups {
+        let (r, own) = rules_for(*profile, dir);
+        let target = req.target.or(resolver.all[*profile].target.as_deref());
+        let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target, req.verbose);
+        if own {
+            o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
+        }
+        errors.extend(o.problems);
+        run.files.extend(o.files);
+        // Compilations with no parsed file (every file failed) are not worth a line.
+        if o.report.files > 0 {
+            run.compilations.push(o.report);
+            profiles.push(*profile);
+        }
+        run.texts.extend(o.texts);
+    }
+    suppress_findings(req.lint, &resolver, &mut run.compilations, &profiles)?;
+    run.errors = errors;
+    run.rules = base.into_iter().flat_map(|b| b.set.rules).collect();
+    run.version_rules = by_pack.into_values().flat_map(|r| r.set.rules).collect();
+    say_what_held_no_dump(req.paths, &mut run);
+    Ok(run)
+}
+
+/// Candidate files per dump folder (a compilation), each with the settings it is linted with (its first file's),
+/// the `exclude` globs applied.
+type Groups<'c> = Vec<(String, (usize, Vec<&'c source::Candidate>))>;
+
+fn group<'c>(
+    req: &Request<'_>,
+    resolver: &mut Resolver<'_>,
+    candidates: &'c [source::Candidate],
+) -> Result<Groups<'c>, miette::Report> {
+    let cwd = resolver.cwd.clone();
+    // The folders named on the command line, absolute, longest first: what `exclude` globs are matched below.
+    let mut walked: Vec<PathBuf> =
+        req.paths.iter().filter(|p| p.is_dir()).map(|p| settings::absolute(&cwd, p)).collect();
+    walked.sort_by_key(|a| std::cmp::Reverse(a.as_os_str().len()));
+    // Files are read per compilation, inside its task: memory holds the compilations being linted, not the run.
+    let mut groups: BTreeMap<String, (usize, Vec<&source::Candidate>)> = BTreeMap::new();
+    for c in candidates {
+        let profile = resolver.for_path(&c.path)?;
+        if !c.explicit {
+            let abs = settings::absolute(&cwd, &c.path);
+            if let Some(root) = walked.iter().find(|w| abs.starts_with(w)) {
+                if resolver.all[profile].excluded(&cwd, &abs, root) {
+                    continue;
+                }
+            } else if req.force_exclude {
+                // a file named on the command line (as ruff's --force-exclude): the globs apply from the config's
+                // folder down
+                let s = &resolver.all[profile];
+                if s.excluded(&cwd, &abs, &s.root) {
+                    continue;
+                }
+            }
+        }
+        groups.entry(group_dir(&c.path.display().to_string())).or_insert((profile, Vec::new())).1.push(c);
+    }
+    Ok(groups.into_iter().collect())
+}
+
+/// Without packs on the command line or in a config, a version compiled by `hlolint compile` is linted with the
+/// pack its kernel module names for it (RULES in the module, recorded in the manifest): those packs, per settings.
+fn version_packs(
+    resolver: &Resolver<'_>,
+    groups: &Groups<'_>,
+    errors: &mut Vec<miette::Report>,
+) -> BTreeMap<(usize, String), Rules> {
+    let mut by_pack: BTreeMap<(usize, String), Rules> = BTreeMap::new();
+    for (dir, (profile, _)) in groups {
+        let s = &resolver.all[*profile];
+        if s.explicit {
+            continue;
+        }
+        if let Some(p) = manifest_pack(dir) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = by_pack.entry((*profile, p.clone())) {
+                let mut l = s.lint.clone();
+                l.rules = vec![p];
+                match load_rules(&l, false) {
+                    Ok(r) => {
+                        slot.insert(r);
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+    }
+    by_pack
+}
+
+/// A named folder that held no dump beside others that did is said, not silently passed over; when no folder
+/// held any, the run is an input error.
+fn say_what_held_no_dump(paths: &[PathBuf], run: &mut RunOutcome) {
+    if !run.files.is_empty() {
+        for p in paths.iter().filter(|p| p.is_dir() && p.as_os_str() != ".") {
+            if !run.files.iter().any(|(f, _)| Path::new(f).starts_with(p)) {
+                run.notices.push(format!("warning: {}: no XLA dump in this folder, nothing linted there", p.display()));
+            }
+        }
+    }
+    run.nothing_found = run.files.is_empty() && paths.iter().all(|p| p.is_dir());
+    if run.nothing_found && run.errors.is_empty() {
+        run.notices.push("error: no XLA dump found in the given directories".into());
+        for p in paths.iter().filter_map(|p| p.to_str()).filter(|p| super::SUBCOMMANDS.contains(p)) {
+            run.notices.push(format!(
+                "note: `{p}` names a folder here, so it was read as a path; run `hlolint {p}` from another folder for \
+                 the command"
+            ));
+        }
+    }
+}
+
+/// The rules of a run: a rule set and each rule's severity after overrides.
+pub struct Rules {
+    pub set: RuleSet,
+    pub severities: BTreeMap<String, Severity>,
+}
+
+impl Rules {
+    pub fn severity(&self, r: &rules::Rule) -> Severity {
+        self.severities.get(&r.id).copied().unwrap_or(r.severity)
+    }
+}
+
+/// Loads the packs and applies `--select`/`--ignore`/`--severity`. `strict`: a selector or override that matches
+/// no rule is an error (for the packs the user named; packs named by a kernel module's manifest are lenient).
+pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report> {
+    let mut set = rules::load(&lint.rules).map_err(miette::Report::new)?;
+    let list = |v: &[String]| -> Vec<String> {
+        v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    };
+    let (select, ignore) = (list(&lint.select), list(&lint.ignore));
+    let hits = |r: &rules::Rule, pats: &[String]| {
+        pats.iter().any(|p| crate::suppress::code_matches(p, r.code.as_deref(), &r.id))
+    };
+    // a selector must name some rule: of the selected packs, or of a built-in pack (a config that ignores MO021
+    // applies to the versions whose pack has it and is not an error where the chosen pack has not)
+    let builtin = std::cell::OnceCell::new();
+    let known = |p: &String, selected: &[rules::Rule]| {
+        let one = std::slice::from_ref(p);
+        selected.iter().any(|r| hits(r, one))
+            || builtin
+                .get_or_init(|| rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default())
+                .iter()
+                .any(|r| hits(r, one))
+    };
+    for p in select.iter().chain(&ignore) {
+        if strict && p != "ALL" && !known(p, &set.rules) {
+            return Err(miette::miette!(
+                help = "`hlolint rules` lists the rules of the selected packs",
+                "no rule matches `{p}` in the selected packs nor in any built-in pack"
+            ));
+        }
+    }
+    set.rules.retain(|r| (select.is_empty() || hits(r, &select)) && !hits(r, &ignore));
+    let mut sev = BTreeMap::new();
+    for r in &set.rules {
+        sev.insert(r.id.clone(), r.severity);
+    }
+    for o in list(&lint.severity) {
+        let Some((k, v)) = o.split_once('=') else {
+            return Err(miette::miette!("--severity takes RULE=LEVEL, got `{o}`"));
+        };
+        let level = Severity::parse(v)
+            .ok_or_else(|| miette::miette!(help = "levels: error, warning, info, off", "unknown severity `{v}`"))?;
+        let ids: Vec<String> =
+            set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
+        if ids.is_empty() && strict && !known(&k.trim().to_string(), &set.rules) {
+            return Err(miette::miette!(
+                "--severity: no rule matches `{k}` in the selected packs nor in any built-in pack"
+            ));
+        }
+        for id in ids {
+            sev.insert(id, level);
+        }
+    }
+    Ok(Rules { set, severities: sev })
+}
+
+/// The pack a kernel module names for the version in `dir` (the driver's manifest records `RULES`).
+fn manifest_pack(dir: &str) -> Option<String> {
+    crate::lint::target::manifest_result(Path::new(dir))?.get("rules")?.as_str().map(str::to_string)
+}
+
+/// Loads the packs of the settings that have none loaded yet (`base[i]` belongs to `resolver.all[i]`).
+fn load_profiles(resolver: &Resolver<'_>, base: &mut Vec<Rules>) -> Result<(), miette::Report> {
+    for s in &resolver.all[base.len()..] {
+        base.push(load_rules(&s.lint, true)?);
+    }
+    Ok(())
+}
+
+/// Hides the findings an inline comment, the configuration or the baseline suppresses (in that order), counting
+/// them per compilation; `--write-baseline` first writes the findings left after comments and config, which are
+/// then the baseline.
+fn suppress_findings(
+    lint: &LintArgs,
+    resolver: &Resolver<'_>,
+    reports: &mut [CompilationReport],
+    profiles: &[usize],
+) -> Result<(), miette::Report> {
+    let mut python = crate::suppress::inline::PythonFiles::default();
+    for (r, &p) in reports.iter_mut().zip(profiles) {
+        suppress_inline_and_config(resolver, &resolver.all[p], &mut python, r);
+    }
+    let baselines = baselines(lint, resolver, reports, profiles)?;
+    for (r, p) in reports.iter_mut().zip(profiles) {
+        let Some(Some(b)) = baselines.get(p) else { continue };
+        let before = r.findings.len();
+        r.findings.retain(|f| !b.contains(f));
+        r.suppressed.baseline += before - r.findings.len();
+    }
+    Ok(())
+}
+
+/// Drops the findings of one compilation that a `# hlolint: ignore[...]` comment on their Python line or the
+/// settings' per-path/per-kernel ignores cover.
+fn suppress_inline_and_config(
+    resolver: &Resolver<'_>,
+    s: &settings::Settings,
+    python: &mut crate::suppress::inline::PythonFiles,
+    r: &mut CompilationReport,
+) {
+    use crate::suppress::{inline::PythonFiles, Suppression};
+    let cwd = &resolver.cwd;
+    let dir = PathBuf::from(&r.dir);
+    let mut kept = Vec::with_capacity(r.findings.len());
+    for f in r.findings.drain(..) {
+        let inline = f.python.as_ref().is_some_and(|py| {
+            PythonFiles::resolve(&py.file, cwd, &s.root, &dir)
+                .and_then(|file| python.comment(&file, py.line))
+                .is_some_and(|codes| codes.covers(&f))
+        });
+        if inline {
+            r.suppressed.add(Suppression::Inline);
+        } else if s.ignores(cwd, &f) {
+            r.suppressed.add(Suppression::Config);
+        } else {
+            kept.push(f);
+        }
+    }
+    r.findings = kept;
+}
+
+/// The baseline of each compilation's settings (read once per file), or the one this run writes.
+fn baselines(
+    lint: &LintArgs,
+    resolver: &Resolver<'_>,
+    reports: &[CompilationReport],
+    profiles: &[usize],
+) -> Result<BTreeMap<usize, Option<Rc<crate::suppress::baseline::Baseline>>>, miette::Report> {
+    use crate::suppress::baseline;
+    let mut read: BTreeMap<PathBuf, Rc<baseline::Baseline>> = BTreeMap::new();
+    let mut of_profile: BTreeMap<usize, Option<Rc<baseline::Baseline>>> = BTreeMap::new();
+    if let Some(path) = &lint.settings.write_baseline {
+        let written = reports.iter().flat_map(|r| &r.findings).filter(|f| f.verdict != Verdict::Explored);
+        baseline::write(path, written.clone())?;
+        let b = Rc::new(baseline::Baseline::of(written));
+        for &p in profiles {
+            of_profile.insert(p, Some(b.clone()));
+        }
+    }
+    for &p in profiles {
+        if of_profile.contains_key(&p) {
+            continue;
+        }
+        let b = match &resolver.all[p].baseline {
+            Some(path) => Some(match read.get(path) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = Rc::new(baseline::read(path)?);
+                    read.insert(path.clone(), b.clone());
+                    b
+                }
+            }),
+            None => None,
+        };
+        of_profile.insert(p, b);
+    }
+    Ok(of_profile)
+}
+
+/// What one compilation (files of one dump directory) gave.
+struct GroupOutcome {
+    report: CompilationReport,
+    files: Vec<(String, FileSummary)>,
+    problems: Vec<miette::Report>,
+    /// The texts of the files findings point into (the report quotes them).
+    texts: Texts,
+}
+
+/// Reads and parses the files of one dump directory (in parallel), builds the compilation, runs the rules.
+fn lint_group(
+    dir: &str,
+    candidates: &[&source::Candidate],
+    rules: &RuleSet,
+    sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
+    target: Option<&str>,
+    explored: bool,
+) -> GroupOutcome {
+    let loaded: Vec<Result<Option<SourceFile>, source::InputError>> =
+        candidates.par_iter().map(|c| source::load(c)).collect();
+    let mut problems = Vec::new();
+    let mut files_read = Vec::new();
+    for l in loaded {
+        match l {
+            Ok(Some(f)) => files_read.push(f),
+            Ok(None) => {}
+            Err(e) => problems.push(miette::Report::new(e)),
+        }
+    }
+    let results: Vec<Result<Parsed<'_>, miette::Report>> = files_read.par_iter().map(parse_file).collect();
+    let mut parsed = Vec::new();
+    for r in results {
+        match r {
+            Ok(p) => parsed.push(p),
+            Err(e) => problems.push(e),
+        }
+    }
+    for p in &mut parsed {
+        problems.append(&mut p.problems);
+    }
+    let c = Compilation::new(dir.to_string(), &parsed, target);
+    let mut findings = engine::run(rules, &c, sev);
+    if !explored {
+        findings.retain(|f| f.verdict != Verdict::Explored);
+    }
+    let target = c.target.as_ref().map(|t| format!("{} (from {})", t.name(), t.source.describe()));
+    drop(c);
+    let mut texts = Texts::new();
+    for f in &findings {
+        if !texts.contains_key(&f.path) {
+            if let Some(p) = parsed.iter().find(|p| p.file.path == f.path) {
+                texts.insert(f.path.clone(), Arc::new(p.file.text.clone()));
+            }
+        }
+    }
+    let report = CompilationReport {
+        dir: dir.to_string(),
+        target,
+        files: parsed.len(),
+        packs: None,
+        findings,
+        suppressed: Default::default(),
+    };
+    let files = parsed.into_iter().map(|p| (p.file.path.clone(), p.summary)).collect();
+    GroupOutcome { report, files, problems, texts }
+}
+
+/// Lints `paths` with `rules` (severities from `sev`), without settings or suppressions: per-compilation findings,
+/// and the input/syntax errors. `hlolint test` uses it to run one rule on one case.
+pub fn lint_paths(
+    paths: &[PathBuf],
+    rules: &RuleSet,
+    sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
+    target: Option<&str>,
+) -> (Vec<CompilationReport>, Vec<miette::Report>) {
+    let (candidates, input_errors) = source::expand(paths, false);
+    let mut errors: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
+    let mut groups: BTreeMap<String, Vec<&source::Candidate>> = BTreeMap::new();
+    for c in &candidates {
+        groups.entry(group_dir(&c.path.display().to_string())).or_default().push(c);
+    }
+    let mut reports = Vec::new();
+    for (dir, files) in groups {
+        let o = lint_group(&dir, &files, rules, sev, target, false);
+        errors.extend(o.problems);
+        reports.push(o.report);
+    }
+    (reports, errors)
+}

@@ -2,7 +2,7 @@
 # Runs every cargo-fuzz target for a bounded time and prints executions and crashes per target.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 60 s, every target)
 # Seed corpora (fuzz/corpus/<target>, git-ignored) are made from tests/data and the fixtures on each run; crashes
-# land in fuzz/artifacts/<target>/ — each one becomes a regression test (tests/robustness.rs and friends).
+# land in fuzz/artifacts/<target>/ — each one becomes a regression test (tests/it/robustness.rs and friends).
 # Needs nightly (installed on these machines) and cargo-fuzz (installed from crates.io when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."

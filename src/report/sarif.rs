@@ -1,5 +1,5 @@
 //! SARIF 2.1.0 as typed serde structs: the subset hlolint writes, held valid against the OASIS schema by
-//! `tests/formats.rs`. One run; the catalog holds every rule that can fire in the run (the run's packs and each
+//! `tests/it/formats.rs`. One run; the catalog holds every rule that can fire in the run (the run's packs and each
 //! version's own pack from a manifest), so every result has a `ruleIndex`; `partialFingerprints` from
 //! [`super::fingerprint`]; the user's Python line as the location when known, the dump as a related location.
 

@@ -3,7 +3,7 @@
 //! is computed on, and a slot is read only after its DMA was waited. Judged on the simulated trace of
 //! [`super::dma_sim`] (starts, waits, reads of memref regions, matmuls and stores, in program order), not on names.
 
-use super::dma_sim::{self, overlaps, slot_text, Base, Dma, Ev, Outcome, State};
+use super::dma_sim::{self, overlaps, slot_text, Base, Dma, Event, Outcome, State};
 use super::kernel;
 use super::{At, Hit, Options};
 use crate::ir::{Layer, Module, OpId};
@@ -82,10 +82,10 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
     let mut ran: BTreeSet<OpId> = BTreeSet::new();
     for e in &s.trace {
         match e {
-            Ev::Read { op, .. } => {
+            Event::Read { op, .. } => {
                 ran.insert(*op);
             }
-            Ev::Start { dma } => {
+            Event::Start { dma } => {
                 if let Some(d) = s.dmas.get(*dma) {
                     ran.insert(d.op);
                 }
@@ -105,8 +105,8 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
         // compute or a read of another region while the DMA is in flight
         let stop = d.waited.unwrap_or(end).min(end);
         s.trace.get(d.started..stop).unwrap_or(&[]).iter().any(|e| match e {
-            Ev::Compute { .. } => true,
-            Ev::Read { region, .. } => d.target.as_ref().is_none_or(|t| !overlaps(t, region)),
+            Event::Compute { .. } => true,
+            Event::Read { region, .. } => d.target.as_ref().is_none_or(|t| !overlaps(t, region)),
             _ => false,
         })
     };
@@ -133,7 +133,7 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
         // races: a read of a region while a DMA into it is outstanding
         let mut races: Vec<(usize, OpId, usize)> = Vec::new(); // (trace index, read op, dma)
         for (t, e) in s.trace.iter().enumerate() {
-            let Ev::Read { op, region } = e else { continue };
+            let Event::Read { op, region } = e else { continue };
             if region.base != *base {
                 continue;
             }
@@ -200,7 +200,7 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
             let slot = d.target.as_ref().map(slot_text).unwrap_or_default();
             let after = match d.waited {
                 Some(w) => match s.trace.get(w) {
-                    Some(Ev::Wait { op, .. }) => format!("its wait ({}) comes after this read", line(m, *op)),
+                    Some(Event::Wait { op, .. }) => format!("its wait ({}) comes after this read", line(m, *op)),
                     _ => "its wait comes after this read".to_string(),
                 },
                 None => "it is never waited".to_string(),
@@ -208,7 +208,7 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
             // the last wait before the read on a DMA into this region, if it consumed another transfer
             let mut note = String::new();
             for e in s.trace[..t].iter().rev() {
-                if let Ev::Wait { op, dma: Some(j) } = e {
+                if let Event::Wait { op, dma: Some(j) } = e {
                     let o = &s.dmas[*j];
                     if *j != i && o.target.as_ref().zip(d.target.as_ref()).is_some_and(|(a, b)| overlaps(a, b)) {
                         note = format!("; the wait at {} consumed the DMA started {} instead", line(m, *op), o.when);
@@ -255,7 +255,7 @@ fn judgeable(s: &State) -> BTreeSet<OpId> {
     }
     let mut ops: BTreeSet<OpId> = runs.into_iter().filter(|&(_, n)| n >= 2).map(|(op, _)| op).collect();
     ops.extend(s.trace.iter().filter_map(|e| match e {
-        Ev::Read { op, .. } => Some(*op),
+        Event::Read { op, .. } => Some(*op),
         _ => None,
     }));
     ops

@@ -1,5 +1,5 @@
 //! `fp8-emulated`: the user asked for an fp8 matmul (both operands f8 at the op) and the target does not run it
-//! natively, or the lowest layer at hand proves it does not (DESIGN.md §3).
+//! natively, or the lowest layer at hand proves it does not.
 //!
 //! A request is a matmul whose two operands are f8 *at the op*: HLO `dot`/`convolution` (also inside fusions),
 //! StableHLO `dot_general`/`convolution`, Mosaic `tpu.matmul` (or, at `post-finalize-llo`, an `llo.vmatmul` whose

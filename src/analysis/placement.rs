@@ -1,5 +1,5 @@
 //! `any-placed-in-vmem`: a Pallas kernel operand declared `memory_space=pl.ANY` that XLA placed in VMEM
-//! (DESIGN.md §3: `memory_space<any>` is not HBM).
+//! (`memory_space<any>` is not HBM).
 //!
 //! Declared ANY: in the kernel (a body decoded from the custom call, or a Mosaic dump) the argument's memref has
 //! `#tpu.memory_space<any>`, or no memory space on an operand without a pipelined window; at `post-finalize-llo`,

@@ -413,7 +413,7 @@ fn lint_group(
         findings,
         suppressed: Default::default(),
     };
-    let files = parsed.into_iter().map(|p| (p.file.path.clone(), p.summary)).collect();
+    let files = parsed.par_iter().map(|p| (p.file.path.clone(), crate::summary::of(p))).collect();
     GroupOutcome { report, files, problems, texts }
 }
 

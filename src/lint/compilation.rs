@@ -9,51 +9,54 @@ use super::stage::{in_llo_folder, Stage};
 use super::target::Target;
 use crate::ir::{Layer, Module, OpId, Span};
 use crate::source::{Format, SourceFile};
-use crate::summary::{self, FileSummary};
 use std::path::Path;
 
-pub use crate::summary::hlo::DecodedCall;
+pub use crate::parse::calls::DecodedCall;
 
-/// One file after parsing: its graph (when the format has one), its summary and the problems found on the way.
-pub struct Parsed<'f> {
-    pub file: &'f SourceFile,
-    pub graph: Option<Module<'f>>,
-    pub summary: FileSummary,
-    pub problems: Vec<miette::Report>,
-    pub decoded: Vec<DecodedCall>,
+/// A file's parsed content: a graph, or an LLO table.
+pub enum Content<'f> {
+    Hlo(Module<'f>),
+    Mlir(Module<'f>),
+    Llo(crate::parse::llo::LloFile<'f>),
 }
 
-/// Parses a file in its format: the graph for rules and the summary for the report. A syntax error is the `Err`.
+/// One file after parsing: its content, the kernels decoded from its custom calls, and the problems found on the
+/// way (bodies that could not be decoded).
+pub struct Parsed<'f> {
+    pub file: &'f SourceFile,
+    pub content: Content<'f>,
+    pub decoded: Vec<DecodedCall>,
+    pub problems: Vec<miette::Report>,
+}
+
+impl<'f> Parsed<'f> {
+    /// The graph rules read (an LLO table has none).
+    pub fn graph(&self) -> Option<&Module<'f>> {
+        match &self.content {
+            Content::Hlo(m) | Content::Mlir(m) => Some(m),
+            Content::Llo(crate::parse::llo::LloFile::Bundles(p)) => Some(&p.module),
+            Content::Llo(_) => None,
+        }
+    }
+}
+
+/// Parses a file in its format, with the kernels of its `tpu_custom_call`s. A syntax error is the `Err`.
 pub fn parse_file(file: &SourceFile) -> Result<Parsed<'_>, miette::Report> {
-    let (graph, mut summary) = match file.format {
-        Format::Hlo => {
-            let m = crate::parse::hlo::parse_hlo(&file.path, &file.text)?;
-            let s = FileSummary::Hlo(summary::summarize(&m));
-            (Some(m), s)
-        }
-        Format::Mlir => {
-            let m = crate::parse::mlir::parse_mlir(&file.path, &file.text)?;
-            let s = FileSummary::Mlir(summary::mlir::summarize(&m, crate::source::mosaic_stage(&file.path)));
-            (Some(m), s)
-        }
-        Format::Llo => {
-            let f = crate::parse::llo::parse_llo(&file.path, &file.text)?;
-            let s = FileSummary::Llo(summary::llo::summarize(&f));
-            let graph = match f {
-                crate::parse::llo::LloFile::Bundles(p) => Some(p.module),
-                _ => None,
-            };
-            (graph, s)
-        }
+    let content = match file.format {
+        Format::Hlo => Content::Hlo(crate::parse::hlo::parse_hlo(&file.path, &file.text)?),
+        Format::Mlir => Content::Mlir(crate::parse::mlir::parse_mlir(&file.path, &file.text)?),
+        Format::Llo => Content::Llo(crate::parse::llo::parse_llo(&file.path, &file.text)?),
     };
-    let problems = summary::decode_problems(file, &summary);
-    // The summary decoded the kernel bodies of the custom calls; the compilation takes them over.
-    let decoded = match &mut summary {
-        FileSummary::Hlo(h) => std::mem::take(&mut h.decoded),
-        FileSummary::Mlir(m) => std::mem::take(&mut m.decoded),
-        FileSummary::Llo(_) => Vec::new(),
+    let (decoded, failed) = match &content {
+        Content::Hlo(m) => crate::parse::calls::decode_calls(m, true),
+        Content::Mlir(m) => crate::parse::calls::decode_calls(m, false),
+        Content::Llo(_) => Default::default(),
     };
-    Ok(Parsed { file, graph, summary, problems, decoded })
+    let problems = failed
+        .iter()
+        .map(|f| miette::Report::new(crate::parse::calls::KernelDecodeError::new(f, &file.path, &file.text)))
+        .collect();
+    Ok(Parsed { file, content, decoded, problems })
 }
 
 /// Where a decoded kernel came from: unit `unit`'s custom call `call`.
@@ -160,7 +163,7 @@ impl<'p> Compilation<'p> {
         let mut units = Vec::new();
         let mut hosts: Vec<(usize, &'p DecodedCall)> = Vec::new();
         for p in parsed {
-            let Some(m) = &p.graph else { continue };
+            let Some(m) = p.graph() else { continue };
             let host_unit = units.len();
             units.push(Unit {
                 path: &p.file.path,

@@ -4,7 +4,8 @@
 
 use super::kernel::{self, KernelSummary};
 use crate::analysis::async_pairs::async_pairs;
-use crate::ir::{Def, Layer, Module, OpId, Span};
+use crate::ir::{Def, Layer, Module};
+use crate::parse::calls::DecodedCall;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -28,12 +29,6 @@ pub struct Summary {
     pub custom_calls: BTreeMap<String, Vec<String>>,
     /// Pallas kernels decoded from `tpu_custom_call` bodies, by custom-call instruction.
     pub kernels: Vec<CallKernel>,
-    /// Bodies that could not be decoded (reported as diagnostics on the custom call).
-    #[serde(skip)]
-    pub kernel_errors: Vec<KernelError>,
-    /// The decoded bodies themselves, for the rules (a compilation makes them units).
-    #[serde(skip)]
-    pub decoded: Vec<DecodedCall>,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,57 +39,22 @@ pub struct CallKernel {
     pub kernel: KernelSummary,
 }
 
-/// A kernel body decoded from a custom call.
-#[derive(Debug)]
-pub struct DecodedCall {
-    pub call: OpId,
-    pub call_name: String,
-    /// The call's `backend_config` attribute (where findings about the kernel point).
-    pub span: Span,
-    pub kernel: crate::parse::bytecode::DecodedKernel,
-}
-
-#[derive(Debug)]
-pub struct KernelError {
-    pub call: String,
-    pub span: Span,
-    pub message: String,
-}
-
-/// Decodes the kernel body of every `tpu_custom_call` in `m` (HLO or StableHLO: the backend config is a raw JSON
-/// object or an escaped string) into the kernel view; the decoded bodies are returned too.
-pub fn decoded_kernels(
-    m: &Module<'_>,
-    calls: impl Iterator<Item = OpId>,
-) -> (Vec<CallKernel>, Vec<KernelError>, Vec<DecodedCall>) {
+/// The kernel view of every body decoded from a `tpu_custom_call` of the file.
+pub fn call_kernels(decoded: &[DecodedCall]) -> Vec<CallKernel> {
     let mut kernels = Vec::new();
-    let mut errors = Vec::new();
-    let mut decoded = Vec::new();
-    for id in calls {
-        let op = m.op(id);
-        let Some(attr) = op.attr_entry("backend_config") else { continue };
-        let config = attr.value.span.text(m.text);
-        match crate::parse::bytecode::kernel_from_backend_config(config) {
-            Ok(Some(k)) => {
-                let module = k.module.module();
-                let source = format!("tpu_custom_call body (MLIR bytecode v{})", k.module.version);
-                for view in crate::analysis::kernel::kernels(&module) {
-                    kernels.push(CallKernel {
-                        call: op.name.to_string(),
-                        kernel: kernel::kernel_summary(&view, source.clone()),
-                    });
-                }
-                drop(module);
-                decoded.push(DecodedCall { call: id, call_name: op.name.to_string(), span: attr.span, kernel: k });
-            }
-            Ok(None) => {}
-            Err(e) => errors.push(KernelError { call: op.name.to_string(), span: attr.span, message: e.to_string() }),
+    for d in decoded {
+        let module = d.kernel.module.module();
+        let source = format!("tpu_custom_call body (MLIR bytecode v{})", d.kernel.module.version);
+        for view in crate::analysis::kernel::kernels(&module) {
+            kernels
+                .push(CallKernel { call: d.call_name.clone(), kernel: kernel::kernel_summary(&view, source.clone()) });
         }
     }
-    (kernels, errors, decoded)
+    kernels
 }
 
-pub fn summarize(m: &Module<'_>) -> Summary {
+/// What an HLO module holds; `decoded`: the kernel bodies parsing decoded from its custom calls.
+pub fn summarize(m: &Module<'_>, decoded: &[DecodedCall]) -> Summary {
     let mut opcodes = BTreeMap::new();
     let mut memory_spaces = BTreeMap::new();
     let mut custom_calls: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -117,10 +77,6 @@ pub fn summarize(m: &Module<'_>) -> Summary {
         *async_counts.entry(family.clone()).or_insert(0) += 1;
     }
     let names = |ids: &[crate::ir::OpId]| ids.iter().map(|&i| m.op(i).name.to_string()).collect();
-    let tpu_calls = m
-        .op_ids()
-        .filter(|&i| m.op(i).opcode == "custom-call" && m.custom_call_target(i).as_deref() == Some("tpu_custom_call"));
-    let (kernels, kernel_errors, decoded) = decoded_kernels(m, tpu_calls);
     Summary {
         layer: m.layer,
         module: m.name.to_string(),
@@ -134,9 +90,7 @@ pub fn summarize(m: &Module<'_>) -> Summary {
         orphan_dones: names(&pairs.orphan_dones),
         memory_spaces,
         custom_calls,
-        kernels,
-        kernel_errors,
-        decoded,
+        kernels: call_kernels(decoded),
     }
 }
 

@@ -1,9 +1,11 @@
-//! Links the layers of one compilation by name (DESIGN.md §1): the HLO custom call `%fp8_mm_v3.1` ↔ its Mosaic
+//! Links the layers of one compilation by name, for the summary (the analyses link units with
+//! `analysis::crosslink`, by the same names): the HLO custom call `%fp8_mm_v3.1` ↔ its Mosaic
 //! function `@fp8_mm_v3` (a dump, or the body decoded from the call) ↔ the LLO dump of computation
 //! `fp8_mm_v3.1`; an XLA fusion ↔ the LLO dump of the same name. Files are grouped per dump directory (the folder
 //! holding `hlo/`, `mosaic/`, `llo/`, or the folder of the files themselves).
 
 use super::FileSummary;
+use crate::analysis::crosslink::base_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -31,14 +33,6 @@ pub struct Item {
     pub mxu: BTreeMap<String, usize>,
     pub dma_routes: BTreeMap<String, usize>,
     pub dma_waits: usize,
-}
-
-/// `fp8_mm_v3.1` → `fp8_mm_v3`: XLA appends `.N` to the kernel's name to make the instruction name.
-fn base_name(call: &str) -> &str {
-    match call.rsplit_once('.') {
-        Some((b, n)) if n.chars().all(|c| c.is_ascii_digit()) => b,
-        _ => call,
-    }
 }
 
 pub fn link(files: &[(String, FileSummary)]) -> Vec<Group> {

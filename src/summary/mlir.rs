@@ -1,9 +1,10 @@
 //! The summary of an MLIR file: StableHLO (ops, custom calls, Pallas kernels decoded from `tpu_custom_call`
 //! bodies) or a Mosaic dump (its kernels through the kernel view).
 
-use super::hlo::{decoded_kernels, CallKernel, DecodedCall, KernelError};
+use super::hlo::{call_kernels, CallKernel};
 use super::kernel::{self, KernelSummary};
 use crate::ir::{Layer, Module};
+use crate::parse::calls::DecodedCall;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -21,17 +22,13 @@ pub struct MlirSummary {
     pub kernels: Vec<KernelSummary>,
     /// StableHLO: kernels decoded from `tpu_custom_call` bodies.
     pub call_kernels: Vec<CallKernel>,
-    #[serde(skip)]
-    pub kernel_errors: Vec<KernelError>,
-    /// The decoded bodies, for the rules.
-    #[serde(skip)]
-    pub decoded: Vec<DecodedCall>,
 }
 
-pub fn summarize(m: &Module<'_>, stage: Option<&str>) -> MlirSummary {
+/// What an MLIR module holds; `stage`: a Mosaic dump's stage; `decoded`: the kernel bodies parsing decoded from its
+/// custom calls.
+pub fn summarize(m: &Module<'_>, stage: Option<&str>, decoded: &[DecodedCall]) -> MlirSummary {
     let mut opcodes = BTreeMap::new();
     let mut custom_calls: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut tpu_calls = Vec::new();
     for id in m.op_ids() {
         let op = m.op(id);
         *opcodes.entry(op.opcode.to_string()).or_insert(0) += 1;
@@ -39,12 +36,9 @@ pub fn summarize(m: &Module<'_>, stage: Option<&str>) -> MlirSummary {
             let target = op.attr("call_target_name").and_then(|v| v.word()).unwrap_or("?").trim_start_matches('@');
             let name = op.attr("kernel_name").and_then(|v| v.string()).map(|s| s.into_owned());
             custom_calls.entry(target.to_string()).or_default().push(name.unwrap_or_else(|| format!("%{}", op.name)));
-            if target == "tpu_custom_call" {
-                tpu_calls.push(id);
-            }
         }
     }
-    let (mut call_kernels, kernel_errors, decoded) = decoded_kernels(m, tpu_calls.into_iter());
+    let mut call_kernels = call_kernels(decoded);
     // A StableHLO custom call has no instruction name: call it by its kernel_name.
     for ck in &mut call_kernels {
         if ck.call.chars().all(|c| c.is_ascii_digit()) {
@@ -66,8 +60,6 @@ pub fn summarize(m: &Module<'_>, stage: Option<&str>) -> MlirSummary {
         custom_calls,
         kernels,
         call_kernels,
-        kernel_errors,
-        decoded,
     }
 }
 

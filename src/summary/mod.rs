@@ -1,5 +1,5 @@
-//! What `hlolint` prints about each file: one summary type per format, and the dispatch from a source file to its
-//! parser and summary.
+//! What `hlolint` prints about each file: one summary type per format, made from the parsed file (its graph and
+//! the kernels parsing decoded); nothing here parses.
 
 pub mod hlo;
 pub mod kernel;
@@ -9,8 +9,7 @@ pub mod mlir;
 
 pub use hlo::{graph_dump, render, summarize, GraphDump, Summary};
 
-use crate::source::SourceFile;
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use crate::lint::compilation::{Content, Parsed};
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -21,41 +20,15 @@ pub enum FileSummary {
     Llo(llo::LloSummary),
 }
 
-/// A kernel body inside a custom call that could not be decoded: reported on the custom call's span, while the
-/// rest of the file is summarized (and linted) as usual.
-#[derive(Debug, thiserror::Error, Diagnostic)]
-#[error("cannot decode the Pallas kernel of `{call}`: {message}")]
-#[diagnostic(
-    code(hlolint::kernel::decode),
-    help("the rest of the file is still checked; kernel-level facts of this call are missing")
-)]
-pub struct KernelDecodeError {
-    pub call: String,
-    pub message: String,
-    #[source_code]
-    pub src: NamedSource<String>,
-    #[label("this backend_config holds the kernel body")]
-    pub span: SourceSpan,
-}
-
-/// Kernel bodies the summary could not decode, as diagnostics on their custom call.
-pub fn decode_problems(file: &SourceFile, s: &FileSummary) -> Vec<miette::Report> {
-    let errors = match s {
-        FileSummary::Hlo(h) => &h.kernel_errors,
-        FileSummary::Mlir(m) => &m.kernel_errors,
-        FileSummary::Llo(_) => return Vec::new(),
-    };
-    errors
-        .iter()
-        .map(|e| {
-            miette::Report::new(KernelDecodeError {
-                call: e.call.clone(),
-                message: e.message.clone(),
-                src: NamedSource::new(&file.path, file.text.clone()),
-                span: e.span.into(),
-            })
-        })
-        .collect()
+/// What a parsed file holds.
+pub fn of(p: &Parsed<'_>) -> FileSummary {
+    match &p.content {
+        Content::Hlo(m) => FileSummary::Hlo(summarize(m, &p.decoded)),
+        Content::Mlir(m) => {
+            FileSummary::Mlir(mlir::summarize(m, crate::source::mosaic_stage(&p.file.path), &p.decoded))
+        }
+        Content::Llo(f) => FileSummary::Llo(llo::summarize(f)),
+    }
 }
 
 /// The human-readable form, a few lines per file.

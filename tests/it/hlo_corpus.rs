@@ -35,7 +35,7 @@ fn transformer24_has_the_size_users_have() {
     let m = parse_hlo("t24", &text).unwrap();
     assert_eq!(m.ops.len(), 48629);
     assert!(m.scheduled);
-    let s = hlolint::summary::summarize(&m);
+    let s = hlolint::summary::summarize(&m, &[]);
     assert!(
         s.unmatched_starts.is_empty() && s.orphan_dones.is_empty(),
         "{:?} {:?}",

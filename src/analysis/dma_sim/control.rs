@@ -161,12 +161,12 @@ impl<'a> Sim<'_, 'a> {
     }
 
     /// [`Self::decide`], counting the forks per op (`-v` names where paths multiply).
-    pub(super) fn decide_at(&mut self, id: OpId, mut s: State, c: &V) -> (Option<State>, Option<State>) {
+    pub(super) fn decide_at(&mut self, id: OpId, mut s: State, c: &SimValue) -> (Option<State>, Option<State>) {
         if let Some(rng) = &self.rng {
             // a sampled path takes one side: narrowed to it when the condition is symbolic, else at random (vague)
             let c = resolve(&s, c.clone());
             let side = match &c {
-                V::Int(x) => *x != 0,
+                SimValue::Int(x) => *x != 0,
                 _ => {
                     s.unknown_decisions += 1;
                     match self.choose(&mut s, &c) {
@@ -188,16 +188,16 @@ impl<'a> Sim<'_, 'a> {
     }
 
     /// Decides a condition on a state: the states where it holds and those where it does not.
-    pub(super) fn decide(&self, mut s: State, c: &V) -> (Option<State>, Option<State>) {
+    pub(super) fn decide(&self, mut s: State, c: &SimValue) -> (Option<State>, Option<State>) {
         match c {
-            V::Int(x) => {
+            SimValue::Int(x) => {
                 if *x != 0 {
                     (Some(s), None)
                 } else {
                     (None, Some(s))
                 }
             }
-            V::Cond { atom, lo, hi, neg } => {
+            SimValue::Cond { atom, lo, hi, neg } => {
                 let Some(&(alo, ahi)) = s.atoms.get(*atom as usize) else { return (Some(s.clone()), Some(s)) };
                 let inside = (alo.max(*lo), ahi.min(*hi));
                 let all_in = alo >= *lo && ahi <= *hi;
@@ -228,8 +228,8 @@ impl<'a> Sim<'_, 'a> {
             }
             // a conjunction: its true side narrows by every part in turn; its false side (some part false) keeps
             // the path as it is (more behaviours, never fewer)
-            V::All(parts) | V::AnyOf(parts) => {
-                let all = matches!(c, V::All(_));
+            SimValue::All(parts) | SimValue::AnyOf(parts) => {
+                let all = matches!(c, SimValue::All(_));
                 let mut cur = Some(s.clone());
                 let mut decided = true;
                 for p in parts {
@@ -276,25 +276,25 @@ impl<'a> Sim<'_, 'a> {
             .collect();
         let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
         let mut s = s;
-        let mut lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
-        let mut ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let mut lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(SimValue::Unknown);
+        let mut ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(SimValue::Unknown);
         if self.sampling() {
             // a sampled path runs a loop of one known length (its bounds pinned)
             for b in [&mut lb, &mut ub] {
                 if let Some(x) = self.pin(&mut s, b, None) {
-                    *b = V::Int(x);
+                    *b = SimValue::Int(x);
                 }
             }
         }
         let step = match st_o.map(|o| self.get(&s, o)) {
-            Some(V::Int(x)) if x > 0 => x,
+            Some(SimValue::Int(x)) if x > 0 => x,
             _ => 1,
         };
-        let init_vals: Vec<V> = inits.iter().map(|o| self.get(&s, o)).collect();
+        let init_vals: Vec<SimValue> = inits.iter().map(|o| self.get(&s, o)).collect();
         // iterations: a list of induction values, or `None` for a dynamic bound
         let mut sampled = false;
         let plan: Option<Vec<i64>> = match (&lb, &ub) {
-            (V::Int(l), V::Int(u)) => {
+            (SimValue::Int(l), SimValue::Int(u)) => {
                 let n = if u > l { u.saturating_sub(*l).saturating_add(step - 1) / step } else { 0 };
                 let ks = sample(n, FULL_LOOP);
                 sampled = (ks.len() as i64) < n;
@@ -303,12 +303,14 @@ impl<'a> Sim<'_, 'a> {
             _ => None,
         };
         let mut done: Vec<State> = Vec::new();
-        let mut live: Vec<(State, Vec<V>)> = vec![(s, init_vals)];
+        let mut live: Vec<(State, Vec<SimValue>)> = vec![(s, init_vals)];
         // induction values: known, or `lb + k * step` of an unknown lower bound (comparable with the upper bound
         // when both derive from the same unknown: `for i = n to n` runs no iteration)
-        let iters: Vec<V> = match &plan {
-            Some(p) => p.iter().map(|&x| V::Int(x)).collect(),
-            None => (0..DYN_ITERS).map(|k| self.lin(lb.clone(), V::Int(k.saturating_mul(step)), 1)).collect(),
+        let iters: Vec<SimValue> = match &plan {
+            Some(p) => p.iter().map(|&x| SimValue::Int(x)).collect(),
+            None => {
+                (0..DYN_ITERS).map(|k| self.add_scaled(lb.clone(), SimValue::Int(k.saturating_mul(step)), 1)).collect()
+            }
         };
         for (k, iv) in iters.into_iter().enumerate() {
             if live.is_empty() || self.exhausted || self.overflow(live.len() + done.len()) {
@@ -337,7 +339,7 @@ impl<'a> Sim<'_, 'a> {
                 for (k, v) in carried.into_iter().enumerate() {
                     st.env.insert(dkey(Def::BlockArg { block: body, index: k as u32 + 1 }), v);
                 }
-                st.ctx.push((id, if let V::Int(i) = iv { i } else { k as i64 }));
+                st.ctx.push((id, if let SimValue::Int(i) = iv { i } else { k as i64 }));
                 states.push(st);
             }
             let out = self.run_block(body, states, depth + 1);
@@ -357,7 +359,7 @@ impl<'a> Sim<'_, 'a> {
         self.join(id, done)
     }
 
-    pub(super) fn finish_loop(&self, id: OpId, s: &mut State, carried: &[V]) {
+    pub(super) fn finish_loop(&self, id: OpId, s: &mut State, carried: &[SimValue]) {
         for (k, v) in carried.iter().enumerate() {
             self.set(s, id, k as u32, v.clone());
         }
@@ -366,7 +368,7 @@ impl<'a> Sim<'_, 'a> {
     pub(super) fn if_op(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
         let m = self.m;
         let op = m.op(id);
-        let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(SimValue::Unknown);
         let (t, f) = self.decide_at(id, s, &c);
         // nothing DMA (or traced) inside: the paths of each branch are one (the branch's own decision still splits,
         // keeping what it narrowed: `(k + 1) * 256 < len` picks which next block a path computes)
@@ -406,20 +408,20 @@ impl<'a> Sim<'_, 'a> {
         let m = self.m;
         let op = m.op(id);
         let mut s = s;
-        let mut c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(V::Unknown);
+        let mut c = op.operands.first().map(|o| self.get(&s, o)).unwrap_or(SimValue::Unknown);
         if let Some(x) = self.pin(&mut s, &c, None) {
-            c = V::Int(x); // a sampled path takes one case
+            c = SimValue::Int(x); // a sampled path takes one case
         }
         let cases = op.attr("cases").and_then(mattr::int_array).unwrap_or_default();
         // regions: default first, then one per case (MLIR's order)
         let pick: Vec<usize> = match c {
-            V::Int(x) => vec![cases.iter().position(|&k| k == x).map(|p| p + 1).unwrap_or(0)],
+            SimValue::Int(x) => vec![cases.iter().position(|&k| k == x).map(|p| p + 1).unwrap_or(0)],
             _ => (0..op.regions.len()).collect(),
         };
         let mut out = Vec::new();
         for r in pick {
             let mut st = s.clone();
-            if op.regions.len() > 1 && !matches!(c, V::Int(_)) {
+            if op.regions.len() > 1 && !matches!(c, SimValue::Int(_)) {
                 st.unknown_decisions += 1;
                 st.vague = true;
             }
@@ -433,7 +435,7 @@ impl<'a> Sim<'_, 'a> {
         let op = m.op(id);
         let blk = |r: usize| op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
         let (Some(before), after) = (blk(0), blk(1)) else { return vec![s] };
-        let init: Vec<V> = op.operands.iter().map(|o| self.get(&s, o)).collect();
+        let init: Vec<SimValue> = op.operands.iter().map(|o| self.get(&s, o)).collect();
         let mut live = vec![(s, init)];
         let mut done = Vec::new();
         let cap = if self.sampling() { super::sample::SAMPLE_ITERS } else { DYN_ITERS };
@@ -450,8 +452,8 @@ impl<'a> Sim<'_, 'a> {
             }
             for mut st in self.run_block(before, states, depth + 1) {
                 let y = st.yielded.take().unwrap_or_default();
-                let c = y.first().cloned().unwrap_or(V::Unknown);
-                let rest: Vec<V> = y.into_iter().skip(1).collect();
+                let c = y.first().cloned().unwrap_or(SimValue::Unknown);
+                let rest: Vec<SimValue> = y.into_iter().skip(1).collect();
                 let (t, f) = self.decide_at(id, st, &c);
                 if let Some(mut f) = f {
                     self.finish_loop(id, &mut f, &rest);

@@ -80,8 +80,10 @@ pub struct RefV {
     pub bytes: bool,
 }
 
+/// What the simulator knows of an SSA value: an integer, an unknown followed through arithmetic, a condition on
+/// unknowns, a memory reference, or nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum V {
+pub enum SimValue {
     Int(i64),
     /// `f(atom)`: an unknown integer through a chain of monotone steps (`(len + 255) / 256`), so that comparisons
     /// with known integers become intervals of the atom and stay consistent with each other.
@@ -97,16 +99,16 @@ pub enum V {
         neg: bool,
     },
     /// Every one of these conditions (`andi` of comparisons on different unknowns).
-    All(Vec<V>),
+    All(Vec<SimValue>),
     /// Any one of these conditions (`ori`).
-    AnyOf(Vec<V>),
+    AnyOf(Vec<SimValue>),
     Ref(RefV),
     Unknown,
 }
 
 /// A semaphore (or buffer) slot: the base and its concrete offsets.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Key {
+pub struct SemSlot {
     pub base: Base,
     pub offs: Vec<Option<i64>>,
     pub bytes: bool,
@@ -116,7 +118,7 @@ pub struct Key {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dma {
     pub op: OpId,
-    pub sems: Vec<Key>,
+    pub sems: Vec<SemSlot>,
     /// Bytes still to be consumed by waits, per semaphore key (a TPU DMA semaphore counts bytes: the transfer adds
     /// its size when it lands, a wait takes its own descriptor's size). When the size is unknown (LLO stages,
     /// dynamic shapes) a DMA counts as one unit and a wait takes one DMA.
@@ -140,8 +142,9 @@ pub struct Dma {
     pub remote: bool,
 }
 
+/// One step of a path's trace (kept in `Mode::Trace`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Ev {
+pub enum Event {
     Start {
         dma: usize,
     },
@@ -162,7 +165,7 @@ pub enum Ev {
 
 /// A problem seen on one path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Fail {
+pub struct PathProblem {
     /// Seen on a path some input reaches (not vague).
     pub exact: bool,
     pub kind: &'static str,
@@ -184,22 +187,22 @@ pub enum Mode {
 /// One path; `State::default()` is the kernel before its first op.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct State {
-    env: HashMap<(u8, u32, u32), V>,
+    env: HashMap<(u8, u32, u32), SimValue>,
     atoms: Vec<(i64, i64)>,
     /// Where an atom was read, when from a one-dimensional array (`cu_q_lens[3]`): the sampler's order prior.
     origin: BTreeMap<u32, (Base, i64)>,
-    mem: BTreeMap<(Base, Vec<i64>), V>,
+    mem: BTreeMap<(Base, Vec<i64>), SimValue>,
     pub dmas: Vec<Dma>,
-    pub trace: Vec<Ev>,
+    pub trace: Vec<Event>,
     pub executed: BTreeSet<OpId>,
-    pub fails: BTreeMap<OpId, Fail>,
+    pub fails: BTreeMap<OpId, PathProblem>,
     ctx: Vec<(OpId, i64)>,
     step: Vec<i64>,
     unknown_decisions: u32,
     /// The path took a decision the simulation could not make exactly (a fork on a value it lost, a widening, a
     /// loop cut short): it may be one no input reaches. A path that is not vague is reached by some input.
     vague: bool,
-    yielded: Option<Vec<V>>,
+    yielded: Option<Vec<SimValue>>,
 }
 
 /// Environment keys defined inside a region op, shared between the paths that leave it.
@@ -367,7 +370,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
                 idx[d] = rest % n.max(&1);
                 rest /= n.max(&1);
             }
-            states[0].mem.insert((Base::Arg(arg), idx), V::Int(v));
+            states[0].mem.insert((Base::Arg(arg), idx), SimValue::Int(v));
         }
     }
     let mut simulated = 0;
@@ -382,7 +385,8 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
                 s.step = step.clone();
                 s.ctx.clear();
                 for i in 0..func.params.len() {
-                    let v = if i < grid_n { V::Int(step.get(i).copied().unwrap_or(0)) } else { sim.arg_value(i) };
+                    let v =
+                        if i < grid_n { SimValue::Int(step.get(i).copied().unwrap_or(0)) } else { sim.arg_value(i) };
                     s.env.insert(dkey(Def::BlockArg { block: entry, index: i as u32 }), v);
                 }
             }
@@ -434,7 +438,10 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
                 // keep the latest instance's detail
                 // a sampled path keeps every transfer to the end (nothing retired or merged): exact unless vague
                 let exact = sampling && !s.vague;
-                s.fails.insert(d.op, Fail { exact, kind: "never-waited", detail, semaphore: sem, slot, related: None });
+                s.fails.insert(
+                    d.op,
+                    PathProblem { exact, kind: "never-waited", detail, semaphore: sem, slot, related: None },
+                );
             }
         }
     }
@@ -484,10 +491,10 @@ impl<'m, 'a> Sim<'m, 'a> {
         }
     }
 
-    fn arg_value(&self, i: usize) -> V {
+    fn arg_value(&self, i: usize) -> SimValue {
         let ty = self.arg_types.get(i).cloned().flatten();
         let dims = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()).unwrap_or_default();
-        V::Ref(RefV {
+        SimValue::Ref(RefV {
             base: Base::Arg(i),
             offs: vec![Some(0); dims.len()],
             ext: dims.clone(),
@@ -517,7 +524,7 @@ impl<'m, 'a> Sim<'m, 'a> {
     }
 
     /// `(%arg9, "1, 0")`: a key's base and slot.
-    pub fn describe_key(&self, k: &Key) -> (String, String) {
+    pub fn describe_key(&self, k: &SemSlot) -> (String, String) {
         let name = self.base_name(k.base);
         let offs: Vec<Option<i64>> = if k.bytes {
             // LLO: byte offset → element index (4-byte semaphores), unravelled over the base shape
@@ -589,16 +596,18 @@ impl<'m, 'a> Sim<'m, 'a> {
         true
     }
 
-    fn get(&self, s: &State, o: &Operand<'_>) -> V {
+    fn get(&self, s: &State, o: &Operand<'_>) -> SimValue {
         if let Def::Op { op, .. } = o.def {
             if let Some(c) = self.constant(op) {
-                return V::Int(c);
+                return SimValue::Int(c);
             }
         }
         match s.env.get(&dkey(o.def)) {
-            Some(v @ (V::Sym { .. } | V::Cond { .. } | V::All(_) | V::AnyOf(_))) => resolve(s, v.clone()),
+            Some(v @ (SimValue::Sym { .. } | SimValue::Cond { .. } | SimValue::All(_) | SimValue::AnyOf(_))) => {
+                resolve(s, v.clone())
+            }
             Some(v) => v.clone(),
-            None => V::Unknown,
+            None => SimValue::Unknown,
         }
     }
 
@@ -676,12 +685,12 @@ impl<'m, 'a> Sim<'m, 'a> {
         }
     }
 
-    fn fresh(&self, s: &mut State) -> V {
+    fn fresh(&self, s: &mut State) -> SimValue {
         s.atoms.push((ATOM_MIN, ATOM_MAX));
-        V::Sym { atom: s.atoms.len() as u32 - 1, f: Vec::new() }
+        SimValue::Sym { atom: s.atoms.len() as u32 - 1, f: Vec::new() }
     }
 
-    fn set(&self, s: &mut State, op: OpId, i: u32, v: V) {
+    fn set(&self, s: &mut State, op: OpId, i: u32, v: SimValue) {
         s.env.insert((0, op.0, i), v);
     }
 
@@ -719,7 +728,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             return self.region_op(id, s, depth);
         }
         if is_matmul(oc) {
-            s.trace.push(Ev::Compute { op: id });
+            s.trace.push(Event::Compute { op: id });
         }
         // a semaphore of its own: scratch (`tpu.sem_alloc`) or the collective's barrier (`tpu.sem_barrier`)
         if b.starts_with("sem_alloc") || b.starts_with("sem_barrier") {
@@ -731,7 +740,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 map: Some((0..dims.len()).collect()),
                 bytes: false,
             };
-            self.set(&mut s, id, 0, V::Ref(r));
+            self.set(&mut s, id, 0, SimValue::Ref(r));
             return vec![s];
         }
         let v = self.value(id, &mut s);
@@ -740,21 +749,21 @@ impl<'m, 'a> Sim<'m, 'a> {
     }
 
     /// The value of an ordinary op (and its side effects on memory and the trace).
-    fn value(&mut self, id: OpId, s: &mut State) -> V {
+    fn value(&mut self, id: OpId, s: &mut State) -> SimValue {
         let m = self.m;
         let op = m.op(id);
         if let Some(c) = self.constant(id) {
-            return V::Int(c);
+            return SimValue::Int(c);
         }
         let oc = op.opcode;
         let b = opname(oc);
         let plain: Vec<&Operand<'_>> = op.operands.iter().filter(|o| o.role.is_none()).collect();
-        let arg = |k: usize| plain.get(k).map(|o| self.get(s, o)).unwrap_or(V::Unknown);
+        let arg = |k: usize| plain.get(k).map(|o| self.get(s, o)).unwrap_or(SimValue::Unknown);
         // views
         if b == "saddr_scaled" {
             let mult = op.attr("multiplier_in_bytes").and_then(Value::as_int).unwrap_or(1);
             return match (arg(0), arg(1)) {
-                (V::Ref(r), off) => {
+                (SimValue::Ref(r), off) => {
                     let cur = if r.bytes {
                         r.offs.first().copied().flatten()
                     } else if r.offs.iter().all(|x| *x == Some(0)) {
@@ -762,8 +771,8 @@ impl<'m, 'a> Sim<'m, 'a> {
                     } else {
                         None
                     };
-                    let add = if let V::Int(o) = off { o.checked_mul(mult) } else { None };
-                    V::Ref(RefV {
+                    let add = if let SimValue::Int(o) = off { o.checked_mul(mult) } else { None };
+                    SimValue::Ref(RefV {
                         base: r.base,
                         offs: vec![cur.zip(add).and_then(|(a, b)| a.checked_add(b))],
                         ext: Vec::new(),
@@ -771,12 +780,12 @@ impl<'m, 'a> Sim<'m, 'a> {
                         bytes: true,
                     })
                 }
-                _ => V::Unknown,
+                _ => SimValue::Unknown,
             };
         }
         if b.starts_with("memref_slice") || b == "subview" {
-            let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
-            let mut idx: Vec<V> =
+            let Some(SimValue::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return SimValue::Unknown };
+            let mut idx: Vec<SimValue> =
                 op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
             let out_dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
             if self.sampling() {
@@ -786,7 +795,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                         let room = r.map.as_ref().and_then(|m| r.ext.get(*m.get(k)?)).copied();
                         let n = out_dims.as_ref().and_then(|o| o.get(k)).copied().unwrap_or(1);
                         if let Some(x) = self.pin(s, v, room.map(|e| (0, e.saturating_sub(n)))) {
-                            *v = V::Int(x);
+                            *v = SimValue::Int(x);
                         }
                     }
                 }
@@ -797,7 +806,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                         let d = map[v];
                         if d < r.offs.len() {
                             r.offs[d] = match (r.offs[d], i) {
-                                (Some(a), V::Int(x)) => a.checked_add(*x),
+                                (Some(a), SimValue::Int(x)) => a.checked_add(*x),
                                 _ => None,
                             };
                             r.ext[d] = *n;
@@ -811,10 +820,10 @@ impl<'m, 'a> Sim<'m, 'a> {
                     }
                 }
             }
-            return V::Ref(r);
+            return SimValue::Ref(r);
         }
         if b.starts_with("memref_squeeze") {
-            let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
+            let Some(SimValue::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return SimValue::Unknown };
             let out = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
             if let (Some(map), Some(out)) = (r.map.clone(), out) {
                 let inn: Vec<i64> = map.iter().map(|&d| r.ext.get(d).copied().unwrap_or(1)).collect();
@@ -836,7 +845,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             } else {
                 r.map = None;
             }
-            return V::Ref(r);
+            return SimValue::Ref(r);
         }
         if b.starts_with("memref_reshape")
             || b.starts_with("memref_bitcast")
@@ -844,25 +853,25 @@ impl<'m, 'a> Sim<'m, 'a> {
             || (oc.starts_with("memref.")
                 && matches!(b, "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view"))
         {
-            let Some(V::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return V::Unknown };
+            let Some(SimValue::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return SimValue::Unknown };
             let out_rank = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.rank());
             if r.map.as_ref().map(Vec::len) != out_rank {
                 r.map = None;
             }
-            return V::Ref(r);
+            return SimValue::Ref(r);
         }
         // loads and stores
         let is_load = b.contains("load") && !b.contains("dma");
         let is_store = b.contains("store") && !b.contains("dma");
         if is_load || is_store {
             let memref = op.operands.iter().find(|o| o.role == Some("into") || o.role == Some("base")).or_else(|| {
-                op.operands.iter().filter(|o| o.role.is_none()).find(|o| matches!(self.get(s, o), V::Ref(_)))
+                op.operands.iter().filter(|o| o.role.is_none()).find(|o| matches!(self.get(s, o), SimValue::Ref(_)))
             });
             let region = memref.and_then(|o| match self.get(s, o) {
-                V::Ref(r) => Some(r),
+                SimValue::Ref(r) => Some(r),
                 _ => None,
             });
-            let mut idx: Vec<V> =
+            let mut idx: Vec<SimValue> =
                 op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
             if self.sampling() {
                 // a sampled path reads at one position inside the dimension, not at an unknown one
@@ -871,7 +880,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                         let dim = region.as_ref().and_then(|r| r.map.as_ref()?.get(k).and_then(|&d| r.ext.get(d)));
                         let range = dim.map(|&n| (0, n.saturating_sub(1)));
                         if let Some(x) = self.pin(s, v, range) {
-                            *v = V::Int(x);
+                            *v = SimValue::Int(x);
                         }
                     }
                 }
@@ -881,7 +890,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             } else {
                 op.operands
                     .iter()
-                    .find(|o| !matches!(self.get(s, o), V::Ref(_)) && o.role.is_none())
+                    .find(|o| !matches!(self.get(s, o), SimValue::Ref(_)) && o.role.is_none())
                     .and_then(|o| {
                         o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped()).and_then(|x| x.static_dims())
                     })
@@ -893,12 +902,12 @@ impl<'m, 'a> Sim<'m, 'a> {
             if scalar_access(oc) {
             } else if let Some(r) = &region {
                 if is_load {
-                    s.trace.push(Ev::Read { op: id, region: r.clone() });
+                    s.trace.push(Event::Read { op: id, region: r.clone() });
                 } else {
-                    s.trace.push(Ev::Compute { op: id });
+                    s.trace.push(Event::Compute { op: id });
                 }
             } else if is_store {
-                s.trace.push(Ev::Compute { op: id });
+                s.trace.push(Event::Compute { op: id });
             }
             // scalar memory
             let scalar_ty = |t: Option<&MlirType<'_>>| matches!(t, Some(MlirType::Scalar { dtype, .. }) if !dtype.is_float() && *dtype != crate::ir::DType::Pred);
@@ -916,13 +925,13 @@ impl<'m, 'a> Sim<'m, 'a> {
                         s.mem.insert((r.base, k), v.clone());
                         return v;
                     }
-                    return V::Unknown;
+                    return SimValue::Unknown;
                 }
                 if is_store && b != "vector_store" {
                     let val = op
                         .operands
                         .iter()
-                        .find(|o| o.role.is_none() && !matches!(self.get(s, o), V::Ref(_)))
+                        .find(|o| o.role.is_none() && !matches!(self.get(s, o), SimValue::Ref(_)))
                         .map(|o| self.get(s, o));
                     match (key, val) {
                         (Some(k), Some(v)) if r.offs.len() == r.ext.len() && r.ext.iter().all(|&e| e == 1) => {
@@ -932,7 +941,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                     }
                 }
             }
-            return V::Unknown;
+            return SimValue::Unknown;
         }
         // integer arithmetic: arith.* and LLO scalar ops (`llo.sadd.s32`)
         let mut name = b.split('.').next().unwrap_or(b);
@@ -955,147 +964,150 @@ impl<'m, 'a> Sim<'m, 'a> {
         } else {
             None
         };
-        let args: Vec<V> = plain.iter().map(|o| self.get(s, o)).collect();
+        let args: Vec<SimValue> = plain.iter().map(|o| self.get(s, o)).collect();
         let v = self.arith(name, pred.as_deref(), &args);
-        if v != V::Unknown || !self.sampling() {
+        if v != SimValue::Unknown || !self.sampling() {
             return v;
         }
         // a sampled path pins the unknowns it would lose here, one operand at a time (a select's condition first)
         for k in 0..args.len() {
-            let cur = plain.get(k).map(|o| self.get(s, o)).unwrap_or(V::Unknown);
+            let cur = plain.get(k).map(|o| self.get(s, o)).unwrap_or(SimValue::Unknown);
             if symbolic(&cur) && self.pin(s, &cur, None).is_some() {
-                let args: Vec<V> = plain.iter().map(|o| self.get(s, o)).collect();
+                let args: Vec<SimValue> = plain.iter().map(|o| self.get(s, o)).collect();
                 let v = self.arith(name, pred.as_deref(), &args);
-                if v != V::Unknown {
+                if v != SimValue::Unknown {
                     return v;
                 }
             }
         }
-        V::Unknown
+        SimValue::Unknown
     }
 
     /// Integer arithmetic, comparisons and selects over known and symbolic values (`Unknown` when lost).
-    fn arith(&self, name: &str, pred: Option<&str>, args: &[V]) -> V {
-        let arg = |k: usize| args.get(k).cloned().unwrap_or(V::Unknown);
+    fn arith(&self, name: &str, pred: Option<&str>, args: &[SimValue]) -> SimValue {
+        let arg = |k: usize| args.get(k).cloned().unwrap_or(SimValue::Unknown);
         let (x, y) = (arg(0), arg(1));
         match name {
-            "addi" | "add" => self.lin(x, y, 1),
-            "subi" | "sub" => self.lin(x, y, -1),
+            "addi" | "add" => self.add_scaled(x, y, 1),
+            "subi" | "sub" => self.add_scaled(x, y, -1),
             "muli" | "mul" => match (&x, &y) {
-                (V::Sym { .. }, V::Int(c)) if *c != 0 => sym_step(x, Step::Mul(*c)),
-                (V::Int(c), V::Sym { .. }) if *c != 0 => sym_step(y, Step::Mul(*c)),
-                _ => int2(x, y, |a, b| a.checked_mul(b)),
+                (SimValue::Sym { .. }, SimValue::Int(c)) if *c != 0 => sym_step(x, Step::Mul(*c)),
+                (SimValue::Int(c), SimValue::Sym { .. }) if *c != 0 => sym_step(y, Step::Mul(*c)),
+                _ => int_binop(x, y, |a, b| a.checked_mul(b)),
             },
             "divsi" | "div" | "floordivsi" | "floordiv" | "ceildivsi" | "ceildiv" | "minsi" | "min" | "maxsi"
             | "max"
-                if matches!(&x, V::Sym { .. }) || matches!(&y, V::Sym { .. }) =>
+                if matches!(&x, SimValue::Sym { .. }) || matches!(&y, SimValue::Sym { .. }) =>
             {
                 sym_binary(name, x, y)
             }
-            "divsi" | "divui" | "div" => int2(x, y, |a, b| a.checked_div(b)),
-            "floordivsi" | "floordiv" => int2(x, y, |a, b| {
+            "divsi" | "divui" | "div" => int_binop(x, y, |a, b| a.checked_div(b)),
+            "floordivsi" | "floordiv" => int_binop(x, y, |a, b| {
                 let q = a.checked_div(b)?;
                 Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q })
             }),
-            "ceildivsi" | "ceildiv" => int2(x, y, |a, b| {
+            "ceildivsi" | "ceildiv" => int_binop(x, y, |a, b| {
                 let q = a.checked_div(b)?;
                 Some(if a % b != 0 && ((a < 0) == (b < 0)) { q + 1 } else { q })
             }),
-            "remsi" | "remui" | "rem" => int2(x, y, |a, b| a.checked_rem(b)),
-            "minsi" | "minui" | "min" => int2(x, y, |a, b| Some(a.min(b))),
-            "maxsi" | "maxui" | "max" => int2(x, y, |a, b| Some(a.max(b))),
+            "remsi" | "remui" | "rem" => int_binop(x, y, |a, b| a.checked_rem(b)),
+            "minsi" | "minui" | "min" => int_binop(x, y, |a, b| Some(a.min(b))),
+            "maxsi" | "maxui" | "max" => int_binop(x, y, |a, b| Some(a.max(b))),
             "andi" | "and" | "ori" | "or" if is_cond(&x) || is_cond(&y) => {
                 let and = name.starts_with('a');
                 match (x, y) {
                     // a known side decides or drops out (booleans: `true and c` is `c`)
-                    (V::Int(k), c) | (c, V::Int(k)) if is_cond(&c) => match (and, k != 0) {
+                    (SimValue::Int(k), c) | (c, SimValue::Int(k)) if is_cond(&c) => match (and, k != 0) {
                         (true, true) | (false, false) => c,
-                        (true, false) => V::Int(0),
-                        (false, true) => V::Int(1),
+                        (true, false) => SimValue::Int(0),
+                        (false, true) => SimValue::Int(1),
                     },
                     (a, b) if is_cond(&a) && is_cond(&b) => {
                         let mut parts = Vec::new();
                         for v in [a, b] {
                             match v {
-                                V::All(p) if and => parts.extend(p),
-                                V::AnyOf(p) if !and => parts.extend(p),
+                                SimValue::All(p) if and => parts.extend(p),
+                                SimValue::AnyOf(p) if !and => parts.extend(p),
                                 v => parts.push(v),
                             }
                         }
                         if and {
-                            V::All(parts)
+                            SimValue::All(parts)
                         } else {
-                            V::AnyOf(parts)
+                            SimValue::AnyOf(parts)
                         }
                     }
-                    _ => V::Unknown,
+                    _ => SimValue::Unknown,
                 }
             }
-            "andi" | "and" => int2(x, y, |a, b| Some(a & b)),
-            "ori" | "or" => int2(x, y, |a, b| Some(a | b)),
+            "andi" | "and" => int_binop(x, y, |a, b| Some(a & b)),
+            "ori" | "or" => int_binop(x, y, |a, b| Some(a | b)),
             "xori" | "xor" => match (x, y) {
-                (c, V::Int(1)) | (V::Int(1), c) if is_cond(&c) => negate(c),
-                (x, y) => int2(x, y, |a, b| Some(a ^ b)),
+                (c, SimValue::Int(1)) | (SimValue::Int(1), c) if is_cond(&c) => negate(c),
+                (x, y) => int_binop(x, y, |a, b| Some(a ^ b)),
             },
-            "shli" | "shl" => int2(x, y, |a, b| if (0..63).contains(&b) { a.checked_shl(b as u32) } else { None }),
-            "shrsi" | "shrui" | "shr" => int2(x, y, |a, b| if (0..63).contains(&b) { Some(a >> b) } else { None }),
+            "shli" | "shl" => int_binop(x, y, |a, b| if (0..63).contains(&b) { a.checked_shl(b as u32) } else { None }),
+            "shrsi" | "shrui" | "shr" => int_binop(x, y, |a, b| if (0..63).contains(&b) { Some(a >> b) } else { None }),
             "index_cast" | "index_castui" | "extsi" | "extui" | "trunci" | "bitcast" | "stov" | "vtos" => x,
             "select" => match arg(0) {
-                V::Int(c) => {
+                SimValue::Int(c) => {
                     if c != 0 {
                         y
                     } else {
                         arg(2)
                     }
                 }
-                _ => V::Unknown,
+                _ => SimValue::Unknown,
             },
             n if n.starts_with("cmp") || matches!(n, "lt" | "le" | "gt" | "ge" | "eq" | "ne") => {
                 let p = pred.map(str::to_string).unwrap_or_else(|| n.to_string());
                 self.compare(&p, x, y)
             }
-            _ => V::Unknown,
+            _ => SimValue::Unknown,
         }
     }
 
-    fn lin(&self, x: V, y: V, sign: i64) -> V {
+    /// `x + sign·y`.
+    fn add_scaled(&self, x: SimValue, y: SimValue, sign: i64) -> SimValue {
         match (x, y) {
-            (V::Int(a), V::Int(b)) => a.checked_add(sign.saturating_mul(b)).map(V::Int).unwrap_or(V::Unknown),
-            (x @ V::Sym { .. }, V::Int(b)) => match sign.checked_mul(b) {
+            (SimValue::Int(a), SimValue::Int(b)) => {
+                a.checked_add(sign.saturating_mul(b)).map(SimValue::Int).unwrap_or(SimValue::Unknown)
+            }
+            (x @ SimValue::Sym { .. }, SimValue::Int(b)) => match sign.checked_mul(b) {
                 Some(d) => sym_step(x, Step::Add(d)),
-                None => V::Unknown,
+                None => SimValue::Unknown,
             },
-            (V::Int(a), y @ V::Sym { .. }) if sign == 1 => sym_step(y, Step::Add(a)),
+            (SimValue::Int(a), y @ SimValue::Sym { .. }) if sign == 1 => sym_step(y, Step::Add(a)),
             // a - f(x) = -f(x) + a
-            (V::Int(a), y @ V::Sym { .. }) => sym_step(sym_step(y, Step::Mul(-1)), Step::Add(a)),
-            _ => V::Unknown,
+            (SimValue::Int(a), y @ SimValue::Sym { .. }) => sym_step(sym_step(y, Step::Mul(-1)), Step::Add(a)),
+            _ => SimValue::Unknown,
         }
     }
 
-    fn compare(&self, p: &str, x: V, y: V) -> V {
+    fn compare(&self, p: &str, x: SimValue, y: SimValue) -> SimValue {
         let p = p.trim_start_matches(['s', 'u']).to_string();
         let p = if p.is_empty() { "ge".to_string() } else { p }; // never reached for real spellings
         match (&x, &y) {
-            (V::Int(a), V::Int(b)) => V::Int(i64::from(match p.as_str() {
+            (SimValue::Int(a), SimValue::Int(b)) => SimValue::Int(i64::from(match p.as_str() {
                 "eq" => a == b,
                 "ne" => a != b,
                 "lt" => a < b,
                 "le" => a <= b,
                 "gt" => a > b,
                 "ge" => a >= b,
-                _ => return V::Unknown,
+                _ => return SimValue::Unknown,
             })),
-            (V::Sym { atom, f }, V::Int(c)) => sym_cmp(*atom, f, &p, *c),
+            (SimValue::Sym { atom, f }, SimValue::Int(c)) => sym_cmp(*atom, f, &p, *c),
             // the same unknown through the same steps, up to a constant: decided
-            (V::Sym { atom: a, f }, V::Sym { atom: b, f: g }) if a == b => {
+            (SimValue::Sym { atom: a, f }, SimValue::Sym { atom: b, f: g }) if a == b => {
                 let (fb, fc) = split_offset(f);
                 let (gb, gc) = split_offset(g);
                 if fb != gb {
-                    return V::Unknown;
+                    return SimValue::Unknown;
                 }
-                self.compare(&p, V::Int(fc), V::Int(gc))
+                self.compare(&p, SimValue::Int(fc), SimValue::Int(gc))
             }
-            (V::Int(c), V::Sym { atom, f }) => {
+            (SimValue::Int(c), SimValue::Sym { atom, f }) => {
                 let flipped = match p.as_str() {
                     "lt" => "gt",
                     "le" => "ge",
@@ -1105,7 +1117,7 @@ impl<'m, 'a> Sim<'m, 'a> {
                 };
                 sym_cmp(*atom, f, flipped, *c)
             }
-            (b, V::Int(c)) | (V::Int(c), b) if is_cond(b) && (*c == 0 || *c == 1) => {
+            (b, SimValue::Int(c)) | (SimValue::Int(c), b) if is_cond(b) && (*c == 0 || *c == 1) => {
                 let same = (p == "ne") == (*c == 0);
                 if p == "ne" || p == "eq" {
                     if same {
@@ -1114,17 +1126,17 @@ impl<'m, 'a> Sim<'m, 'a> {
                         negate(b.clone())
                     }
                 } else {
-                    V::Unknown
+                    SimValue::Unknown
                 }
             }
-            _ => V::Unknown,
+            _ => SimValue::Unknown,
         }
     }
 }
 
 /// The region a load/store touches: `r` indexed by `idx` (view dims), extents from the accessed shape aligned to
 /// the trailing dimensions.
-fn index_region(mut r: RefV, idx: &[V], shape: &[i64]) -> RefV {
+fn index_region(mut r: RefV, idx: &[SimValue], shape: &[i64]) -> RefV {
     if r.bytes {
         return r;
     }
@@ -1139,7 +1151,7 @@ fn index_region(mut r: RefV, idx: &[V], shape: &[i64]) -> RefV {
             continue;
         }
         r.offs[d] = match (r.offs[d], i) {
-            (Some(a), V::Int(x)) => a.checked_add(*x),
+            (Some(a), SimValue::Int(x)) => a.checked_add(*x),
             _ => None,
         };
         // extent: the accessed shape's dim aligned to the trailing view dims, else 1
@@ -1170,8 +1182,8 @@ impl Outcome {
     /// Ops that failed on every explored path that executed them, with the failure seen first: waits that failed
     /// (at least once) on every path that ran them, and starts (or signals) left outstanding at the end of every
     /// final path that ran them.
-    pub fn must_fail(&self) -> Vec<(OpId, Fail)> {
-        let mut out: BTreeMap<OpId, Fail> = BTreeMap::new();
+    pub fn must_fail(&self) -> Vec<(OpId, PathProblem)> {
+        let mut out: BTreeMap<OpId, PathProblem> = BTreeMap::new();
         let mut ops: BTreeSet<OpId> = BTreeSet::new();
         for s in &self.states {
             ops.extend(s.fails.keys().copied());
@@ -1202,7 +1214,7 @@ impl Outcome {
     /// an op that failed on every witness that ran it, at least [`sample::MIN_WITNESSES`] of them (the rule of the
     /// exhaustive verdict, over the samples: a kernel may well misbehave on inputs its caller never passes, such as
     /// no sequence at all, and a sampled path may pick those).
-    pub fn witnessed(&self, reported: &[(OpId, Fail)]) -> Vec<(OpId, Fail)> {
+    pub fn witnessed(&self, reported: &[(OpId, PathProblem)]) -> Vec<(OpId, PathProblem)> {
         let reported: BTreeSet<OpId> = reported.iter().map(|(op, _)| *op).collect();
         let mut ops: BTreeSet<OpId> = BTreeSet::new();
         for s in &self.witnesses {
@@ -1302,20 +1314,29 @@ mod tests {
         let m = crate::parse::mlir::parse_mlir("t.mlir", "module {\n}\n").expect("parses");
         let mut sim = Sim::new(&m, Mode::Balance);
         sim.budget = 1;
-        assert_eq!(sim.lin(V::Int(i64::MAX), V::Int(1), 1), V::Unknown);
-        assert_eq!(sim.compare("slt", V::Int(1), V::Int(2)), V::Int(1));
-        assert_eq!(int2(V::Int(i64::MIN), V::Int(-1), |a, b| a.checked_rem(b)), V::Unknown);
-        let sym = |f: Vec<Step>| V::Sym { atom: 0, f };
-        assert!(matches!(sim.compare("sge", sym(vec![Step::Add(1)]), V::Int(3)), V::Cond { lo: 2, .. }));
+        assert_eq!(sim.add_scaled(SimValue::Int(i64::MAX), SimValue::Int(1), 1), SimValue::Unknown);
+        assert_eq!(sim.compare("slt", SimValue::Int(1), SimValue::Int(2)), SimValue::Int(1));
+        assert_eq!(int_binop(SimValue::Int(i64::MIN), SimValue::Int(-1), |a, b| a.checked_rem(b)), SimValue::Unknown);
+        let sym = |f: Vec<Step>| SimValue::Sym { atom: 0, f };
+        assert!(matches!(sim.compare("sge", sym(vec![Step::Add(1)]), SimValue::Int(3)), SimValue::Cond { lo: 2, .. }));
         // saturating: holds everywhere in the atom's range
-        assert_eq!(sim.compare("slt", sym(vec![Step::Add(i64::MIN)]), V::Int(i64::MAX)), V::Int(1));
+        assert_eq!(sim.compare("slt", sym(vec![Step::Add(i64::MIN)]), SimValue::Int(i64::MAX)), SimValue::Int(1));
         // k < (len + 255) / 256 (a ceiling): for k = 2, len ≥ 513
         let blocks = sym(vec![Step::Add(255), Step::Div(256)]);
-        assert!(matches!(sim.compare("slt", V::Int(2), blocks.clone()), V::Cond { lo: 513, neg: false, .. }));
+        assert!(matches!(
+            sim.compare("slt", SimValue::Int(2), blocks.clone()),
+            SimValue::Cond { lo: 513, neg: false, .. }
+        ));
         // == on a step function: an interval
-        assert!(matches!(sim.compare("eq", blocks, V::Int(1)), V::Cond { lo: 1, hi: 256, neg: false, .. }));
+        assert!(matches!(
+            sim.compare("eq", blocks, SimValue::Int(1)),
+            SimValue::Cond { lo: 1, hi: 256, neg: false, .. }
+        ));
         // decreasing: 10 - len < 3 ⇔ len > 7
-        let dec = sim.lin(V::Int(10), sym(vec![]), -1);
-        assert!(matches!(sim.compare("slt", dec.clone(), V::Int(3)), V::Cond { lo: 8, neg: false, .. }), "{dec:?}");
+        let dec = sim.add_scaled(SimValue::Int(10), sym(vec![]), -1);
+        assert!(
+            matches!(sim.compare("slt", dec.clone(), SimValue::Int(3)), SimValue::Cond { lo: 8, neg: false, .. }),
+            "{dec:?}"
+        );
     }
 }

@@ -48,7 +48,7 @@ impl Sim<'_, '_> {
         for mut s in states {
             self.retire(&mut s);
             s.env.clear();
-            s.mem.retain(|_, v| !matches!(v, V::Sym { .. } | V::Unknown) && !is_cond(v));
+            s.mem.retain(|_, v| !matches!(v, SimValue::Sym { .. } | SimValue::Unknown) && !is_cond(v));
             s.atoms.clear();
             s.origin.clear();
             s.ctx.clear();
@@ -106,7 +106,7 @@ impl Sim<'_, '_> {
             d.when
         );
             // a heuristic (no kernel seen waits further ahead), so never an exact failure
-            s.fails.entry(d.op).or_insert(Fail {
+            s.fails.entry(d.op).or_insert(PathProblem {
                 exact: false,
                 kind: "never-waited",
                 detail,

@@ -77,43 +77,43 @@ impl Rng {
 
 /// The value a symbolic value has now that its unknowns' intervals may have narrowed to a point (or its condition
 /// decided): `Int` when known, else the value itself. Sound in either mode.
-pub(super) fn resolve(s: &State, v: V) -> V {
+pub(super) fn resolve(s: &State, v: SimValue) -> SimValue {
     match v {
-        V::Sym { atom, ref f } => match s.atoms.get(atom as usize) {
+        SimValue::Sym { atom, ref f } => match s.atoms.get(atom as usize) {
             Some(&(lo, hi)) if lo == hi => {
                 let x = apply(f, lo);
-                i64::try_from(x).map(V::Int).unwrap_or(V::Unknown)
+                i64::try_from(x).map(SimValue::Int).unwrap_or(SimValue::Unknown)
             }
             _ => v,
         },
-        V::Cond { atom, lo, hi, neg } => match s.atoms.get(atom as usize) {
-            Some(&(alo, ahi)) if alo >= lo && ahi <= hi => V::Int(i64::from(!neg)),
-            Some(&(alo, ahi)) if ahi < lo || alo > hi => V::Int(i64::from(neg)),
+        SimValue::Cond { atom, lo, hi, neg } => match s.atoms.get(atom as usize) {
+            Some(&(alo, ahi)) if alo >= lo && ahi <= hi => SimValue::Int(i64::from(!neg)),
+            Some(&(alo, ahi)) if ahi < lo || alo > hi => SimValue::Int(i64::from(neg)),
             _ => v,
         },
         // a conjunction is decided false by a false part and drops its true ones; a disjunction the other way round
-        V::All(parts) => junction(s, parts, true),
-        V::AnyOf(parts) => junction(s, parts, false),
+        SimValue::All(parts) => junction(s, parts, true),
+        SimValue::AnyOf(parts) => junction(s, parts, false),
         other => other,
     }
 }
 
 /// `All` (`all`) or `AnyOf` of `parts`, each resolved: decided when a part decides it or every part is known, else
 /// the parts still open.
-fn junction(s: &State, parts: Vec<V>, all: bool) -> V {
+fn junction(s: &State, parts: Vec<SimValue>, all: bool) -> SimValue {
     let mut open = Vec::new();
     for p in parts {
         match resolve(s, p) {
-            V::Int(x) if (x != 0) != all => return V::Int(i64::from(!all)),
-            V::Int(_) => {}
+            SimValue::Int(x) if (x != 0) != all => return SimValue::Int(i64::from(!all)),
+            SimValue::Int(_) => {}
             p => open.push(p),
         }
     }
     match open.len() {
-        0 => V::Int(i64::from(all)),
-        1 => open.pop().unwrap_or(V::Unknown),
-        _ if all => V::All(open),
-        _ => V::AnyOf(open),
+        0 => SimValue::Int(i64::from(all)),
+        1 => open.pop().unwrap_or(SimValue::Unknown),
+        _ if all => SimValue::All(open),
+        _ => SimValue::AnyOf(open),
     }
 }
 
@@ -130,8 +130,8 @@ fn order_bounds(s: &State, atom: u32) -> (i64, i64) {
         }
         let [j] = idx.as_slice() else { continue };
         let (vlo, vhi) = match resolve(s, v.clone()) {
-            V::Int(x) => (x, x),
-            V::Sym { atom: a, ref f } if f.is_empty() && a != atom => {
+            SimValue::Int(x) => (x, x),
+            SimValue::Sym { atom: a, ref f } if f.is_empty() && a != atom => {
                 s.atoms.get(a as usize).copied().unwrap_or((ATOM_MIN, ATOM_MAX))
             }
             _ => continue,
@@ -146,8 +146,8 @@ fn order_bounds(s: &State, atom: u32) -> (i64, i64) {
 }
 
 /// A value the sampler can decide or pin.
-pub(super) fn symbolic(v: &V) -> bool {
-    matches!(v, V::Sym { .. }) || is_cond(v)
+pub(super) fn symbolic(v: &SimValue) -> bool {
+    matches!(v, SimValue::Sym { .. }) || is_cond(v)
 }
 
 impl Sim<'_, '_> {
@@ -158,11 +158,11 @@ impl Sim<'_, '_> {
 
     /// Pins an unknown (or decides a condition) on a sampled path: the atom's interval narrows to one value, kept
     /// in `range` of `f(atom)` when given (an index inside its dimension). `None` when no such value exists.
-    pub(super) fn pin(&self, s: &mut State, v: &V, range: Option<(i64, i64)>) -> Option<i64> {
+    pub(super) fn pin(&self, s: &mut State, v: &SimValue, range: Option<(i64, i64)>) -> Option<i64> {
         let rng = self.rng.as_ref()?;
         match resolve(s, v.clone()) {
-            V::Int(x) => Some(x),
-            V::Sym { atom, f } => {
+            SimValue::Int(x) => Some(x),
+            SimValue::Sym { atom, f } => {
                 let &(alo, ahi) = s.atoms.get(atom as usize)?;
                 let (mut lo, mut hi) = (alo, ahi);
                 if let Some((r0, r1)) = range {
@@ -190,10 +190,10 @@ impl Sim<'_, '_> {
 
     /// Decides condition `c` one way on a sampled path, narrowing the unknowns to it: a random side among those
     /// some value allows. `None` when it is not a condition the simulation can narrow (a value it lost).
-    pub(super) fn choose(&self, s: &mut State, c: &V) -> Option<bool> {
+    pub(super) fn choose(&self, s: &mut State, c: &SimValue) -> Option<bool> {
         let rng = self.rng.as_ref()?;
         let c = resolve(s, c.clone());
-        if let V::Int(x) = c {
+        if let SimValue::Int(x) = c {
             return Some(x != 0);
         }
         let want = rng.coin();
@@ -209,11 +209,11 @@ impl Sim<'_, '_> {
     }
 
     /// Narrows `s` so that `c` is `want`; false when no value of the unknowns allows it (or `c` is lost).
-    fn force(&self, s: &mut State, c: &V, want: bool, strict: bool) -> bool {
+    fn force(&self, s: &mut State, c: &SimValue, want: bool, strict: bool) -> bool {
         let Some(rng) = self.rng.as_ref() else { return false };
         match resolve(s, c.clone()) {
-            V::Int(x) => (x != 0) == want,
-            V::Cond { atom, lo, hi, neg } => {
+            SimValue::Int(x) => (x != 0) == want,
+            SimValue::Cond { atom, lo, hi, neg } => {
                 let Some(&(alo, ahi)) = s.atoms.get(atom as usize) else { return false };
                 let inside = want != neg;
                 let options: Vec<(i64, i64)> = if inside {
@@ -236,9 +236,9 @@ impl Sim<'_, '_> {
                 s.atoms[atom as usize] = options[rng.below(options.len() as u64) as usize];
                 true
             }
-            V::All(parts) | V::AnyOf(parts) => {
+            SimValue::All(parts) | SimValue::AnyOf(parts) => {
                 // an `All` is true when every part is, false when one (any) part is; an `AnyOf` the other way round
-                let every = want == matches!(c, V::All(_));
+                let every = want == matches!(c, SimValue::All(_));
                 let target = want;
                 if every {
                     parts.iter().all(|p| self.force(s, p, target, strict))
@@ -272,20 +272,26 @@ mod tests {
     fn array(s: &mut State, n: usize) {
         for i in 0..n {
             s.origin.insert(i as u32, (Base::Arg(0), i as i64));
-            s.mem.insert((Base::Arg(0), vec![i as i64]), V::Sym { atom: i as u32, f: Vec::new() });
+            s.mem.insert((Base::Arg(0), vec![i as i64]), SimValue::Sym { atom: i as u32, f: Vec::new() });
         }
     }
 
     #[test]
     fn narrowed_values_resolve() {
         let s = state(vec![(5, 5), (0, 9)]);
-        assert_eq!(resolve(&s, V::Sym { atom: 0, f: vec![Step::Mul(2)] }), V::Int(10));
-        assert!(matches!(resolve(&s, V::Sym { atom: 1, f: vec![] }), V::Sym { .. }));
-        assert_eq!(resolve(&s, V::Cond { atom: 1, lo: 0, hi: 20, neg: false }), V::Int(1));
-        assert_eq!(resolve(&s, V::Cond { atom: 1, lo: 10, hi: 20, neg: true }), V::Int(1));
-        let open = V::Cond { atom: 1, lo: 3, hi: 4, neg: false };
-        assert_eq!(resolve(&s, V::All(vec![V::Cond { atom: 0, lo: 5, hi: 5, neg: false }, open.clone()])), open);
-        assert_eq!(resolve(&s, V::AnyOf(vec![V::Cond { atom: 0, lo: 5, hi: 5, neg: false }, open])), V::Int(1));
+        assert_eq!(resolve(&s, SimValue::Sym { atom: 0, f: vec![Step::Mul(2)] }), SimValue::Int(10));
+        assert!(matches!(resolve(&s, SimValue::Sym { atom: 1, f: vec![] }), SimValue::Sym { .. }));
+        assert_eq!(resolve(&s, SimValue::Cond { atom: 1, lo: 0, hi: 20, neg: false }), SimValue::Int(1));
+        assert_eq!(resolve(&s, SimValue::Cond { atom: 1, lo: 10, hi: 20, neg: true }), SimValue::Int(1));
+        let open = SimValue::Cond { atom: 1, lo: 3, hi: 4, neg: false };
+        assert_eq!(
+            resolve(&s, SimValue::All(vec![SimValue::Cond { atom: 0, lo: 5, hi: 5, neg: false }, open.clone()])),
+            open
+        );
+        assert_eq!(
+            resolve(&s, SimValue::AnyOf(vec![SimValue::Cond { atom: 0, lo: 5, hi: 5, neg: false }, open])),
+            SimValue::Int(1)
+        );
     }
 
     #[test]
@@ -311,14 +317,14 @@ mod tests {
             let mut s = state(vec![(ATOM_MIN, ATOM_MAX); 3]);
             array(&mut s, 3);
             // cu[2] < 40 decided one way, then cu[1] pinned, then cu[0] >= 1 decided
-            let c = V::Cond { atom: 2, lo: ATOM_MIN, hi: 39, neg: false };
+            let c = SimValue::Cond { atom: 2, lo: ATOM_MIN, hi: 39, neg: false };
             let side = sim.choose(&mut s, &c).expect("decidable");
-            assert_eq!(resolve(&s, c.clone()), V::Int(i64::from(side)), "the decision sticks");
-            let x1 = sim.pin(&mut s, &V::Sym { atom: 1, f: vec![] }, None).expect("pinnable");
+            assert_eq!(resolve(&s, c.clone()), SimValue::Int(i64::from(side)), "the decision sticks");
+            let x1 = sim.pin(&mut s, &SimValue::Sym { atom: 1, f: vec![] }, None).expect("pinnable");
             assert_eq!(s.atoms[1], (x1, x1));
             // the prior: positive and strictly increasing along the array
             assert!(x1 >= 2 && x1 < s.atoms[2].1, "cu[1] = {x1}, cu[2] in {:?}", s.atoms[2]);
-            let x0 = sim.pin(&mut s, &V::Sym { atom: 0, f: vec![] }, None).expect("pinnable");
+            let x0 = sim.pin(&mut s, &SimValue::Sym { atom: 0, f: vec![] }, None).expect("pinnable");
             assert!((1..x1).contains(&x0), "cu[0] = {x0}, cu[1] = {x1}");
         }
     }
@@ -331,11 +337,12 @@ mod tests {
         for _ in 0..50 {
             let mut s = state(vec![(ATOM_MIN, ATOM_MAX)]);
             // (x + 3) in [0, 7]
-            let x = sim.pin(&mut s, &V::Sym { atom: 0, f: vec![Step::Add(3)] }, Some((0, 7))).expect("in bounds");
+            let x =
+                sim.pin(&mut s, &SimValue::Sym { atom: 0, f: vec![Step::Add(3)] }, Some((0, 7))).expect("in bounds");
             assert!((0..=7).contains(&x), "{x}");
         }
         let mut s = state(vec![(100, 200)]);
-        assert_eq!(sim.pin(&mut s, &V::Sym { atom: 0, f: vec![] }, Some((0, 7))), None, "no such value");
+        assert_eq!(sim.pin(&mut s, &SimValue::Sym { atom: 0, f: vec![] }, Some((0, 7))), None, "no such value");
     }
 
     #[test]
@@ -345,15 +352,15 @@ mod tests {
         for seed in 0..30 {
             sim.rng = Some(Rng::new(seed));
             let mut s = state(vec![(0, 100), (0, 100)]);
-            let c = V::All(vec![
-                V::Cond { atom: 0, lo: 10, hi: 20, neg: false },
-                V::Cond { atom: 1, lo: 0, hi: 5, neg: true },
+            let c = SimValue::All(vec![
+                SimValue::Cond { atom: 0, lo: 10, hi: 20, neg: false },
+                SimValue::Cond { atom: 1, lo: 0, hi: 5, neg: true },
             ]);
             let side = sim.choose(&mut s, &c).expect("decidable");
-            assert_eq!(resolve(&s, c), V::Int(i64::from(side)), "seed {seed}: {:?}", s.atoms);
+            assert_eq!(resolve(&s, c), SimValue::Int(i64::from(side)), "seed {seed}: {:?}", s.atoms);
         }
         // a value the simulation lost cannot be chosen exactly
         let mut s = state(vec![]);
-        assert_eq!(sim.choose(&mut s, &V::Unknown), None);
+        assert_eq!(sim.choose(&mut s, &SimValue::Unknown), None);
     }
 }

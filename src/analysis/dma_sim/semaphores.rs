@@ -10,7 +10,7 @@ impl<'a> Sim<'_, 'a> {
             .iter()
             .filter(|o| o.role.is_some_and(|r| roles.contains(&r)))
             .filter_map(|o| match self.get(s, o) {
-                V::Ref(r) => Some(r),
+                SimValue::Ref(r) => Some(r),
                 _ => None,
             })
             .collect();
@@ -20,7 +20,7 @@ impl<'a> Sim<'_, 'a> {
         op.operands
             .iter()
             .filter_map(|o| match self.get(s, o) {
-                V::Ref(r) if self.is_sem_base(r.base) => Some(r),
+                SimValue::Ref(r) if self.is_sem_base(r.base) => Some(r),
                 _ => None,
             })
             .collect()
@@ -58,10 +58,11 @@ impl<'a> Sim<'_, 'a> {
             return;
         }
         let target = op.operands.iter().find(|o| o.role == Some("target")).and_then(|o| match self.get(s, o) {
-            V::Ref(r) => Some(r),
+            SimValue::Ref(r) => Some(r),
             _ => None,
         });
-        let keys: Vec<Key> = sems.iter().map(|r| Key { base: r.base, offs: r.offs.clone(), bytes: r.bytes }).collect();
+        let keys: Vec<SemSlot> =
+            sems.iter().map(|r| SemSlot { base: r.base, offs: r.offs.clone(), bytes: r.bytes }).collect();
         let bytes = bytes_of(op, &["target", "source"]);
         let d = Dma {
             op: id,
@@ -83,22 +84,23 @@ impl<'a> Sim<'_, 'a> {
     pub(super) fn push_dma(&mut self, s: &mut State, d: Dma) {
         s.dmas.push(d);
         if self.mode == Mode::Trace && s.trace.len() < MAX_TRACE {
-            s.trace.push(Ev::Start { dma: s.dmas.len() - 1 });
+            s.trace.push(Event::Start { dma: s.dmas.len() - 1 });
         }
     }
 
     /// The semaphore and the amount of `tpu.sem_signal %sem, %amount` / `tpu.sem_wait %sem, %amount`.
-    pub(super) fn sem_and_amount(&self, s: &State, op: &Op<'a>) -> (Option<RefV>, V) {
+    pub(super) fn sem_and_amount(&self, s: &State, op: &Op<'a>) -> (Option<RefV>, SimValue) {
         let plain: Vec<&Operand<'_>> = op
             .operands
             .iter()
             .filter(|o| o.role.is_none() || matches!(o.role, Some("semaphore") | Some("amount") | Some("value")))
             .collect();
         let sem = plain.iter().find_map(|o| match self.get(s, o) {
-            V::Ref(r) => Some(r),
+            SimValue::Ref(r) => Some(r),
             _ => None,
         });
-        let amount = plain.iter().map(|o| self.get(s, o)).find(|v| !matches!(v, V::Ref(_))).unwrap_or(V::Unknown);
+        let amount =
+            plain.iter().map(|o| self.get(s, o)).find(|v| !matches!(v, SimValue::Ref(_))).unwrap_or(SimValue::Unknown);
         (sem, amount)
     }
 
@@ -111,7 +113,7 @@ impl<'a> Sim<'_, 'a> {
             return;
         };
         let Some(n) = (match amount {
-            V::Int(n) if n > 0 => u64::try_from(n).ok(),
+            SimValue::Int(n) if n > 0 => u64::try_from(n).ok(),
             _ => None,
         }) else {
             self.unknown_amount.get_or_insert(id);
@@ -123,7 +125,7 @@ impl<'a> Sim<'_, 'a> {
             bytes: Some(n),
             signal: true,
             remote: op.operands.iter().any(|o| o.role == Some("device_id")),
-            sems: vec![Key { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes }],
+            sems: vec![SemSlot { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes }],
             target: None,
             size: None,
             when: self.when(s),
@@ -142,7 +144,7 @@ impl<'a> Sim<'_, 'a> {
         let (sem, need) = if sem_wait {
             let (sem, amount) = self.sem_and_amount(s, op);
             match amount {
-                V::Int(n) if n > 0 => (sem, Need::Units(n as u64)),
+                SimValue::Int(n) if n > 0 => (sem, Need::Units(n as u64)),
                 _ => {
                     self.unknown_amount.get_or_insert(id);
                     return;
@@ -156,14 +158,14 @@ impl<'a> Sim<'_, 'a> {
             self.unaccountable.get_or_insert(id);
             return;
         };
-        let key = Key { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes };
+        let key = SemSlot { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes };
         let dst = op.operands.iter().find(|o| o.role == Some("dst") || o.role == Some("ref")).and_then(|o| match self
             .get(s, o)
         {
-            V::Ref(r) => Some(r),
+            SimValue::Ref(r) => Some(r),
             _ => None,
         });
-        let may_eq = |a: &Key, b: &Key| {
+        let may_eq = |a: &SemSlot, b: &SemSlot| {
             a.base == b.base
                 && a.bytes == b.bytes
                 && a.offs.len() == b.offs.len()
@@ -186,7 +188,7 @@ impl<'a> Sim<'_, 'a> {
             .collect();
         cands.sort_by_key(|&(i, _)| (!same_target(&s.dmas[i]), std::cmp::Reverse(i)));
         // a slot only known as "some slot of this semaphore array" makes the accounting a guess from here on
-        let definite = |k: &Key| *k == key && k.offs.iter().all(Option::is_some);
+        let definite = |k: &SemSlot| *k == key && k.offs.iter().all(Option::is_some);
         if !key.offs.iter().all(Option::is_some) || cands.iter().any(|&(i, k)| !definite(&s.dmas[i].sems[k])) {
             s.vague = true;
         }
@@ -237,7 +239,7 @@ impl<'a> Sim<'_, 'a> {
             let related = cands.first().map(|&(i, _)| s.dmas[i].op);
             // a path fails on a wait that failed at least once on it
             let exact = !s.vague;
-            s.fails.entry(id).or_insert(Fail { exact, kind, detail, semaphore: sem_name, slot, related });
+            s.fails.entry(id).or_insert(PathProblem { exact, kind, detail, semaphore: sem_name, slot, related });
         }
         let waited = s.trace.len();
         for &i in &consumed {
@@ -247,7 +249,7 @@ impl<'a> Sim<'_, 'a> {
         }
         if self.mode == Mode::Trace {
             if s.trace.len() < MAX_TRACE {
-                s.trace.push(Ev::Wait { op: id, dma: consumed.first().copied() });
+                s.trace.push(Event::Wait { op: id, dma: consumed.first().copied() });
             }
         } else {
             // balance: a consumed transfer is history

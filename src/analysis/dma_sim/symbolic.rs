@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// One monotone step of a [`V::Sym`] expression.
+/// One monotone step of a [`SimValue::Sym`] expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     Add(i64),
@@ -66,7 +66,7 @@ pub(super) fn interval(pred: &dyn Fn(i64) -> bool) -> Option<(i64, i64)> {
 
 /// `f(atom) <p> c` as an interval of the atom (monotone `f`: the set is one interval, or its complement for
 /// `ne`); `Int` when it holds everywhere or nowhere.
-pub(super) fn sym_cmp(atom: u32, f: &[Step], p: &str, c: i64) -> V {
+pub(super) fn sym_cmp(atom: u32, f: &[Step], p: &str, c: i64) -> SimValue {
     let c = c as i128;
     let neg = p == "ne";
     let holds = |x: i64| {
@@ -80,7 +80,7 @@ pub(super) fn sym_cmp(atom: u32, f: &[Step], p: &str, c: i64) -> V {
         }
     };
     if !matches!(p, "eq" | "ne" | "lt" | "le" | "gt" | "ge") {
-        return V::Unknown;
+        return SimValue::Unknown;
     }
     let set = if matches!(p, "eq" | "ne") {
         // f(x) == c: where f(x) >= c and f(x) <= c, each monotone
@@ -94,9 +94,9 @@ pub(super) fn sym_cmp(atom: u32, f: &[Step], p: &str, c: i64) -> V {
         interval(&holds)
     };
     match set {
-        None => V::Int(i64::from(neg)),
-        Some((ATOM_MIN, ATOM_MAX)) => V::Int(i64::from(!neg)),
-        Some((lo, hi)) => V::Cond { atom, lo, hi, neg },
+        None => SimValue::Int(i64::from(neg)),
+        Some((ATOM_MIN, ATOM_MAX)) => SimValue::Int(i64::from(!neg)),
+        Some((lo, hi)) => SimValue::Cond { atom, lo, hi, neg },
     }
 }
 
@@ -110,46 +110,46 @@ pub(super) fn split_offset(f: &[Step]) -> (&[Step], i64) {
 
 /// `Sym` with one more step (identities dropped, so equal values get equal chains); `Unknown` when the chain
 /// grows long.
-pub(super) fn sym_step(x: V, st: Step) -> V {
+pub(super) fn sym_step(x: SimValue, st: Step) -> SimValue {
     if matches!(st, Step::Add(0) | Step::Mul(1) | Step::Div(1) | Step::FloorDiv(1) | Step::CeilDiv(1)) {
         return x;
     }
     match x {
-        V::Sym { atom, mut f } if f.len() < 16 => {
+        SimValue::Sym { atom, mut f } if f.len() < 16 => {
             match (f.last_mut(), st) {
                 (Some(Step::Add(a)), Step::Add(b)) => match a.checked_add(b) {
                     Some(c) => *a = c,
-                    None => return V::Unknown,
+                    None => return SimValue::Unknown,
                 },
                 _ => f.push(st),
             }
-            V::Sym { atom, f }
+            SimValue::Sym { atom, f }
         }
-        _ => V::Unknown,
+        _ => SimValue::Unknown,
     }
 }
 
 /// A boolean the simulation keeps symbolically.
-pub(super) fn is_cond(v: &V) -> bool {
-    matches!(v, V::Cond { .. } | V::All(_) | V::AnyOf(_))
+pub(super) fn is_cond(v: &SimValue) -> bool {
+    matches!(v, SimValue::Cond { .. } | SimValue::All(_) | SimValue::AnyOf(_))
 }
 
 /// `not c`, by De Morgan for conjunctions.
-pub(super) fn negate(v: V) -> V {
+pub(super) fn negate(v: SimValue) -> SimValue {
     match v {
-        V::Cond { atom, lo, hi, neg } => V::Cond { atom, lo, hi, neg: !neg },
-        V::All(p) => V::AnyOf(p.into_iter().map(negate).collect()),
-        V::AnyOf(p) => V::All(p.into_iter().map(negate).collect()),
-        V::Int(x) => V::Int(i64::from(x == 0)),
+        SimValue::Cond { atom, lo, hi, neg } => SimValue::Cond { atom, lo, hi, neg: !neg },
+        SimValue::All(p) => SimValue::AnyOf(p.into_iter().map(negate).collect()),
+        SimValue::AnyOf(p) => SimValue::All(p.into_iter().map(negate).collect()),
+        SimValue::Int(x) => SimValue::Int(i64::from(x == 0)),
         other => other,
     }
 }
 
 /// Division by a positive constant, and min/max with a constant, of an unknown.
-pub(super) fn sym_binary(name: &str, x: V, y: V) -> V {
+pub(super) fn sym_binary(name: &str, x: SimValue, y: SimValue) -> SimValue {
     let div = name.contains("div");
     match (x, y) {
-        (s @ V::Sym { .. }, V::Int(c)) if !div || c > 0 => sym_step(
+        (s @ SimValue::Sym { .. }, SimValue::Int(c)) if !div || c > 0 => sym_step(
             s,
             match name {
                 "divsi" | "div" => Step::Div(c),
@@ -159,16 +159,17 @@ pub(super) fn sym_binary(name: &str, x: V, y: V) -> V {
                 _ => Step::Max(c),
             },
         ),
-        (V::Int(c), s @ V::Sym { .. }) if !div => {
+        (SimValue::Int(c), s @ SimValue::Sym { .. }) if !div => {
             sym_step(s, if name.starts_with("min") { Step::Min(c) } else { Step::Max(c) })
         }
-        _ => V::Unknown,
+        _ => SimValue::Unknown,
     }
 }
 
-pub(super) fn int2(x: V, y: V, f: impl Fn(i64, i64) -> Option<i64>) -> V {
+/// `f(x, y)` when both are known integers.
+pub(super) fn int_binop(x: SimValue, y: SimValue, f: impl Fn(i64, i64) -> Option<i64>) -> SimValue {
     match (x, y) {
-        (V::Int(a), V::Int(b)) => f(a, b).map(V::Int).unwrap_or(V::Unknown),
-        _ => V::Unknown,
+        (SimValue::Int(a), SimValue::Int(b)) => f(a, b).map(SimValue::Int).unwrap_or(SimValue::Unknown),
+        _ => SimValue::Unknown,
     }
 }

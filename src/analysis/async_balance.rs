@@ -653,6 +653,17 @@ chain). kind `never-done`: some path ends without a done (the async op is still 
 released); `done-twice`: one path reaches two dones of the same start; `done-without-start`: a done whose operand \
 does not trace back to a start of its family on every path.";
 
+/// How rule packs call this analysis (`analysis: async-balance`).
+pub static ANALYSIS: super::Analysis = super::Analysis {
+    name: "async-balance",
+    layers: &[Layer::Hlo],
+    doc: DOC,
+    captures: &["kind", "family", "start", "done"],
+    kinds: &["never-done", "done-twice", "done-without-start"],
+    options: &[],
+    run,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

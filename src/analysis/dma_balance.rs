@@ -42,6 +42,17 @@ least 2 (the message says so). When a bound is hit, a semaphore or amount cannot
 the kernel also gets an `inconclusive` result (note level) saying why — never a silent pass; `-v` shows what was \
 explored and sampled.";
 
+/// How rule packs call this analysis (`analysis: dma-balance`).
+pub static ANALYSIS: super::Analysis = super::Analysis {
+    name: "dma-balance",
+    layers: &[Layer::Mosaic],
+    doc: DOC,
+    captures: &["kind", "semaphore", "slot"],
+    kinds: &["never-waited", "wait-without-start", "wait-exceeds-signals", "inconclusive", "explored"],
+    options: &[],
+    run,
+};
+
 fn label(kind: &str) -> &'static str {
     match kind {
         "never-waited" => "DMA started here is never waited",

@@ -25,6 +25,17 @@ speed, and the two failure modes are silent races or silently serial copies. Bou
 it; when the exploration is inconclusive, the sampled runs of `dma-balance` are judged the same way: an op is reported \
 when every sampled run that could judge it — that read the buffer, or ran the DMA at least twice — shows it). `post-finalize-llo` dumps (byte addresses) are skipped: the earlier stages of the same kernel are judged.";
 
+/// How rule packs call this analysis (`analysis: dma-double-buffering`).
+pub static ANALYSIS: super::Analysis = super::Analysis {
+    name: "dma-double-buffering",
+    layers: &[Layer::Mosaic],
+    doc: DOC,
+    captures: &["kind", "buffer", "slots"],
+    kinds: &["single-slot", "wait-after-use", "no-overlap", "inconclusive", "explored"],
+    options: &[],
+    run,
+};
+
 #[derive(Clone, Debug)]
 struct Finding {
     kind: &'static str,

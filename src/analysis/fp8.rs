@@ -53,6 +53,34 @@ pub const OPTIONS: &[(&str, &str)] = &[(
     "true: report a matmul as kind `unknown-target` when the target is unknown and no LLO or Mosaic stage shows the MXU format",
 )];
 
+/// Kinds of fp8-emulated's hits: what the MXU got instead of fp8.
+pub const KINDS: &[&str] = &["emulated", "native-format-missing", "unknown-target"];
+
+/// narrow-emulated's: the same, and int4 widened to the generation's int8 mode.
+pub const NARROW_KINDS: &[&str] = &["emulated", "widened-to-int8", "native-format-missing", "unknown-target"];
+
+/// How rule packs call the fp8 analysis (`analysis: fp8-emulated`).
+pub static ANALYSIS: super::Analysis = super::Analysis {
+    name: NAME,
+    layers: &[Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo],
+    doc: DOC,
+    captures: CAPTURES,
+    kinds: KINDS,
+    options: OPTIONS,
+    run,
+};
+
+/// The same for every narrow type (`analysis: narrow-emulated`).
+pub static NARROW_ANALYSIS: super::Analysis = super::Analysis {
+    name: NARROW_NAME,
+    layers: &[Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo],
+    doc: NARROW_DOC,
+    captures: NARROW_CAPTURES,
+    kinds: NARROW_KINDS,
+    options: OPTIONS,
+    run: run_narrow,
+};
+
 // ---- evidence ---------------------------------------------------------------------------------------------------
 
 /// One MXU matmul format of an LLO computation, with its count.
@@ -86,6 +114,7 @@ impl LloFormat {
 /// The MXU matmul formats of an LLO module (vmatmul ops only: pushes and pops follow them).
 pub fn llo_formats(m: &Module<'_>) -> Vec<LloFormat> {
     let mut out: Vec<LloFormat> = Vec::new();
+
     for x in view::mxu_ops(m).into_iter().filter(|x| x.kind == MxuKind::Matmul) {
         let segs: Vec<&str> = x.mnemonic.split('.').collect();
         let dts: Vec<(usize, DType)> =

@@ -105,82 +105,96 @@ pub struct Analysis {
     pub doc: &'static str,
     /// The capture keys its hits carry besides `detail`.
     pub captures: &'static [&'static str],
+    /// The values of its hits' `kind` capture (empty when it has none): a rule's `when: {kind: ...}` must match
+    /// one of them, so a misspelt kind is a pack error rather than a rule that never fires.
+    pub kinds: &'static [&'static str],
     /// The options it accepts (name, meaning).
     pub options: &'static [(&'static str, &'static str)],
     pub run: fn(&Compilation<'_>, usize, &Options) -> Vec<Hit>,
 }
 
-/// Every named analysis. Rule packs refer to them by name.
-pub static ANALYSES: &[Analysis] = &[
-    Analysis {
-        name: "async-balance",
-        layers: &[Layer::Hlo],
-        doc: async_balance::DOC,
-        captures: &["kind", "family", "start", "done"],
-        options: &[],
-        run: async_balance::run,
-    },
-    Analysis {
-        name: "smem-scales",
-        layers: &[Layer::Mosaic],
-        doc: smem::DOC,
-        captures: &["kind", "arg", "memref"],
-        options: &[(
-            "max_scale_elements",
-            "largest operand (in elements) still treated as a scale table; default 4096",
-        )],
-        run: smem::run,
-    },
-    Analysis {
-        name: "auto-pipelining",
-        layers: &[Layer::Mosaic],
-        doc: pipelining::DOC,
-        captures: &["kind", "operand", "window", "array"],
-        options: &[],
-        run: pipelining::run,
-    },
-    Analysis {
-        name: fp8::NAME,
-        layers: &[Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo],
-        doc: fp8::DOC,
-        captures: fp8::CAPTURES,
-        options: fp8::OPTIONS,
-        run: fp8::run,
-    },
-    Analysis {
-        name: fp8::NARROW_NAME,
-        layers: &[Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo],
-        doc: fp8::NARROW_DOC,
-        captures: fp8::NARROW_CAPTURES,
-        options: fp8::OPTIONS,
-        run: fp8::run_narrow,
-    },
-    Analysis {
-        name: placement::NAME,
-        layers: &[Layer::Hlo, Layer::Llo],
-        doc: placement::DOC,
-        captures: placement::CAPTURES,
-        options: placement::OPTIONS,
-        run: placement::run,
-    },
-    Analysis {
-        name: "dma-balance",
-        layers: &[Layer::Mosaic],
-        doc: dma_balance::DOC,
-        captures: &["kind", "semaphore", "slot"],
-        options: &[],
-        run: dma_balance::run,
-    },
-    Analysis {
-        name: "dma-double-buffering",
-        layers: &[Layer::Mosaic],
-        doc: dma_pipeline::DOC,
-        captures: &["kind", "buffer", "slots"],
-        options: &[],
-        run: dma_pipeline::run,
-    },
+/// Every named analysis, each declared beside its code (`ANALYSIS` in its module). Rule packs refer to them by name.
+pub static ANALYSES: &[&Analysis] = &[
+    &async_balance::ANALYSIS,
+    &smem::ANALYSIS,
+    &pipelining::ANALYSIS,
+    &fp8::ANALYSIS,
+    &fp8::NARROW_ANALYSIS,
+    &placement::ANALYSIS,
+    &dma_balance::ANALYSIS,
+    &dma_pipeline::ANALYSIS,
 ];
 
 pub fn analysis(name: &str) -> Option<&'static Analysis> {
-    ANALYSES.iter().find(|a| a.name == name)
+    ANALYSES.iter().copied().find(|a| a.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lint::compilation::{parse_texts, source_file, Parsed};
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// The dump files of one rule case (a file, or a folder holding one compilation), with their texts.
+    fn case_files(case: &Path) -> Vec<crate::source::SourceFile> {
+        let paths: Vec<_> = if case.is_dir() {
+            walkdir::WalkDir::new(case).into_iter().filter_map(Result::ok).map(|e| e.into_path()).collect()
+        } else {
+            vec![case.to_path_buf()]
+        };
+        paths
+            .into_iter()
+            .filter_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+            .filter(|(_, t)| crate::source::sniff(t).is_some())
+            .map(|(p, t)| source_file(&p.display().to_string(), &t))
+            .collect()
+    }
+
+    /// Every hit of every analysis on every built-in rule case carries a declared kind (or none, for an analysis
+    /// without kinds), and every declared kind shows up on some case: the list a pack's `when:` is checked against
+    /// is the list the code produces.
+    #[test]
+    fn declared_kinds_are_the_kinds_hits_carry() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules");
+        let mut seen: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        let options = Options::from([("require_target".to_string(), serde_json::Value::Bool(true))]);
+        for rule in crate::source::cases_in(&root).into_iter().filter(|p| p.is_dir()) {
+            for case in ["valid", "invalid"].iter().flat_map(|v| crate::source::cases_in(&rule.join(v))) {
+                let files = case_files(&case);
+                let parsed: Vec<Parsed> = parse_texts(&files).into_iter().filter_map(Result::ok).collect();
+                let name = case.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let c = Compilation::new(name, &parsed, None);
+                for (unit, u) in c.units.iter().enumerate() {
+                    for a in ANALYSES.iter().filter(|a| a.layers.contains(&u.layer())) {
+                        for h in (a.run)(&c, unit, &options) {
+                            let kind = h.captures.get("kind");
+                            match kind {
+                                Some(k) => assert!(
+                                    a.kinds.contains(&k.as_str()),
+                                    "{}: kind `{k}` on {} is not declared",
+                                    a.name,
+                                    case.display()
+                                ),
+                                None => assert!(a.kinds.is_empty(), "{}: a hit without a kind", a.name),
+                            }
+                            seen.entry(a.name).or_default().extend(kind.cloned());
+                        }
+                    }
+                }
+            }
+        }
+        // `inconclusive` and `explored` come from budgets and unknowns, which the simulator's own tests and the
+        // real-kernel tests reach; the rule cases are small kernels that decide.
+        let problem_kinds = |k: &&&str| !matches!(**k, "inconclusive" | "explored");
+        for a in ANALYSES {
+            let missing: Vec<&&str> = a
+                .kinds
+                .iter()
+                .filter(problem_kinds)
+                .filter(|k| !seen.get(a.name).is_some_and(|s| s.contains(**k)))
+                .collect();
+            assert!(missing.is_empty(), "{}: declared kinds no rule case produces: {missing:?}", a.name);
+        }
+    }
 }

@@ -327,6 +327,17 @@ itself; `single-buffered`: a window whose block index varies with the grid has o
 overlapped with compute (a grid-invariant window is copied once: one buffer costs nothing). Operands without window \
 bounds (`memory_space=ANY`/HBM, copied by the kernel itself) are not windows.";
 
+/// How rule packs call this analysis (`analysis: auto-pipelining`).
+pub static ANALYSIS: super::Analysis = super::Analysis {
+    name: "auto-pipelining",
+    layers: &[Layer::Mosaic],
+    doc: DOC,
+    captures: &["kind", "operand", "window", "array"],
+    kinds: &["no-grid-steps", "full-array-window", "single-buffered"],
+    options: &[],
+    run,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,17 @@ operand) or the kernel's LLO entry shows inlined_call_operand.vmem for it. A ker
 with memory_space=HBM (pltpu.HBM) when it must stay in HBM. Reported once per operand per compilation, at the \
 HLO producer with a label on the custom call (from LLO when no HLO shows the call).";
 
+/// How rule packs call this analysis (`analysis: …`).
+pub static ANALYSIS: super::Analysis = super::Analysis {
+    name: NAME,
+    layers: &[Layer::Hlo, Layer::Llo],
+    doc: DOC,
+    captures: CAPTURES,
+    kinds: &[],
+    options: OPTIONS,
+    run,
+};
+
 pub const CAPTURES: &[&str] = &["operand", "call", "kernel_arg"];
 
 pub const OPTIONS: &[(&str, &str)] = &[];

@@ -426,6 +426,17 @@ vector load and a broadcast where an SMEM scalar read (scalar prefetch or SMEM s
 floating-point operand in SMEM that feeds a matmul or is larger than the threshold. Per-lane factors (a vector \
 multiplied lane by lane, e.g. a layer-norm gamma) are not scales in this sense.";
 
+/// How rule packs call this analysis (`analysis: smem-scales`).
+pub static ANALYSIS: super::Analysis = super::Analysis {
+    name: "smem-scales",
+    layers: &[Layer::Mosaic],
+    doc: DOC,
+    captures: &["kind", "arg", "memref"],
+    kinds: &["scales-in-vmem", "data-in-smem"],
+    options: &[("max_scale_elements", "largest operand (in elements) still treated as a scale table; default 4096")],
+    run,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

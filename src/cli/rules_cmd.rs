@@ -212,6 +212,9 @@ pub fn explain(args: &ExplainArgs) -> i32 {
         if !a.captures.is_empty() {
             crate::outln!("\ncaptures (`{{analysis.KEY}}` in messages): detail, {}", a.captures.join(", "));
         }
+        if !a.kinds.is_empty() {
+            crate::outln!("\nkinds (`when: {{ kind: ... }}` selects among them): {}", a.kinds.join(", "));
+        }
         for (o, d) in a.options {
             crate::outln!("option `{o}`: {d}");
         }

@@ -372,7 +372,16 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
                         Some(format!("captures: detail, {}", a.captures.join(", "))),
                     ));
                 }
-                when.push((k.clone(), regex(r, cx)?));
+                let re = regex(r, cx)?;
+                if k == "kind" && !a.kinds.is_empty() && !a.kinds.iter().any(|kind| re.is_match(kind)) {
+                    return Err(cx.err(
+                        k,
+                        format!("`when: {{kind: {r:?}}}` matches no kind of analysis `{name}`"),
+                        "matches no kind",
+                        Some(format!("kinds: {}", a.kinds.join(", "))),
+                    ));
+                }
+                when.push((k.clone(), re));
             }
             RuleKind::Analysis(a, options, when)
         }

@@ -105,6 +105,7 @@ fn errors_in_rule_packs_point_into_the_yaml() {
         ("unknown_pack", "pack: mine\nextends: [core, v9-magic]\nrules: []\n".to_string()),
         ("duplicate_id", "pack: mine\nextends: [core]\nrules:\n  - id: fp8-upcast-before-dot\n    layer: hlo\n    select: { op: dot }\n    message: x\n".to_string()),
         ("relation_key_outside_relation", format!("{RULE_HEAD}    select: {{ op: dot, through: [bitcast] }}\n")),
+        ("kind_matching_nothing", "pack: mine\nrules:\n  - id: my-rule\n    layer: mosaic\n    analysis: dma-balance\n    when: { kind: \"never-waitted\" }\n    message: \"{analysis.detail}\"\n".to_string()),
     ];
     for (name, yaml) in cases {
         insta::assert_snapshot!(format!("pack_error_{name}"), pack_error(&yaml));

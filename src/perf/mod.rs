@@ -139,6 +139,7 @@ pub struct CrossCheck {
     /// LLO trips − Mosaic trips: 0, or the extra iterations of libtpu's software pipelining of the grid loop
     /// (its prologue and epilogue stages run as predicated iterations).
     pub extra: Option<i64>,
+    /// Both counts known and consistent (false when either is unknown: `extra` is then none).
     pub agrees: bool,
 }
 

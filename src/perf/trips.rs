@@ -299,3 +299,86 @@ pub fn static_bundles(m: &Module<'_>) -> u64 {
     let last = m.op_ids().filter_map(|id| addr(m.op(id), "bundle").max(addr(m.op(id), "end"))).max();
     last.map_or(0, |a| a + 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::llo::{parse_llo, LloFile};
+
+    const HEAD: &str = "= control target key start\nLH: loop header\nLB: loop body\nLE: loop exit\n= control target key end\n\n     0   :  { %s1_s0 = inlined_call_operand.vmem [shape: f32[8,128], index: 0, kind: input, shape index: {}] } /* entry bundle: %k.1 = custom-call(%x) */\n";
+
+    fn loops_of(body: &str, assume: &Assume) -> (Vec<LoopFacts>, Estimate) {
+        let text = format!("{HEAD}{body}");
+        let Ok(LloFile::Bundles(p)) = parse_llo("d/llo/1-k.1-03-final_bundles.txt", &text) else { panic!("parses") };
+        let loops = llo_loops(&p.module, "k.1", assume);
+        let runs = bundle_runs(static_bundles(&p.module), &loops);
+        (loops, Estimate::sum(&runs))
+    }
+
+    const COUNTED: &str = "   0x1   :  { %s10_s1 = smov 0 }
+   0x2 LB: > { %s11_s2 = sphi %s10_s1, %s12_s2 } /* Start region 5 */
+   0x3   : > { %s12_s2 = sadd.s32 1, %s11_s2 }
+   0x4   : > { %p13_p0 = scmp.ge.s32.totalorder %s12_s2, 7 /* loop exit test */ }
+   0x5   : > { %14 = sbr.rel (!%p13_p0) target = $region5 }
+   0x6   :  { %15 = shalt }
+";
+
+    #[test]
+    fn a_counted_loop_runs_until_its_exit_test() {
+        let (l, dynamic) = loops_of(COUNTED, &Assume::default());
+        assert_eq!(l.len(), 1);
+        assert_eq!(
+            (l[0].name.as_str(), l[0].trips.clone(), l[0].source),
+            ("k.1/region5", Estimate::Exact(7), TripSource::ExitTest)
+        );
+        assert_eq!(l[0].exit_test.as_deref(), Some("%s12_s2 >= 7, the counter starting at 0 and stepping by 1"));
+        assert_eq!(l[0].static_bundles, 4);
+        assert_eq!(dynamic, Estimate::Exact(3 + 4 * 7), "bundles 0, 1, 6 once; the body 7 times");
+    }
+
+    #[test]
+    fn a_run_time_bound_is_unknown_until_assumed() {
+        let body = COUNTED.replace("%s12_s2, 7", "%s12_s2, %s1_s0");
+        let (l, dynamic) = loops_of(&body, &Assume::default());
+        assert_eq!(l[0].source, TripSource::Unknown);
+        assert!(l[0].trips.reason().is_some_and(|r| r.contains("read at run time")), "{:?}", l[0].trips);
+        assert!(dynamic.reason().is_some());
+        let (l, dynamic) = loops_of(&body, &Assume::parse(["region5=3"]).unwrap());
+        assert_eq!((l[0].trips.clone(), l[0].source), (Estimate::Exact(3), TripSource::Assumed));
+        assert_eq!(dynamic, Estimate::Exact(3 + 4 * 3));
+    }
+
+    /// A counter counting down by `4294967295` (-1 as an s32), kept in a spill slot across the body.
+    #[test]
+    fn counters_through_spills_and_negative_steps() {
+        let body = "   0x1   :  { %s10_s1 = smov 5  ;;  %20 = sst [smem:[#allocation3_spill]] %s1_s0 }
+   0x2 LB: > { %s11_s2 = sphi %s10_s1, %s16_s2 } /* Start region 5 */
+   0x3   : > { %s12_s3 = sadd.s32 4294967295, %s11_s2  ;;  %21 = sst [smem:[#allocation4_spill]] %s12_s3 }
+   0x4   : > { %s16_s2 = sld [smem:[#allocation4_spill]] }
+   0x5   : > { %p13_p0 = scmp.le.s32.totalorder %s16_s2, 0 /* loop exit test */ }
+   0x6   : > { %14 = sbr.rel (!%p13_p0) target = $region5 }
+";
+        let (l, _) = loops_of(body, &Assume::default());
+        assert_eq!(l[0].trips, Estimate::Exact(5), "{:?}", l[0]);
+    }
+
+    #[test]
+    fn nested_loops_multiply() {
+        let body = "   0x1   :  { %s10_s1 = smov 0 }
+   0x2 LB: > { %s11_s2 = sphi %s10_s1, %s12_s2 } /* Start region 5 */
+   0x3   : > { %s30_s4 = smov 0 }
+   0x4 LB: >> { %s31_s5 = sphi %s30_s4, %s32_s5 } /* Start region 9 */
+   0x5   : >> { %s32_s5 = sadd.s32 2, %s31_s5 }
+   0x6   : >> { %p33_p1 = scmp.lt.s32.totalorder %s32_s5, 8 }
+   0x7   : >> { %34 = sbr.rel (%p33_p1) target = $region9 }
+   0x8   : > { %s12_s2 = sadd.s32 1, %s11_s2 }
+   0x9   : > { %p13_p0 = scmp.ge.s32.totalorder %s12_s2, 3 /* loop exit test */ }
+   0xa   : > { %14 = sbr.rel (!%p13_p0) target = $region5 }
+";
+        let (l, dynamic) = loops_of(body, &Assume::default());
+        let t: Vec<_> = l.iter().map(|x| (x.level, x.trips.clone())).collect();
+        assert_eq!(t, [(1, Estimate::Exact(3)), (2, Estimate::Exact(4))]);
+        // bundles 0, 1 once; 2, 3, 8, 9, 10 three times; 4..7 twelve times
+        assert_eq!(dynamic, Estimate::Exact(2 + 5 * 3 + 4 * 12));
+    }
+}

@@ -196,32 +196,3 @@ fn snapshot_jax_flash_attention_on_tpu7x() {
 fn snapshot_jax_int8_matmul_on_v5e() {
     insta::assert_snapshot!(facts_json("fixtures/jax_pallas_ops/matmul_int8@v5e"));
 }
-
-#[test]
-#[ignore]
-fn survey() {
-    let dirs: Vec<PathBuf> = std::env::var("SURVEY").unwrap().split(':').map(PathBuf::from).collect();
-    for d in dirs {
-        for c in facts_with(&d, &Assume::default()) {
-            for k in &c.kernels {
-                let llo = k.llo.as_ref();
-                let loops: Vec<String> = llo
-                    .map(|l| {
-                        l.loops
-                            .iter()
-                            .map(|x| format!("L{}:{}:{:?}", x.level, x.name.rsplit('/').next().unwrap(), x.trips))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let fors: Vec<String> = k.for_loops.iter().map(|f| format!("{}={:?}", f.name, f.trips)).collect();
-                let xc: Vec<String> =
-                    k.cross_checks.iter().map(|x| format!("{}:{:?}/{}", x.mosaic, x.extra, x.agrees)).collect();
-                println!(
-                    "{} | {} | grid {:?} | mxu {:?} | flops {:?} | hbm {:?} | dyn {:?} | {:?} | fors {:?} | xc {:?} | t {:?}",
-                    c.dir.rsplit('/').next().unwrap(), k.name, k.grid, k.mxu.mode, k.flops, k.hbm_bytes,
-                    llo.map(|l| &l.dynamic_bundles), loops, fors, xc, k.time.predicted_us.map(|p| p.max)
-                );
-            }
-        }
-    }
-}

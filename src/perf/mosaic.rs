@@ -425,7 +425,7 @@ fn matmuls(m: &Module<'_>, k: &Kernel<'_>, count: &Counter<'_, '_>) -> Vec<Matmu
 /// The block indices transform `name` gives at every grid step, in order: how many times the block changes
 /// (the first fetch counts). `None` when it cannot be evaluated.
 fn block_fetches(m: &Module<'_>, transform: &str, grid: &[i64]) -> Option<u64> {
-    const MAX_STEPS: i64 = 1 << 20;
+    const MAX_STEPS: i64 = 1 << 18;
     let f = m.func_by_name(transform)?;
     let func = m.func(f);
     let entry = *m.regions[func.body.idx()].blocks.first()?;

@@ -190,16 +190,42 @@ fn compare(cc: &str, a: i64, b: i64) -> Option<bool> {
     })
 }
 
-const MAX_TRIPS: i64 = 1 << 24;
+/// The most iterations a loop is followed for.
+const MAX_TRIPS: i64 = 1 << 40;
 
 /// The body runs, then the back edge is taken while `continues(i)`: the count is the first `i` where it is not, + 1.
-fn count(continues: impl Fn(i64) -> Option<bool>) -> Result<u64, String> {
-    for i in 0..MAX_TRIPS {
-        if !continues(i).ok_or("the exit test's comparison is not one the model reads")? {
-            return Ok(i as u64 + 1);
+/// Ordering comparisons of a counter moving by a constant step change their answer at most once, so the first
+/// exit is found by doubling and bisection; `==` and `!=` are followed step by step, a bounded number of times.
+fn count(cc: &str, continues: impl Fn(i64) -> Option<bool>) -> Result<u64, String> {
+    let go = |i: i64| continues(i).ok_or("the exit test's comparison is not one the model reads");
+    if !go(0)? {
+        return Ok(1);
+    }
+    if matches!(cc, "eq" | "ne") {
+        for i in 1..(1 << 16) {
+            if !go(i)? {
+                return Ok(i as u64 + 1);
+            }
+        }
+        return Err("the exit test does not end the loop within 65536 iterations".into());
+    }
+    let mut hi = 1i64;
+    while go(hi)? {
+        hi = hi.saturating_mul(2);
+        if hi > MAX_TRIPS {
+            return Err("the exit test never ends the loop".into());
         }
     }
-    Err(format!("the exit test does not end the loop within {MAX_TRIPS} iterations"))
+    let mut lo = hi / 2; // continues(lo), not continues(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if go(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(hi as u64 + 1)
 }
 
 /// Reads the trip count of the loop op `lp` from its exit test: the count and the test as text.
@@ -256,7 +282,7 @@ fn exit_test(p: &Prog<'_, '_>, lp: OpId) -> Result<(u64, String), String> {
         let hit = if swapped { compare(cc, bound, x)? } else { compare(cc, x, bound)? };
         Some(hit != pred.negated)
     };
-    let n = count(continues).map_err(|e| format!("`{shown}`: {e}"))?;
+    let n = count(cc, continues).map_err(|e| format!("`{shown}`: {e}"))?;
     Ok((n, format!("{shown}, the counter starting at {start} and stepping by {step}")))
 }
 
@@ -285,6 +311,7 @@ pub fn llo_loops(m: &Module<'_>, computation: &str, assume: &Assume) -> Vec<Loop
 /// How many times each bundle runs per launch: the product of the trip counts of the loops around it. `loops`
 /// nest (each inner one lies inside the one before it at a lower level).
 pub fn bundle_runs(bundles: u64, loops: &[LoopFacts]) -> Vec<Estimate> {
+    let bundles = bundles.min(MAX_BUNDLES);
     let mut runs = vec![Estimate::Exact(1); bundles as usize];
     for l in loops {
         for a in l.start..=l.end.min(bundles.saturating_sub(1)) {
@@ -293,6 +320,9 @@ pub fn bundle_runs(bundles: u64, loops: &[LoopFacts]) -> Vec<Estimate> {
     }
     runs
 }
+
+/// The most bundles a program is modelled with (a larger address is not a real program).
+pub const MAX_BUNDLES: u64 = 1 << 24;
 
 /// The bundles of an LLO program: the highest address any op or loop names, + 1.
 pub fn static_bundles(m: &Module<'_>) -> u64 {
@@ -360,6 +390,16 @@ mod tests {
 ";
         let (l, _) = loops_of(body, &Assume::default());
         assert_eq!(l[0].trips, Estimate::Exact(5), "{:?}", l[0]);
+    }
+
+    #[test]
+    fn counting_finds_the_first_exit() {
+        assert_eq!(count("lt", |i| Some(i + 1 < 1_000_000)), Ok(1_000_000));
+        assert_eq!(count("gt", |i| Some(100 - 5 * i > 0)), Ok(21), "100, 95, ..., 0: the test at 0 ends it");
+        assert_eq!(count("ne", |i| Some(2 * i + 2 != 6)), Ok(3));
+        assert_eq!(count("lt", |_| Some(false)), Ok(1), "the body runs once before the first test");
+        assert!(count("lt", |_| Some(true)).is_err(), "a test that never ends the loop");
+        assert!(count("ne", |_| Some(true)).is_err());
     }
 
     #[test]

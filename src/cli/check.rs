@@ -21,6 +21,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         all_stages: args.all_stages,
         force_exclude: args.force_exclude,
         verbose: args.verbose,
+        perf: args.summary && args.format == OutputFormat::Json,
         lint: &args.lint,
     };
     let outcome = match run::run(&request) {

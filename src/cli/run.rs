@@ -28,6 +28,8 @@ pub struct Request<'a> {
     pub force_exclude: bool,
     /// Keep what analyses explored (`--verbose`).
     pub verbose: bool,
+    /// Compute the performance model's facts per compilation (`--summary --format json`).
+    pub perf: bool,
     pub lint: &'a LintArgs,
 }
 
@@ -70,7 +72,8 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
     for (dir, (profile, files)) in &groups {
         let (r, own) = rules_for(*profile, dir);
         let target = req.target.or(resolver.all[*profile].target.as_deref());
-        let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target, req.verbose);
+        let how = GroupOptions { target, explored: req.verbose, perf: req.perf };
+        let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), how);
         if own {
             o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
         }
@@ -359,15 +362,26 @@ struct GroupOutcome {
     texts: Texts,
 }
 
+/// How one compilation is linted besides its rules.
+#[derive(Clone, Copy)]
+struct GroupOptions<'a> {
+    /// The generation it was built for, when the run says.
+    target: Option<&'a str>,
+    /// Keep what analyses explored.
+    explored: bool,
+    /// Compute the performance model's facts.
+    perf: bool,
+}
+
 /// Reads and parses the files of one dump directory (in parallel), builds the compilation, runs the rules.
 fn lint_group(
     dir: &str,
     candidates: &[&source::Candidate],
     rules: &RuleSet,
     sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
-    target: Option<&str>,
-    explored: bool,
+    how: GroupOptions<'_>,
 ) -> GroupOutcome {
+    let GroupOptions { target, explored, perf } = how;
     let loaded: Vec<Result<Option<SourceFile>, source::InputError>> =
         candidates.par_iter().map(|c| source::load(c)).collect();
     let mut problems = Vec::new();
@@ -396,6 +410,11 @@ fn lint_group(
         findings.retain(|f| f.verdict != Verdict::Explored);
     }
     let target = c.target.as_ref().map(|t| format!("{} (from {})", t.name(), t.source.describe()));
+    let perf = perf.then(|| {
+        let hardware = crate::semantic::tpu::Hardware::builtin();
+        let ctx = crate::perf::Context { hardware: &hardware, assume: &Default::default() };
+        crate::perf::compilation_facts(&c, &parsed, ctx)
+    });
     drop(c);
     let mut texts = Texts::new();
     for f in &findings {
@@ -412,6 +431,7 @@ fn lint_group(
         packs: None,
         findings,
         suppressed: Default::default(),
+        perf,
     };
     let files = parsed.par_iter().map(|p| (p.file.path.clone(), crate::summary::of(p))).collect();
     GroupOutcome { report, files, problems, texts }
@@ -433,7 +453,7 @@ pub fn lint_paths(
     }
     let mut reports = Vec::new();
     for (dir, files) in groups {
-        let o = lint_group(&dir, &files, rules, sev, target, false);
+        let o = lint_group(&dir, &files, rules, sev, GroupOptions { target, explored: false, perf: false });
         errors.extend(o.problems);
         reports.push(o.report);
     }

@@ -32,6 +32,8 @@ pub struct CompilationReport {
     pub findings: Vec<Finding>,
     /// How many findings suppressions hid (they are not in `findings`).
     pub suppressed: suppressed::Counts,
+    /// The performance model's facts, when the run asked for them (`--summary --format json`).
+    pub perf: Option<crate::perf::CompilationFacts>,
 }
 
 /// The texts of the files findings point into.

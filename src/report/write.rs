@@ -139,8 +139,12 @@ fn json(run: &RunOutcome, stats: Option<Vec<RuleCount>>) -> String {
         .compilations
         .iter()
         .map(|r| {
-            serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs,
-                "findings": r.findings.len(), "suppressed": r.suppressed})
+            let mut c = serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs,
+                "findings": r.findings.len(), "suppressed": r.suppressed});
+            if let Some(p) = &r.perf {
+                c["perf"] = serde_json::to_value(p).unwrap_or_default();
+            }
+            c
         })
         .collect();
     let mut doc = serde_json::json!({

@@ -19,6 +19,7 @@ mod llo_robust;
 mod llo_samples;
 mod mlir_corpus;
 mod mlir_parse;
+mod perf;
 mod real_kernels;
 mod real_mutants;
 mod robustness;

@@ -8,10 +8,12 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod compare;
 pub mod driver;
 pub mod ir;
 pub mod lint;
 pub mod parse;
+pub mod perf;
 pub mod report;
 pub mod rules;
 pub mod source;

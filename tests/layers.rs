@@ -13,10 +13,12 @@ const LAYERS: &[&[&str]] = &[
     &["source"],
     &["lint"],
     &["analysis"],
+    &["perf"],
     &["summary"],
     &["rules"],
     &["report"],
     &["suppress"],
+    &["compare"],
     &["cli", "driver"],
 ];
 

@@ -1,0 +1,168 @@
+//! The comparison as text: a terminal table per target (versions as columns, so sixteen compilations of two
+//! targets fit one screen) and the same tables in GitHub Markdown for a pull-request comment.
+
+use super::{Comparison, Row, Tone};
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+
+/// Terminal tables, one per target, then the rankings and the notes.
+pub fn terminal(c: &Comparison) -> String {
+    let mut out = String::new();
+    let tail = c.compilation_rows();
+    for (target, cols) in c.by_target() {
+        let mut t = Table::new();
+        t.load_style(presets::UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Disabled);
+        let mut header = vec![target.to_string(), String::new()];
+        header.extend(cols.iter().map(|&i| c.columns[i].version.clone()));
+        t.set_header(header);
+        for k in &c.kernels {
+            push_rows(&mut t, &k.title, &k.rows, &cols);
+        }
+        push_rows(&mut t, "compilation", &tail, &cols);
+        for col in t.column_iter_mut().skip(2) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
+    for r in &c.rankings {
+        out.push_str(&format!("rank {}\n", r.line()));
+    }
+    for n in &c.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
+/// A block of rows under a heading row; the group is printed on its first row only.
+fn push_rows(t: &mut Table, heading: &str, rows: &[Row], cols: &[usize]) {
+    let mut head = vec![format!("{heading}:"), String::new()];
+    head.extend(cols.iter().map(|_| String::new()));
+    t.add_row(head);
+    let mut last = "";
+    for r in rows {
+        let group = if r.group == last { String::new() } else { format!(" {}", r.group) };
+        last = &r.group;
+        let mut line = vec![one_line(&group), one_line(&r.label)];
+        line.extend(cols.iter().map(|&i| r.cells.get(i).map(|c| marked(&c.text, c.tone)).unwrap_or_default()));
+        t.add_row(line);
+    }
+}
+
+/// A cell's text on one line, with a mark for bad news (`!` a warning, `✗` an error) so it reads without color.
+fn marked(text: &str, tone: Tone) -> String {
+    let t = one_line(text);
+    match tone {
+        Tone::Warn => format!("{t} !"),
+        Tone::Bad => format!("{t} ✗"),
+        _ => t,
+    }
+}
+
+/// Control characters (newlines, escapes from a hostile kernel name) would break the table or drive the terminal.
+fn one_line(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+/// GitHub Markdown: a table per target, then the rankings and notes.
+pub fn markdown(c: &Comparison) -> String {
+    let mut out = String::from("## hlolint compare\n\n");
+    let tail = c.compilation_rows();
+    for (target, cols) in c.by_target() {
+        out.push_str(&format!("### {}\n\n| | |", md(target)));
+        for &i in &cols {
+            out.push_str(&format!(" {} |", md(&c.columns[i].version)));
+        }
+        out.push_str("\n|---|---|");
+        out.push_str(&"--:|".repeat(cols.len()));
+        out.push('\n');
+        for k in &c.kernels {
+            md_rows(&mut out, &k.title, &k.rows, &cols);
+        }
+        md_rows(&mut out, "compilation", &tail, &cols);
+        out.push('\n');
+    }
+    if !c.rankings.is_empty() {
+        out.push_str("**Ranking** (predicted time, speedup over the target's first version)\n\n");
+        for r in &c.rankings {
+            out.push_str(&format!("- {}\n", md(&r.line())));
+        }
+        out.push('\n');
+    }
+    for n in &c.notes {
+        out.push_str(&format!("_{}_\n", md(n)));
+    }
+    out
+}
+
+fn md_rows(out: &mut String, heading: &str, rows: &[Row], cols: &[usize]) {
+    out.push_str(&format!("| **{}** | |{}\n", md(heading), " |".repeat(cols.len())));
+    let mut last = "";
+    for r in rows {
+        let group = if r.group == last { String::new() } else { md(&r.group) };
+        last = &r.group;
+        out.push_str(&format!("| {group} | {} |", md(&r.label)));
+        for &i in cols {
+            let cell = r.cells.get(i).map(|c| marked(&c.text, c.tone)).unwrap_or_default();
+            out.push_str(&format!(" {} |", md(&cell)));
+        }
+        out.push('\n');
+    }
+}
+
+/// Text safe in a Markdown table cell: no pipe, no HTML, no line break, no emphasis or code span.
+fn md(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in one_line(s).chars() {
+        match ch {
+            '|' => o.push_str("\\|"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '*' | '_' | '`' | '[' | ']' | '\\' => {
+                o.push('\\');
+                o.push(ch);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::sample;
+
+    #[test]
+    fn terminal_one_table_per_target() {
+        let out = terminal(&sample::comparison());
+        let headers: Vec<&str> = out.lines().filter(|l| l.contains("tpu7x") || l.contains("v6e")).collect();
+        assert!(headers.iter().any(|l| l.contains("v1") && l.contains("v2") && !l.contains("bug")), "{out}");
+        assert!(out.contains("bug<script>"), "{out}");
+        // the hostile name stays on one line: every table line has the same width
+        let widths: std::collections::BTreeSet<usize> = out
+            .lines()
+            .take_while(|l| !l.starts_with("rank"))
+            .filter(|l| !l.is_empty())
+            .map(|l| l.chars().count())
+            .collect();
+        assert_eq!(widths.len(), 2, "one width per table: {widths:?}\n{out}");
+        assert!(out.contains("2 err ✗"), "{out}");
+        assert!(out.contains("rank tpu7x: v2 1.11× v1 (4.50 µs) > v1 (5.00 µs)\n"), "{out}");
+        assert!(out.contains("rank v6e: v1 (9.00 µs) > not timed: bug<script>\n"), "{out}");
+    }
+
+    #[test]
+    fn markdown_escapes_and_aligns() {
+        let out = markdown(&sample::comparison());
+        assert!(out.contains("bug&lt;script&gt;"), "{out}");
+        assert!(out.contains("k\\|\"a,b\" &lt;b&gt;&amp;amp;&lt;/b&gt;"), "{out}");
+        // every table line of a target has as many cells as its header
+        for block in out.split("### ").skip(1) {
+            let lines: Vec<&str> = block.lines().filter(|l| l.starts_with('|')).collect();
+            let cells = |l: &str| l.replace("\\|", "").matches('|').count();
+            assert!(lines.iter().all(|l| cells(l) == cells(lines[0])), "{block}");
+        }
+        assert!(out.contains("- tpu7x: v2 1.11× v1 (4.50 µs) &gt; v1 (5.00 µs)\n"), "{out}");
+    }
+}

@@ -1,0 +1,3 @@
+//! The static performance model of a compiled kernel.
+
+pub mod timeline;

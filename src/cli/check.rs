@@ -38,10 +38,10 @@ struct JsonError {
 }
 
 /// What one compilation (files of one dump directory) gave.
-struct GroupOutcome {
-    report: CompilationReport,
+pub(crate) struct GroupOutcome {
+    pub(crate) report: CompilationReport,
     files: Vec<(String, FileSummary)>,
-    problems: Vec<miette::Report>,
+    pub(crate) problems: Vec<miette::Report>,
     /// The texts of the files findings point into (the report quotes them).
     texts: Texts,
 }
@@ -114,7 +114,7 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
 }
 
 /// The pack a kernel module names for the version in `dir` (the driver's manifest records `RULES`).
-fn manifest_pack(dir: &str) -> Option<String> {
+pub(crate) fn manifest_pack(dir: &str) -> Option<String> {
     crate::lint::target::manifest_result(std::path::Path::new(dir))?.get("rules")?.as_str().map(str::to_string)
 }
 
@@ -374,7 +374,7 @@ fn load_profiles(resolver: &Resolver<'_>, base: &mut Vec<Rules>) -> Result<(), m
 /// Hides the findings an inline comment, the configuration or the baseline suppresses (in that order), counting
 /// them per compilation; `--write-baseline` first writes the findings left after comments and config, which are
 /// then the baseline.
-fn suppress_findings(
+pub(crate) fn suppress_findings(
     args: &CheckArgs,
     resolver: &Resolver<'_>,
     reports: &mut [CompilationReport],
@@ -467,7 +467,7 @@ fn show_settings(args: &CheckArgs, paths: &[PathBuf], resolver: &mut Resolver<'_
 }
 
 /// Parses the files of one dump directory, builds the compilation, runs the rules.
-fn lint_group(
+pub(crate) fn lint_group(
     dir: &str,
     candidates: &[&source::Candidate],
     rules: &RuleSet,

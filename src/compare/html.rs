@@ -20,6 +20,8 @@ svg .inner-loop { fill: #f3f3f3; } svg .tick { fill: #777; }
 svg .lane-dma-issue { fill: #e08a1e; } svg .lane-dma-wait { fill: #c62828; } svg .lane-sync { fill: #8e24aa; }
 svg .lane-mxu { fill: #3b6fd4; } svg .lane-vector-load { fill: #2e7d32; } svg .lane-vector-store { fill: #66bb6a; }
 svg .lane-vector-alu { fill: #00838f; } svg .lane-scalar { fill: #bdbdbd; }
+div.scroll { overflow-x: auto; max-width: 100%; }
+div.timelines { display: flex; flex-wrap: wrap; gap: 0 2em; }
 figure { margin: 0 0 1em; } figcaption { color: #555; }
 .ranking { font-weight: 600; } .notes { color: #555; }
 "#;
@@ -53,7 +55,7 @@ fn target_section(c: &Comparison, target: &str, cols: &[usize], tail: &[Row]) ->
     html! {
         section.target {
             h2 { (target) }
-            table.compare {
+            div.scroll { table.compare {
                 thead { tr {
                     th.group { (target) } th {}
                     @for col in &columns { th title=(col.dir) { (col.version) } }
@@ -62,7 +64,7 @@ fn target_section(c: &Comparison, target: &str, cols: &[usize], tail: &[Row]) ->
                     @for k in &c.kernels { (rows(&k.title, &k.rows, cols)) }
                     (rows("compilation", tail, cols))
                 }
-            }
+            } }
             h3 { "Predicted time" }
             (svg::time_bars(&columns))
             @for r in c.rankings.iter().filter(|r| r.target == target) {
@@ -109,7 +111,7 @@ fn timelines(
 ) -> Markup {
     html! {
         h3 { "Steady-state loop iteration: " (title) }
-        @for (col, &i) in columns.iter().zip(cols) {
+        div.timelines { @for (col, &i) in columns.iter().zip(cols) {
             figure {
                 @match of.get(i).and_then(Option::as_ref) {
                     Some(t) => {
@@ -122,7 +124,7 @@ fn timelines(
                     None => figcaption { (col.version) ": no loop with MXU work in the LLO bundles" },
                 }
             }
-        }
+        } }
     }
 }
 

@@ -6,7 +6,10 @@
 //! The structure is deliberately plain (text cells with an optional number) so that every format shows the same
 //! table and a new fact is one more row, not a change to five renderers.
 
+pub mod facts;
 pub mod html;
+pub mod inputs;
+pub mod kernels;
 pub mod machine;
 pub mod rank;
 pub mod svg;

@@ -12,7 +12,7 @@ pub fn terminal(c: &Comparison) -> String {
         let mut t = Table::new();
         t.load_style(presets::UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Disabled);
         let mut header = vec![target.to_string(), String::new()];
-        header.extend(cols.iter().map(|&i| c.columns[i].version.clone()));
+        header.extend(cols.iter().map(|&i| two_lines(&one_line(&c.columns[i].version))));
         t.set_header(header);
         for k in &c.kernels {
             push_rows(&mut t, &k.title, &k.rows, &cols);
@@ -43,18 +43,66 @@ fn push_rows(t: &mut Table, heading: &str, rows: &[Row], cols: &[usize]) {
         let group = if r.group == last { String::new() } else { format!(" {}", r.group) };
         last = &r.group;
         let mut line = vec![one_line(&group), one_line(&r.label)];
-        line.extend(cols.iter().map(|&i| r.cells.get(i).map(|c| marked(&c.text, c.tone)).unwrap_or_default()));
+        let texts: Vec<String> =
+            cols.iter().map(|&i| r.cells.get(i).map(|c| one_line(&c.text)).unwrap_or_default()).collect();
+        let cut = common_prefix(&texts);
+        for (&i, text) in cols.iter().zip(&texts) {
+            let tone = r.cells.get(i).map(|c| c.tone).unwrap_or_default();
+            let short = if cut > 0 && text.len() > cut { format!("…{}", &text[cut..]) } else { text.clone() };
+            line.push(marked(&wrap_words(&two_lines(&short)), tone));
+        }
         t.add_row(line);
     }
 }
 
+/// The length of the prefix every distinct text of a row shares up to a `_`, `.` or `/` (`fp8_mm_` of
+/// `fp8_mm_v1.1`, `fp8_mm_v2.1`), when at least 4 bytes long: the terminal elides it, the other formats keep it.
+fn common_prefix(texts: &[String]) -> usize {
+    let present: Vec<&String> = texts.iter().filter(|t| t.as_str() != "—" && !t.is_empty()).collect();
+    let Some(first) = present.first() else { return 0 };
+    if present.iter().all(|t| t == first) {
+        return 0;
+    }
+    let mut n = first.len();
+    for t in &present[1..] {
+        n = n.min(first.bytes().zip(t.bytes()).take_while(|(a, b)| a == b).count());
+    }
+    let cut = first[..n].rfind(['_', '.', '/']).map(|i| i + 1).unwrap_or(0);
+    if cut >= 4 && present.iter().all(|t| t.len() > cut) {
+        cut
+    } else {
+        0
+    }
+}
+
+/// A long word on two lines at the `_` nearest its middle (`bug_unwaited_dma` → `bug_` / `unwaited_dma`).
+fn two_lines(s: &str) -> String {
+    if s.chars().count() <= 12 || s.contains(' ') {
+        return s.to_string();
+    }
+    let mid = s.len() / 2;
+    match s.match_indices('_').map(|(i, _)| i).min_by_key(|&i| i.abs_diff(mid)) {
+        Some(i) => format!("{}\n{}", &s[..=i], &s[i + 1..]),
+        None => s.to_string(),
+    }
+}
+
+/// Words of a long cell two to a line (`MO010 MO021 XL001` on two lines): keeps columns narrow.
+fn wrap_words(s: &str) -> String {
+    let words: Vec<&str> = s.split(' ').collect();
+    if s.chars().count() <= 12 || words.len() < 3 {
+        return s.to_string();
+    }
+    words.chunks(2).map(|c| c.join(" ")).collect::<Vec<_>>().join("\n")
+}
+
 /// A cell's text on one line, with a mark for bad news (`!` a warning, `✗` an error) so it reads without color.
 fn marked(text: &str, tone: Tone) -> String {
-    let t = one_line(text);
+    let t = text;
     match tone {
         Tone::Warn => format!("{t} !"),
         Tone::Bad => format!("{t} ✗"),
-        _ => t,
+        _ => t.to_string(),
     }
 }
 
@@ -103,7 +151,7 @@ fn md_rows(out: &mut String, heading: &str, rows: &[Row], cols: &[usize]) {
         out.push_str(&format!("| {group} | {} |", md(&r.label)));
         for &i in cols {
             let cell = r.cells.get(i).map(|c| marked(&c.text, c.tone)).unwrap_or_default();
-            out.push_str(&format!(" {} |", md(&cell)));
+            out.push_str(&format!(" {} |", md(&one_line(&cell))));
         }
         out.push('\n');
     }

@@ -1,0 +1,290 @@
+//! `hlolint compare PATH...`: compilations side by side. The inputs are grouped into compilations as `check` groups
+//! them (one dump folder `<version>@<target>` each; a parent folder holding several gives several), each is linted
+//! with the packs `check` would use (the config's, else the kernel module's per-version pack) and its suppressions,
+//! and its kernels are described by the performance model; `crate::compare` puts it in columns and renders it.
+
+use super::check::{lint_group, load_rules, manifest_pack, suppress_findings, Rules};
+use super::output::{emit, stderr};
+use super::settings::Resolver;
+use super::{CheckArgs, LintArgs, OutputFormat};
+use crate::analysis::Verdict;
+use crate::compare::kernels::KernelView;
+use crate::compare::{self, inputs, Column, Comparison, Verdicts};
+use crate::lint::compilation::{group_dir, parse_file, Parsed};
+use crate::lint::Compilation;
+use crate::report::{self, CompilationReport};
+use crate::rules::Severity;
+use crate::source::{self, Candidate};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Compilation folders (`<version>@<target>` as `hlolint compile` writes them), or folders holding several.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format: a terminal table per target, Markdown (a pull-request comment), JSON, CSV (one line per fact
+    /// and compilation), or a self-contained HTML report with charts (use with `-o report.html`).
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+    /// Write the report to this file instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Fix a data-dependent quantity for the model (a loop trip count it cannot know statically), e.g.
+    /// `--assume num_groups=8`; repeatable.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub assume: Vec<String>,
+    /// A hardware table (TOML) overriding the built-in one (clock, MXUs, peak rates, bandwidth, memory sizes).
+    #[arg(long, value_name = "FILE")]
+    pub hardware: Option<PathBuf>,
+    /// The TPU generation, when the folders do not say (default: from the manifest, the folder name or the dumps).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Rule packs for the verdict rows (default: the config's, else each version's own pack, else `core`).
+    #[arg(long, short = 'r', value_name = "PACK")]
+    pub rules: Vec<String>,
+    /// Only these rules (ids, codes or code prefixes; comma lists).
+    #[arg(long, value_name = "RULE")]
+    pub select: Vec<String>,
+    /// Not these rules (ids, codes or code prefixes; comma lists).
+    #[arg(long, value_name = "RULE")]
+    pub ignore: Vec<String>,
+    /// The configuration file (default: the closest one, as for `check`).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Ignore configuration files.
+    #[arg(long)]
+    pub isolated: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Tables for a terminal, one per target.
+    Table,
+    Markdown,
+    Json,
+    Csv,
+    /// One HTML file, no external resources: the table, a bar chart of predicted time, loop timelines.
+    Html,
+}
+
+/// A `--assume NAME=VALUE`.
+pub fn parse_assume(s: &str) -> Result<(String, i64), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("--assume takes NAME=VALUE, got `{s}`"))?;
+    let (k, v) = (k.trim(), v.trim());
+    if k.is_empty() {
+        return Err(format!("--assume `{s}`: the name is empty"));
+    }
+    let n = v.parse::<i64>().map_err(|_| format!("--assume `{s}`: `{v}` is not an integer"))?;
+    Ok((k.to_string(), n))
+}
+
+pub fn compare(args: &CompareArgs) -> i32 {
+    let fail = |e: miette::Report| {
+        stderr(report::excerpt::render(&e));
+        2
+    };
+    let mut assumptions = Vec::new();
+    for a in &args.assume {
+        match parse_assume(a) {
+            Ok(kv) => assumptions.push(kv),
+            Err(e) => return fail(miette::miette!("{e}")),
+        }
+    }
+    if let Some(h) = &args.hardware {
+        if !h.is_file() {
+            return fail(miette::miette!("--hardware {}: no such file", h.display()));
+        }
+    }
+    let check_args = as_check_args(args);
+    let mut resolver = Resolver::new(&check_args.lint);
+    for p in &args.paths {
+        if let Err(e) = resolver.for_path(p) {
+            return fail(e);
+        }
+    }
+    let (candidates, input_errors) = source::expand(&args.paths, false);
+    let mut problems: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
+    let groups = group(&candidates, &args.paths);
+    let mut packs: BTreeMap<(usize, Option<String>), Rules> = BTreeMap::new();
+    let mut columns = Vec::new();
+    let mut views = Vec::new();
+    for g in &groups {
+        match column(g, args, &check_args, &mut resolver, &mut packs) {
+            Ok((col, kernels, mut p)) => {
+                problems.append(&mut p);
+                // a folder with no dump (a driver output's own folder: manifest, events) is no compilation
+                if let Some(col) = col {
+                    columns.push(col);
+                    views.push(kernels);
+                }
+            }
+            Err(e) => return fail(e),
+        }
+    }
+    if columns.is_empty() {
+        problems.iter().for_each(|e| stderr(report::excerpt::render(e)));
+        stderr("error: no XLA dump found in the given paths");
+        return 2;
+    }
+    let mut c = Comparison { kernels: compare::kernels::align(&views), columns, ..Comparison::default() };
+    c.rankings = compare::rank::rank(&c.columns);
+    c.notes = notes(args, &assumptions);
+    let out = match render(&c, args.format) {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    problems.iter().for_each(|e| stderr(report::excerpt::render(e)));
+    match emit(args.output_file.as_deref(), &out) {
+        Ok(()) if problems.is_empty() => 0,
+        Ok(()) => 2,
+        Err(e) => fail(e),
+    }
+}
+
+fn render(c: &Comparison, format: CompareFormat) -> Result<String, miette::Report> {
+    Ok(match format {
+        CompareFormat::Table => compare::text::terminal(c),
+        CompareFormat::Markdown => compare::text::markdown(c),
+        CompareFormat::Json => compare::machine::json(c),
+        CompareFormat::Csv => compare::machine::csv(c).map_err(|e| miette::miette!("cannot write CSV: {e}"))?,
+        CompareFormat::Html => compare::html::page(c),
+    })
+}
+
+fn notes(args: &CompareArgs, assumptions: &[(String, i64)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(h) = &args.hardware {
+        notes.push(format!("hardware table: {}", h.display()));
+    }
+    for (k, v) in assumptions {
+        notes.push(format!("assumed {k} = {v}"));
+    }
+    notes
+}
+
+/// The run's settings as `check` takes them (config, packs, selection), for the resolver and the suppressions.
+fn as_check_args(args: &CompareArgs) -> CheckArgs {
+    let lint = LintArgs {
+        rules: args.rules.clone(),
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+        config: args.config.clone(),
+        isolated: args.isolated,
+        ..LintArgs::default()
+    };
+    CheckArgs {
+        paths: args.paths.clone(),
+        format: OutputFormat::Json,
+        output_file: None,
+        quiet: true,
+        verbose: false,
+        all_stages: false,
+        target: args.target.clone(),
+        summary: false,
+        force_exclude: false,
+        lint,
+    }
+}
+
+/// A compilation: its folder, the candidates read from it, and its place in the column order.
+struct Group<'c> {
+    dir: String,
+    files: Vec<&'c Candidate>,
+    version: String,
+    target: Option<String>,
+}
+
+/// Candidates grouped per dump folder (as `check` groups them), in column order.
+fn group<'c>(candidates: &'c [Candidate], paths: &[PathBuf]) -> Vec<Group<'c>> {
+    let mut by_dir: BTreeMap<String, (usize, Vec<&Candidate>)> = BTreeMap::new();
+    for c in candidates {
+        let arg = paths.iter().position(|p| c.path.starts_with(p)).unwrap_or(usize::MAX);
+        by_dir.entry(group_dir(&c.path.display().to_string())).or_insert((arg, Vec::new())).1.push(c);
+    }
+    let mut groups: Vec<Group> = by_dir
+        .into_iter()
+        .map(|(dir, (_, files))| {
+            let (version, target) = inputs::identity(&dir);
+            Group { dir, files, version, target }
+        })
+        .collect();
+    let keys: Vec<(String, usize, String)> = groups
+        .iter()
+        .map(|g| {
+            let arg = paths.iter().position(|p| std::path::Path::new(&g.dir).starts_with(p)).unwrap_or(usize::MAX);
+            (g.dir.clone(), arg, g.target.clone().unwrap_or_default())
+        })
+        .collect();
+    let order = inputs::order(&keys);
+    let mut slots: Vec<Option<Group>> = groups.drain(..).map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+type ColumnOutcome = (Option<Column>, Vec<KernelView>, Vec<miette::Report>);
+
+/// Lints one compilation as `check` does and describes its kernels.
+fn column(
+    g: &Group<'_>,
+    args: &CompareArgs,
+    check_args: &CheckArgs,
+    resolver: &mut Resolver<'_>,
+    packs: &mut BTreeMap<(usize, Option<String>), Rules>,
+) -> Result<ColumnOutcome, miette::Report> {
+    let first = g.files.first().map(|c| c.path.clone()).unwrap_or_else(|| PathBuf::from(&g.dir));
+    let profile = resolver.for_path(&first)?;
+    let s = &resolver.all[profile];
+    let own = if s.explicit { None } else { manifest_pack(&g.dir) };
+    let key = (profile, own.clone());
+    if let std::collections::btree_map::Entry::Vacant(slot) = packs.entry(key.clone()) {
+        let mut lint = s.lint.clone();
+        if let Some(p) = &own {
+            lint.rules = vec![p.clone()];
+        }
+        slot.insert(load_rules(&lint, own.is_none())?);
+    }
+    let rules = &packs[&key];
+    let target = args.target.as_deref().or(s.target.as_deref()).or(g.target.as_deref());
+    let o = lint_group(&g.dir, &g.files, &rules.set, &|r| rules.severity(r), target, false);
+    if o.report.files == 0 {
+        return Ok((None, Vec::new(), o.problems));
+    }
+    let mut reports = [o.report];
+    suppress_findings(check_args, resolver, &mut reports, &[profile])?;
+    let [report] = reports;
+    let mut verdicts = verdicts(&report);
+    verdicts.packs = own.map(|p| format!("{p} (the kernel module's RULES)"));
+    let (kernels, detected) = describe(g, target);
+    let target = g.target.clone().or(detected).unwrap_or_else(|| "unknown".into());
+    let column = Column { dir: g.dir.clone(), version: g.version.clone(), target, verdicts, time: None };
+    Ok((Some(column), kernels, o.problems))
+}
+
+fn verdicts(r: &CompilationReport) -> Verdicts {
+    let mut v = Verdicts::default();
+    for f in &r.findings {
+        match (f.verdict, f.severity) {
+            (Verdict::Inconclusive, _) => v.inconclusive += 1,
+            (Verdict::Explored, _) => continue,
+            (_, Severity::Error) => v.errors += 1,
+            (_, Severity::Warning) => v.warnings += 1,
+            _ => v.infos += 1,
+        }
+        let code = f.code.clone().unwrap_or_else(|| f.rule.clone());
+        if !v.rules.contains(&code) {
+            v.rules.push(code);
+        }
+    }
+    v.rules.sort();
+    v
+}
+
+/// The compilation's kernels as the table shows them, and the target the dumps say. The files are read and parsed
+/// again here (the lint above keeps no graph): the cost is the parse of one compilation.
+fn describe(g: &Group<'_>, target: Option<&str>) -> (Vec<KernelView>, Option<String>) {
+    let files: Vec<source::SourceFile> = g.files.iter().filter_map(|c| source::load(c).ok().flatten()).collect();
+    let parsed: Vec<Parsed<'_>> = files.iter().filter_map(|f| parse_file(f).ok()).collect();
+    let c = Compilation::new(g.dir.clone(), &parsed, target);
+    let detected = c.target.as_ref().map(|t| t.name().to_string());
+    (compare::facts::kernels(&c), detected)
+}

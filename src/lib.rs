@@ -16,6 +16,7 @@ pub mod parse;
 pub mod perf;
 pub mod report;
 pub mod rules;
+pub mod semantic;
 pub mod source;
 pub mod summary;
 pub mod suppress;

@@ -5,11 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Lowest first: `ir ← parse ← source ← lint ← analysis ← summary ← rules ← report ← suppress ← cli`, the driver
-/// beside the command line.
+/// Lowest first: `ir ← parse ← semantic ← source ← lint ← analysis ← perf ← summary ← rules ← report ← suppress ←
+/// cli`, the driver beside the command line.
 const LAYERS: &[&[&str]] = &[
     &["ir"],
     &["parse"],
+    &["semantic"],
     &["source"],
     &["lint"],
     &["analysis"],

@@ -12,8 +12,10 @@ use crate::compare::kernels::KernelView;
 use crate::compare::{self, inputs, Column, Comparison, Verdicts};
 use crate::lint::compilation::{group_dir, parse_file, Parsed};
 use crate::lint::Compilation;
+use crate::perf::{self, Assume, CompilationFacts, Context};
 use crate::report::{self, CompilationReport};
 use crate::rules::Severity;
+use crate::semantic::tpu::Hardware;
 use crate::source::{self, Candidate};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -68,34 +70,20 @@ pub enum CompareFormat {
     Html,
 }
 
-/// A `--assume NAME=VALUE`.
-pub fn parse_assume(s: &str) -> Result<(String, i64), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("--assume takes NAME=VALUE, got `{s}`"))?;
-    let (k, v) = (k.trim(), v.trim());
-    if k.is_empty() {
-        return Err(format!("--assume `{s}`: the name is empty"));
-    }
-    let n = v.parse::<i64>().map_err(|_| format!("--assume `{s}`: `{v}` is not an integer"))?;
-    Ok((k.to_string(), n))
-}
-
 pub fn compare(args: &CompareArgs) -> i32 {
     let fail = |e: miette::Report| {
         stderr(report::excerpt::render(&e));
         2
     };
-    let mut assumptions = Vec::new();
-    for a in &args.assume {
-        match parse_assume(a) {
-            Ok(kv) => assumptions.push(kv),
-            Err(e) => return fail(miette::miette!("{e}")),
-        }
-    }
-    if let Some(h) = &args.hardware {
-        if !h.is_file() {
-            return fail(miette::miette!("--hardware {}: no such file", h.display()));
-        }
-    }
+    let assume = match Assume::parse(args.assume.iter().map(String::as_str)) {
+        Ok(a) => a,
+        Err(e) => return fail(miette::miette!("--assume {e}")),
+    };
+    let hardware = match Hardware::load(args.hardware.as_deref()) {
+        Ok(h) => h,
+        Err(e) => return fail(miette::miette!("{e}")),
+    };
+    let ctx = Context { hardware: &hardware, assume: &assume };
     let check_args = as_check_args(args);
     let mut resolver = Resolver::new(&check_args.lint);
     for p in &args.paths {
@@ -110,7 +98,7 @@ pub fn compare(args: &CompareArgs) -> i32 {
     let mut columns = Vec::new();
     let mut views = Vec::new();
     for g in &groups {
-        match column(g, args, &check_args, &mut resolver, &mut packs) {
+        match column(g, args, ctx, &check_args, &mut resolver, &mut packs) {
             Ok((col, kernels, mut p)) => {
                 problems.append(&mut p);
                 // a folder with no dump (a driver output's own folder: manifest, events) is no compilation
@@ -129,7 +117,7 @@ pub fn compare(args: &CompareArgs) -> i32 {
     }
     let mut c = Comparison { kernels: compare::kernels::align(&views), columns, ..Comparison::default() };
     c.rankings = compare::rank::rank(&c.columns);
-    c.notes = notes(args, &assumptions);
+    c.notes = notes(args, &assume);
     let out = match render(&c, args.format) {
         Ok(o) => o,
         Err(e) => return fail(e),
@@ -152,14 +140,19 @@ fn render(c: &Comparison, format: CompareFormat) -> Result<String, miette::Repor
     })
 }
 
-fn notes(args: &CompareArgs, assumptions: &[(String, i64)]) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Some(h) = &args.hardware {
-        notes.push(format!("hardware table: {}", h.display()));
-    }
-    for (k, v) in assumptions {
+fn notes(args: &CompareArgs, assume: &Assume) -> Vec<String> {
+    let mut notes = vec![match &args.hardware {
+        Some(h) => format!("hardware: the built-in table with {} over it", h.display()),
+        None => "hardware: the built-in table (docs/performance-model.md gives each value's source)".to_string(),
+    }];
+    for (k, v) in &assume.values {
         notes.push(format!("assumed {k} = {v}"));
     }
+    notes.push(
+        "time: per kernel overhead + max(compute, memory); compute = dynamic bundles at the clock (no stalls), \
+         memory = HBM bytes at peak bandwidth; ranges counted at their upper bound"
+            .to_string(),
+    );
     notes
 }
 
@@ -227,6 +220,7 @@ type ColumnOutcome = (Option<Column>, Vec<KernelView>, Vec<miette::Report>);
 fn column(
     g: &Group<'_>,
     args: &CompareArgs,
+    ctx: Context<'_>,
     check_args: &CheckArgs,
     resolver: &mut Resolver<'_>,
     packs: &mut BTreeMap<(usize, Option<String>), Rules>,
@@ -254,9 +248,10 @@ fn column(
     let [report] = reports;
     let mut verdicts = verdicts(&report);
     verdicts.packs = own.map(|p| format!("{p} (the kernel module's RULES)"));
-    let (kernels, detected) = describe(g, target);
-    let target = g.target.clone().or(detected).unwrap_or_else(|| "unknown".into());
-    let column = Column { dir: g.dir.clone(), version: g.version.clone(), target, verdicts, time: None };
+    let (kernels, facts) = describe(g, target, ctx);
+    let time = compare::facts::time(&facts);
+    let target = g.target.clone().or(facts.target).unwrap_or_else(|| "unknown".into());
+    let column = Column { dir: g.dir.clone(), version: g.version.clone(), target, verdicts, time };
     Ok((Some(column), kernels, o.problems))
 }
 
@@ -279,12 +274,12 @@ fn verdicts(r: &CompilationReport) -> Verdicts {
     v
 }
 
-/// The compilation's kernels as the table shows them, and the target the dumps say. The files are read and parsed
-/// again here (the lint above keeps no graph): the cost is the parse of one compilation.
-fn describe(g: &Group<'_>, target: Option<&str>) -> (Vec<KernelView>, Option<String>) {
+/// The performance model's facts of a compilation and its kernels as the table shows them. The files are read and
+/// parsed again here (the lint above keeps no graph): the cost is the parse of one compilation.
+fn describe(g: &Group<'_>, target: Option<&str>, ctx: Context<'_>) -> (Vec<KernelView>, CompilationFacts) {
     let files: Vec<source::SourceFile> = g.files.iter().filter_map(|c| source::load(c).ok().flatten()).collect();
     let parsed: Vec<Parsed<'_>> = files.iter().filter_map(|f| parse_file(f).ok()).collect();
     let c = Compilation::new(g.dir.clone(), &parsed, target);
-    let detected = c.target.as_ref().map(|t| t.name().to_string());
-    (compare::facts::kernels(&c), detected)
+    let facts = perf::compilation_facts(&c, &parsed, ctx);
+    (compare::facts::kernels(&c, &facts), facts)
 }

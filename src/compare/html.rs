@@ -81,12 +81,12 @@ fn rows(heading: &str, rows: &[Row], cols: &[usize]) -> Markup {
     html! {
         tr.heading { th colspan=(cols.len() + 2) { (heading) } }
         @for (i, r) in rows.iter().enumerate() {
-            tr {
+            tr class=[r.detail.then_some("detail")] {
                 td.group { @if i == 0 || rows[i - 1].group != r.group { (r.group) } }
                 td.label { (r.label) }
                 @for &ci in cols {
                     @if let Some(cell) = r.cells.get(ci) {
-                        td class=(tone_class(cell.tone)) { (cell.text) }
+                        td class=(tone_class(cell.tone)) title=[cell.note.as_deref()] { (cell.text) }
                     } @else { td {} }
                 }
             }

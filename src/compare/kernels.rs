@@ -8,14 +8,18 @@ use crate::perf::timeline::Timeline;
 #[derive(Clone, Debug, Default)]
 pub struct KernelView {
     pub name: String,
-    /// `(group, label, cell)` in display order.
-    pub facts: Vec<(String, String, Cell)>,
+    /// `(group, label, cell, detail)` in display order (`detail`: not in the terminal table).
+    pub facts: Vec<(String, String, Cell, bool)>,
     pub timeline: Option<Timeline>,
 }
 
 impl KernelView {
     pub fn fact(&mut self, group: &str, label: &str, cell: Cell) {
-        self.facts.push((group.to_string(), label.to_string(), cell));
+        self.facts.push((group.to_string(), label.to_string(), cell, false));
+    }
+
+    pub fn detail(&mut self, group: &str, label: &str, cell: Cell) {
+        self.facts.push((group.to_string(), label.to_string(), cell, true));
     }
 }
 
@@ -33,40 +37,37 @@ fn slot(i: usize, columns: &[Vec<KernelView>]) -> KernelSlot {
         Some(first) if names.iter().all(|n| n == first) => first.to_string(),
         _ => format!("kernel {}", i + 1),
     };
-    let mut keys: Vec<(&str, &str)> = Vec::new();
+    // (group, label, detail) in the order first seen, then facts of one group brought together whatever order
+    // the columns list them in
+    let mut keys: Vec<(&str, &str, bool)> = Vec::new();
     for v in views.iter().flatten() {
-        for (g, l, _) in &v.facts {
-            if !keys.contains(&(g.as_str(), l.as_str())) {
-                keys.push((g, l));
+        for (g, l, _, d) in &v.facts {
+            if !keys.iter().any(|(kg, kl, _)| kg == g && kl == l) {
+                keys.push((g, l, *d));
             }
         }
     }
+    let groups: Vec<&str> = keys.iter().map(|k| k.0).collect();
+    keys.sort_by_key(|(g, _, _)| groups.iter().position(|x| x == g));
     let mut rows = vec![Row {
         group: "kernel".into(),
         label: "name".into(),
         cells: views.iter().map(|v| v.map(|v| Cell::text(&v.name)).unwrap_or_else(Cell::absent)).collect(),
+        detail: false,
     }];
-    // facts of one group stay together whatever order columns list them in
-    let first_seen = keys.clone();
-    keys.sort_by_key(|(g, _)| group_rank(&first_seen, g));
-    for (g, l) in &keys {
+    for &(g, l, detail) in &keys {
         let cells = views
             .iter()
             .map(|v| {
-                v.and_then(|v| v.facts.iter().find(|(fg, fl, _)| fg == g && fl == l))
+                v.and_then(|v| v.facts.iter().find(|(fg, fl, _, _)| fg == g && fl == l))
                     .map(|f| f.2.clone())
                     .unwrap_or_else(Cell::absent)
             })
             .collect();
-        rows.push(Row { group: g.to_string(), label: l.to_string(), cells });
+        rows.push(Row { group: g.to_string(), label: l.to_string(), cells, detail });
     }
     let timelines = views.iter().map(|v| v.and_then(|v| v.timeline.clone())).collect();
     KernelSlot { title, rows, timelines }
-}
-
-/// The position a group was first seen at.
-fn group_rank(keys: &[(&str, &str)], group: &str) -> usize {
-    keys.iter().position(|(g, _)| *g == group).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
@@ -91,12 +92,16 @@ mod tests {
             ],
             vec![],
         ];
+        let mut cols = cols;
+        cols[0][0].detail("matmul", "operands", Cell::text("f8·f8→f32"));
         let slots = align(&cols);
         assert_eq!(slots.len(), 2);
         assert_eq!(slots[0].title, "kernel 1");
         let labels: Vec<&str> = slots[0].rows.iter().map(|r| r.label.as_str()).collect();
-        assert_eq!(labels, ["name", "format", "flops", "bundles", "starts"]);
-        let starts = &slots[0].rows[4];
+        assert_eq!(labels, ["name", "format", "operands", "flops", "bundles", "starts"]);
+        let detail: Vec<bool> = slots[0].rows.iter().map(|r| r.detail).collect();
+        assert_eq!(detail, [false, false, true, false, false, false]);
+        let starts = &slots[0].rows[5];
         assert_eq!(starts.cells.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), ["—", "2", "—"]);
         assert_eq!(slots[1].title, "copy");
         assert_eq!(slots[1].rows[0].cells[0].text, "—");

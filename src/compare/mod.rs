@@ -43,12 +43,14 @@ impl Comparison {
                 })
                 .collect()
         };
-        let row = |label: &str, group: &str, cells| Row { group: group.into(), label: label.into(), cells };
+        let row =
+            |label: &str, group: &str, cells| Row { group: group.into(), label: label.into(), cells, detail: false };
+        let detail = |label: &str, cells| Row { detail: true, ..row(label, "time", cells) };
         vec![
             row("predicted", "time", time(&|t| t.total())),
-            row("compute", "time", time(&|t| t.compute)),
-            row("memory", "time", time(&|t| t.memory)),
-            row("overhead", "time", time(&|t| t.overhead)),
+            detail("compute", time(&|t| t.compute)),
+            detail("memory", time(&|t| t.memory)),
+            detail("overhead", time(&|t| t.overhead)),
             row(
                 "bound",
                 "time",
@@ -145,17 +147,24 @@ impl Verdicts {
     }
 }
 
-/// A predicted time in seconds: `overhead + max(compute, memory)`.
+/// A predicted time in seconds: per kernel `overhead + max(compute, memory)`, summed over the kernels (so
+/// `predicted` is kept, not recomputed from the summed terms).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct TimeSplit {
     pub overhead: f64,
     pub compute: f64,
     pub memory: f64,
+    pub predicted: f64,
 }
 
 impl TimeSplit {
+    /// One kernel's split.
+    pub fn of(overhead: f64, compute: f64, memory: f64) -> TimeSplit {
+        TimeSplit { overhead, compute, memory, predicted: overhead + compute.max(memory) }
+    }
+
     pub fn total(&self) -> f64 {
-        self.overhead + self.compute.max(self.memory)
+        self.predicted
     }
 
     /// `compute` or `memory`: the larger of the two.
@@ -172,6 +181,7 @@ impl TimeSplit {
             overhead: self.overhead + o.overhead,
             compute: self.compute + o.compute,
             memory: self.memory + o.memory,
+            predicted: self.predicted + o.predicted,
         }
     }
 }
@@ -196,6 +206,9 @@ pub struct Row {
     pub label: String,
     /// One per column, in column order.
     pub cells: Vec<Cell>,
+    /// Left out of the terminal table, which must fit a screen.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub detail: bool,
 }
 
 /// A table cell: the text every format shows, the number behind it for JSON and CSV, and how it reads.
@@ -206,6 +219,9 @@ pub struct Cell {
     pub value: Option<f64>,
     #[serde(skip_serializing_if = "Tone::is_plain")]
     pub tone: Tone,
+    /// What the text leaves out (why a number is unknown, what a percentage is of): a tooltip in HTML.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Cell {
@@ -214,7 +230,7 @@ impl Cell {
     }
 
     pub fn number(text: impl Into<String>, value: f64) -> Cell {
-        Cell { text: text.into(), value: Some(value), tone: Tone::Plain }
+        Cell { text: text.into(), value: Some(value), ..Cell::default() }
     }
 
     /// No such kernel or fact in this column.
@@ -224,6 +240,21 @@ impl Cell {
 
     pub fn tone(mut self, t: Tone) -> Cell {
         self.tone = t;
+        self
+    }
+
+    pub fn note(mut self, n: impl Into<String>) -> Cell {
+        self.note = Some(n.into());
+        self
+    }
+
+    pub fn note_opt(mut self, n: Option<String>) -> Cell {
+        self.note = n;
+        self
+    }
+
+    pub fn with_value(mut self, v: f64) -> Cell {
+        self.value = Some(v);
         self
     }
 }
@@ -282,7 +313,7 @@ mod tests {
 
     #[test]
     fn time_is_overhead_plus_the_larger_side() {
-        let t = TimeSplit { overhead: 1.0, compute: 2.0, memory: 5.0 };
+        let t = TimeSplit::of(1.0, 2.0, 5.0);
         assert_eq!(t.total(), 6.0);
         assert_eq!(t.bound(), "memory");
         assert_eq!(t.add(&t).total(), 12.0);

@@ -45,6 +45,32 @@ impl Ranking {
     }
 }
 
+impl Ranking {
+    /// The ranking without times (the table has them): `tpu7x, speedup over v1 (10.0 µs): v3 1.04× > v1 > ...`.
+    pub fn short_line(&self) -> String {
+        let base = self.entries.iter().find(|e| e.version == self.baseline);
+        let mut head = format!("{}, speedup over {}", self.target, self.baseline);
+        if let Some(b) = base {
+            head.push_str(&format!(" ({})", seconds(b.time)));
+        }
+        let mut parts: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| {
+                if e.version == self.baseline || !e.speedup.is_finite() {
+                    e.version.clone()
+                } else {
+                    format!("{} {:.2}×", e.version, e.speedup)
+                }
+            })
+            .collect();
+        if !self.unranked.is_empty() {
+            parts.push(format!("not timed: {}", self.unranked.join(", ")));
+        }
+        format!("{head}: {}", parts.join(" > "))
+    }
+}
+
 /// The rankings of the columns' targets, in the order targets first appear.
 pub fn rank(columns: &[Column]) -> Vec<Ranking> {
     let mut targets: Vec<&str> = Vec::new();
@@ -82,7 +108,7 @@ mod tests {
         Column {
             version: v.into(),
             target: t.into(),
-            time: secs.map(|s| TimeSplit { overhead: 0.0, compute: s, memory: s / 2.0 }),
+            time: secs.map(|s| TimeSplit::of(0.0, s, s / 2.0)),
             ..Column::default()
         }
     }
@@ -104,6 +130,7 @@ mod tests {
         assert_eq!(r[0].unranked, ["v3"]);
         assert_eq!(r[0].line(), "tpu7x: v2 1.12× v1 (20.0 µs) > v1 (22.4 µs) > not timed: v3");
         assert_eq!(r[1].line(), "v6e: v1 (10.0 µs) > v2 0.50× v1 (20.0 µs)");
+        assert_eq!(r[0].short_line(), "tpu7x, speedup over v1 (22.4 µs): v2 1.12× > v1 > not timed: v3");
     }
 
     #[test]

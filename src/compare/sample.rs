@@ -10,7 +10,7 @@ fn column(version: &str, target: &str, compute: f64, memory: f64) -> Column {
         version: version.into(),
         target: target.into(),
         verdicts: Verdicts::default(),
-        time: Some(TimeSplit { overhead: 1e-6, compute, memory }),
+        time: Some(TimeSplit::of(1e-6, compute, memory)),
     }
 }
 
@@ -53,6 +53,7 @@ pub fn comparison() -> Comparison {
                 Cell::text("fp8_mm_v1"),
                 Cell::text("k|\"a,b\"\n<b>&amp;</b>"),
             ],
+            detail: false,
         },
         Row {
             group: "matmul".into(),
@@ -61,12 +62,14 @@ pub fn comparison() -> Comparison {
                 Cell::text("native fp8").tone(Tone::Good),
                 Cell::text("native fp8").tone(Tone::Good),
                 Cell::text("upcast bf16").tone(Tone::Warn),
-                Cell::absent(),
+                Cell::text("unknown").note("a <b>reason</b>"),
             ],
+            detail: false,
         },
         Row {
             group: "matmul".into(),
             label: "FLOPs".into(),
+            detail: true,
             cells: vec![
                 Cell::number("268 M", 2.68e8),
                 Cell::number("268 M", 2.68e8),

@@ -1,3 +1,400 @@
-//! The static performance model of a compiled kernel.
+//! A static performance model of Pallas TPU kernels: per kernel and per compilation, the facts a version comparison
+//! needs (docs/performance-model.md has the formulas and where each number comes from).
+//!
+//! **API** (stable: fields are added, never renamed): [`compilation_facts`] takes a linted [`Compilation`], its
+//! parsed files (the LLO utilization tables have no graph, so they are read from there), the [`Hardware`] table
+//! and the user's [`Assume`] map, and returns [`CompilationFacts`]: the target's [`Chip`], the HLO entry's operand
+//! and result bytes, and one [`KernelFacts`] per Mosaic kernel — matmuls ([`MatmulFacts`]: operand types, shape,
+//! FLOPs) and the MXU format ([`MxuFacts`]: native / widened / upcast), HBM bytes (pipelined windows and whole
+//! operands as [`BufferFacts`], DMAs as [`DmaFacts`]), VMEM and SMEM [`Footprint`]s against capacity, DMA starts
+//! and waits per grid step, `scf.for` trip counts ([`ForFacts`]), the LLO program ([`LloFacts`]: loops with trip
+//! counts, static and dynamic bundles, per-slot utilization), the LLO loops checked against the Mosaic grid and
+//! loops ([`CrossCheck`]), and the predicted time ([`TimeFacts`]). Everything is `serde::Serialize`.
+//!
+//! Numbers the dumps do not decide are an [`Estimate`]: exact, a range, or unknown with the reason; `--assume`
+//! fixes a loop's trip count by the name the facts show.
 
+pub mod estimate;
+mod mosaic;
+pub mod time;
 pub mod timeline;
+pub mod trips;
+
+pub use estimate::{Assume, Estimate};
+pub use mosaic::{BufferFacts, DmaFacts, ForFacts, MatmulFacts};
+pub use time::{Bound, Interval, TimeFacts};
+pub use trips::{LoopFacts, TripSource};
+
+use crate::analysis::crosslink;
+use crate::analysis::kernel::kernels;
+use crate::ir::{DType, Layer, Module};
+use crate::lint::compilation::{Compilation, Parsed};
+use crate::lint::target::Narrow;
+use crate::parse::llo::tables::Utilization;
+use crate::semantic::tpu::{Chip, Hardware};
+use serde::Serialize;
+
+/// What the model needs besides the compilation.
+#[derive(Clone, Copy, Debug)]
+pub struct Context<'h> {
+    pub hardware: &'h Hardware,
+    pub assume: &'h Assume,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CompilationFacts {
+    /// The dump directory (`…/v3@tpu7x`).
+    pub dir: String,
+    pub target: Option<String>,
+    /// The hardware table's row for the target.
+    pub chip: Option<Chip>,
+    /// Bytes of the HLO entry computation's parameters and result: what the program reads and writes in HBM at
+    /// least once.
+    pub hlo_io_bytes: Estimate,
+    pub kernels: Vec<KernelFacts>,
+    /// Sums over the kernels (they run one after the other).
+    pub flops: Estimate,
+    pub hbm_bytes: Estimate,
+    pub predicted_us: Option<Interval>,
+}
+
+/// How the MXU multiplies a kernel's matmuls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MxuMode {
+    /// Narrow operands (fp8, int8, int4) multiplied in their own format.
+    Native,
+    /// Narrow operands the compiler widened on the way into the MXU (fp8 → bf16 on v5e/v6e).
+    Widened,
+    /// Narrow data the kernel itself converted to a wider type before the matmul.
+    Upcast,
+    /// bf16/f32 matmuls: nothing narrow asked for.
+    Wide,
+    /// No matmul.
+    None,
+    /// Narrow operands, and neither the LLO nor the hardware table says how the MXU takes them.
+    Unknown,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MxuFormat {
+    /// The dtype segments of the `vmatmul` mnemonic: `f8e4m3fn`, `f8e4m3b11.bf16`, `bf16`.
+    pub format: String,
+    /// Static `vmatmul` ops with it.
+    pub count: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MxuFacts {
+    pub mode: MxuMode,
+    /// The narrow family the matmuls ask for (`fp8`, `int8`, `int4`), if any.
+    pub requested: Option<Narrow>,
+    /// From the LLO; empty without an LLO dump.
+    pub formats: Vec<MxuFormat>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Footprint {
+    pub bytes: Estimate,
+    /// Per TensorCore, from the hardware table.
+    pub capacity: Option<u64>,
+    /// `bytes / capacity` (upper bound).
+    pub fraction: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SlotFacts {
+    /// `MXU`, `XLU`, `VALU`, `VLOAD`, `VSTORE`, ... as libtpu's utilization table names them.
+    pub unit: String,
+    /// Slots per bundle.
+    pub capacity: u32,
+    /// Slots used over the program's bundles, each once.
+    pub static_busy: u64,
+    /// Slots used over a launch: each bundle's use times the times it runs.
+    pub dynamic_busy: Estimate,
+    /// `dynamic_busy / (dynamic_bundles × capacity)`, from the upper bounds.
+    pub utilization: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LloFacts {
+    /// The computation the LLO program was compiled for (`fp8_mm_v3.1`).
+    pub computation: String,
+    pub path: String,
+    pub static_bundles: u64,
+    /// Bundles issued per launch: each bundle times the trip counts of the loops around it.
+    pub dynamic_bundles: Estimate,
+    pub loops: Vec<LoopFacts>,
+    /// Empty without the `final_hlo-static-per-bundle-utilization` table.
+    pub slots: Vec<SlotFacts>,
+}
+
+/// An LLO loop's trip count beside what the Mosaic kernel says it should be.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CrossCheck {
+    pub llo_loop: String,
+    pub llo_trips: Estimate,
+    /// `grid 4×4 = 16`, `fp8_mm_v2/arg10: 0..4 step 1 = 4`.
+    pub mosaic: String,
+    pub mosaic_trips: Estimate,
+    /// LLO trips − Mosaic trips: 0, or the extra iterations of libtpu's software pipelining of the grid loop
+    /// (its prologue and epilogue stages run as predicated iterations).
+    pub extra: Option<i64>,
+    pub agrees: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelFacts {
+    /// The kernel function (`fp8_mm_v3`).
+    pub name: String,
+    /// The Mosaic dump (or decoded body) read.
+    pub mosaic: String,
+    pub grid: Vec<i64>,
+    pub dimension_semantics: Vec<String>,
+    pub grid_steps: Estimate,
+    pub matmuls: Vec<MatmulFacts>,
+    pub mxu: MxuFacts,
+    pub flops: Estimate,
+    /// Windows and whole operands moved by the pipeline, plus DMAs to or from HBM.
+    pub hbm_bytes: Estimate,
+    pub buffers: Vec<BufferFacts>,
+    pub dmas: Vec<DmaFacts>,
+    pub dma_starts_per_step: Estimate,
+    pub dma_waits_per_step: Estimate,
+    pub vmem: Footprint,
+    pub smem: Footprint,
+    pub for_loops: Vec<ForFacts>,
+    pub llo: Option<LloFacts>,
+    pub cross_checks: Vec<CrossCheck>,
+    pub time: TimeFacts,
+}
+
+/// The facts of every Mosaic kernel of `c` (`files`: the parsed files `c` was built from).
+pub fn compilation_facts(c: &Compilation<'_>, files: &[Parsed<'_>], ctx: Context<'_>) -> CompilationFacts {
+    let chip = c.target.as_ref().and_then(|t| ctx.hardware.chip(t.name())).cloned();
+    let mut names: Vec<&str> = Vec::new();
+    for (_, u) in c.units_of(Layer::Mosaic) {
+        for k in kernels(&u.module) {
+            if !names.contains(&k.name) {
+                names.push(k.name);
+            }
+        }
+    }
+    let kernels: Vec<KernelFacts> =
+        names.iter().filter_map(|n| kernel_facts(c, files, n, chip.as_ref(), ctx.assume)).collect();
+    let flops = Estimate::sum(kernels.iter().map(|k| &k.flops));
+    let hbm_bytes = Estimate::sum(kernels.iter().map(|k| &k.hbm_bytes));
+    let predicted_us = kernels.iter().try_fold(Interval::point(0.0), |a, k| Some(a.plus(k.time.predicted_us?)));
+    CompilationFacts {
+        dir: c.dir.clone(),
+        target: c.target.as_ref().map(|t| t.name().to_string()),
+        chip,
+        hlo_io_bytes: hlo_io_bytes(c),
+        kernels,
+        flops,
+        hbm_bytes,
+        predicted_us: predicted_us.filter(|_| !names.is_empty()),
+    }
+}
+
+/// Bytes of the entry computation's parameters and root in the best HLO dump (after optimizations).
+fn hlo_io_bytes(c: &Compilation<'_>) -> Estimate {
+    let best = c
+        .units_of(Layer::Hlo)
+        .filter(|(_, u)| u.host.is_none())
+        .min_by_key(|(i, u)| (!u.module.scheduled, u.path.contains("/llo/"), *i));
+    let Some((_, u)) = best else { return Estimate::unknown("no HLO dump") };
+    let m = &u.module;
+    let Some(f) = m.entry else { return Estimate::unknown("the HLO dump has no entry computation") };
+    let ops = m.body_ops(f).iter().copied().filter(|&o| m.op(o).opcode == "parameter").chain(m.root(f));
+    let mut total = 0u64;
+    for o in ops {
+        let Some(s) = m.op(o).shape() else { return Estimate::unknown("an entry shape is missing") };
+        for a in s.leaves() {
+            let elems: Option<i64> =
+                a.dims.iter().map(|d| if let crate::ir::Dim::Static(n) = d { Some(*n) } else { None }).product();
+            let Some(e) = elems else { return Estimate::unknown("an entry shape is dynamic") };
+            total += (e.max(0) as u64 * u64::from(a.dtype.bits())).div_ceil(8);
+        }
+    }
+    Estimate::Exact(total)
+}
+
+fn kernel_facts(
+    c: &Compilation<'_>,
+    files: &[Parsed<'_>],
+    name: &str,
+    chip: Option<&Chip>,
+    assume: &Assume,
+) -> Option<KernelFacts> {
+    let unit = &c.units[c.canonical_kernel_unit(name)?];
+    let k = kernels(&unit.module).into_iter().find(|k| k.name == name)?;
+    let mf = mosaic::facts(&unit.module, &k, assume);
+    let llo_unit = crosslink::llo_units_of_kernel(c, name).into_iter().next().map(|i| &c.units[i]);
+    let llo = llo_unit.map(|u| llo_facts(u.path, &u.module, files, assume));
+    let mxu = mxu_facts(&mf.matmuls, llo_unit.map(|u| &*u.module), chip);
+    let flops = Estimate::sum(mf.matmuls.iter().map(|m| &m.flops));
+    let hbm_bytes = Estimate::sum(mf.buffers.iter().map(|b| &b.hbm_bytes).chain(mf.dmas.iter().map(|d| &d.hbm_bytes)));
+    let footprint = |space: &str, cap: Option<u64>| {
+        let parts: Vec<Estimate> = mf
+            .buffers
+            .iter()
+            .filter(|b| b.memory_space.as_deref() == Some(space))
+            .map(|b| {
+                b.bytes.map_or_else(
+                    || Estimate::unknown(format!("{}: size unknown", b.arg)),
+                    |x| Estimate::Exact(x * b.buffers),
+                )
+            })
+            .collect();
+        let bytes = Estimate::sum(&parts);
+        let fraction = bytes.max().zip(cap).map(|(b, c)| b as f64 / c as f64);
+        Footprint { bytes, capacity: cap, fraction }
+    };
+    let cross_checks = llo.as_ref().map(|l| cross_checks(l, &mf)).unwrap_or_default();
+    let time = time::predict(chip, llo.as_ref().map(|l| &l.dynamic_bundles), &hbm_bytes, &flops);
+    Some(KernelFacts {
+        name: name.to_string(),
+        mosaic: unit.describe(),
+        grid: k.iteration_bounds.clone(),
+        dimension_semantics: k.dimension_semantics.iter().map(|s| s.to_string()).collect(),
+        grid_steps: mf.grid_steps.clone(),
+        mxu,
+        flops,
+        hbm_bytes,
+        dma_starts_per_step: Estimate::sum(mf.dmas.iter().map(|d| &d.per_step)),
+        dma_waits_per_step: mf.waits_per_step.clone(),
+        vmem: footprint("vmem", chip.and_then(Chip::vmem_bytes)),
+        smem: footprint("smem", chip.and_then(Chip::smem_bytes)),
+        matmuls: mf.matmuls,
+        buffers: mf.buffers,
+        dmas: mf.dmas,
+        for_loops: mf.loops,
+        llo,
+        cross_checks,
+        time,
+    })
+}
+
+/// The LLO program of a kernel: loops, bundles, and slot use weighted by how often each bundle runs.
+fn llo_facts(path: &str, m: &Module<'_>, files: &[Parsed<'_>], assume: &Assume) -> LloFacts {
+    let computation =
+        crate::parse::llo::view::entry_info(m).name.map(str::to_string).unwrap_or_else(|| m.name.to_string());
+    let loops = trips::llo_loops(m, &computation, assume);
+    let static_bundles = trips::static_bundles(m);
+    let runs = trips::bundle_runs(static_bundles, &loops);
+    let dynamic_bundles = Estimate::sum(&runs);
+    let slots = utilization_of(path, files).map(|u| slot_facts(&u, &runs, &dynamic_bundles)).unwrap_or_default();
+    LloFacts { computation, path: path.to_string(), static_bundles, dynamic_bundles, loops, slots }
+}
+
+/// The utilization table libtpu wrote beside a final_bundles file (same timestamp and computation).
+fn utilization_of<'f>(bundles: &str, files: &'f [Parsed<'_>]) -> Option<Utilization<'f>> {
+    use crate::parse::llo::llo_file_name;
+    let me = llo_file_name(bundles)?;
+    let dir = std::path::Path::new(bundles).parent();
+    let f = files.iter().find(|p| {
+        let n = llo_file_name(&p.file.path);
+        std::path::Path::new(&p.file.path).parent() == dir
+            && n.is_some_and(|n| n.ts == me.ts && n.computation == me.computation && n.stage.contains("utilization"))
+    })?;
+    crate::parse::llo::tables::utilization(&f.file.text).ok().map(|r| r.1)
+}
+
+fn slot_facts(u: &Utilization<'_>, runs: &[Estimate], dynamic: &Estimate) -> Vec<SlotFacts> {
+    if u.bundle_count() != runs.len() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, unit) in u.units.iter().enumerate() {
+        let cap = u.capacity.get(i).copied().unwrap_or(0);
+        let mut stat = 0u64;
+        let mut dynb = Estimate::Exact(0);
+        for (b, row) in u.rows().enumerate() {
+            let used = u64::from(row.get(i).copied().unwrap_or(0));
+            if used > 0 {
+                stat += used;
+                dynb = dynb.add(&runs[b].scale(used));
+            }
+        }
+        let utilization = match (dynb.max(), dynamic.max()) {
+            (Some(b), Some(d)) if d > 0 && cap > 0 => Some(b as f64 / (d as f64 * f64::from(cap))),
+            _ => None,
+        };
+        out.push(SlotFacts {
+            unit: unit.to_string(),
+            capacity: cap,
+            static_busy: stat,
+            dynamic_busy: dynb,
+            utilization,
+        });
+    }
+    out
+}
+
+/// The MXU mode: the matmuls' operand types at the Mosaic op, the LLO's `vmatmul` formats, then the table.
+fn mxu_facts(mm: &[MatmulFacts], llo: Option<&Module<'_>>, chip: Option<&Chip>) -> MxuFacts {
+    let lf = llo.map(crate::analysis::fp8::llo_formats).unwrap_or_default();
+    let formats = lf.iter().map(|f| MxuFormat { format: f.format.clone(), count: f.count }).collect();
+    let narrow = |d: Option<DType>| d.and_then(Narrow::of);
+    let requested = mm.iter().find_map(|m| match (narrow(m.lhs), narrow(m.rhs)) {
+        (Some(a), Some(b)) if a == b => Some(a),
+        _ => None,
+    });
+    let mode = if mm.is_empty() {
+        MxuMode::None
+    } else if mm.iter().any(|m| m.upcast_from.is_some()) {
+        MxuMode::Upcast
+    } else if let Some(n) = requested {
+        let table = chip.and_then(|c| match n {
+            Narrow::Fp8 => c.native.fp8,
+            Narrow::Int8 => c.native.int8,
+            Narrow::Int4 => c.native.int4,
+        });
+        // Integer matmuls widened by the compiler print as ordinary bf16 `vmatmul`s; fp8 ones keep an fp8 segment.
+        match (lf.is_empty(), lf.iter().all(|f| f.native_for(n)), table) {
+            (false, true, _) => MxuMode::Native,
+            (false, false, _) => MxuMode::Widened,
+            (true, _, Some(true)) => MxuMode::Native,
+            (true, _, Some(false)) => MxuMode::Widened,
+            (true, _, None) => MxuMode::Unknown,
+        }
+    } else {
+        MxuMode::Wide
+    };
+    MxuFacts { mode, requested, formats }
+}
+
+/// The outermost LLO loop against the grid, and inner LLO loops against the `scf.for` loops (level 2 ↔ the
+/// outermost `scf.for`s), matched in order.
+fn cross_checks(l: &LloFacts, mf: &mosaic::MosaicFacts) -> Vec<CrossCheck> {
+    let mut out = Vec::new();
+    let check = |lp: &LoopFacts, mosaic: String, want: &Estimate| {
+        let extra = match (lp.trips.exact(), want.exact()) {
+            (Some(a), Some(b)) => Some(a as i64 - b as i64),
+            _ => None,
+        };
+        CrossCheck {
+            llo_loop: lp.name.clone(),
+            llo_trips: lp.trips.clone(),
+            mosaic,
+            mosaic_trips: want.clone(),
+            extra,
+            agrees: extra.is_some_and(|e| (0..=2).contains(&e)),
+        }
+    };
+    let outer: Vec<&LoopFacts> = l.loops.iter().filter(|x| x.level == 1).collect();
+    let grid_loop = outer.iter().copied().max_by_key(|x| x.static_bundles);
+    if let (Some(g), true) = (grid_loop, mf.grid_steps.exact().is_some_and(|s| s > 1)) {
+        out.push(check(g, "the grid".to_string(), &mf.grid_steps));
+        let inner: Vec<&LoopFacts> =
+            l.loops.iter().filter(|x| x.level == 2 && x.start >= g.start && x.end <= g.end).collect();
+        let fors: Vec<&ForFacts> = mf.loops.iter().filter(|f| f.within.is_empty()).collect();
+        if inner.len() == fors.len() {
+            for (lp, f) in inner.iter().zip(fors) {
+                out.push(check(lp, f.name.clone(), &f.trips));
+            }
+        }
+    }
+    out
+}

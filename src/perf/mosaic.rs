@@ -1,0 +1,445 @@
+//! What a Mosaic kernel says about the work it does, before the LLO: the grid, `scf.for` trip counts, matmul
+//! shapes (FLOPs), the bytes its windows and DMAs move, and what it keeps in VMEM and SMEM.
+//!
+//! Counting rules: an op runs once per grid step times the trip counts of the `scf.for` loops around it; inside an
+//! `scf.if` the model cannot decide, it runs anywhere from never to that many times (a range). A pipelined window
+//! (`window_params[i].window_bounds`) moves its block each time the block index its `transform_i` computes changes
+//! from one grid step to the next (the grid runs in row-major order, the last dimension fastest), as Pallas'
+//! pipeline skips a fetch whose block is already resident; a transform that reads scalar-prefetch values or ops
+//! the model does not evaluate gives the range from one fetch to one per step.
+
+use super::estimate::{Assume, Estimate};
+use crate::analysis::kernel::{const_int, ArgRole, Kernel, KernelArg, RefTrace};
+use crate::ir::{DType, Def, MlirType, Module, OpId};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One `scf.for` of a kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForFacts {
+    /// `<kernel>/<induction variable>` (`fp8_mm_v2/arg10`): the name `--assume` takes.
+    pub name: String,
+    pub lower: Option<i64>,
+    pub upper: Option<i64>,
+    pub step: Option<i64>,
+    pub trips: Estimate,
+    /// Loops around it, outermost first (their names).
+    pub within: Vec<String>,
+}
+
+/// One matmul of a kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatmulFacts {
+    pub opcode: String,
+    pub lhs: Option<DType>,
+    pub rhs: Option<DType>,
+    pub acc: Option<DType>,
+    /// `[m, k, n]` (batch dimensions folded into `m`).
+    pub mkn: Option<[u64; 3]>,
+    /// An operand widened from a narrow type in the kernel (`arith.extf` of f8 to bf16) before the matmul.
+    pub upcast_from: Option<DType>,
+    /// FLOPs of one execution (2·m·k·n).
+    pub flops_each: Option<u64>,
+    /// Executions per launch.
+    pub runs: Estimate,
+    pub flops: Estimate,
+}
+
+/// One kernel operand or scratch buffer as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BufferFacts {
+    pub arg: String,
+    /// `window`, `operand`, `scratch`, `scalar-prefetch`.
+    pub role: &'static str,
+    pub memory_space: Option<String>,
+    /// Bytes of one block (a window) or of the whole buffer.
+    pub bytes: Option<u64>,
+    /// Copies kept on chip: 2 for a double-buffered window, the leading dimension of a scratch buffer DMAs fill
+    /// slot by slot, else 1.
+    pub buffers: u64,
+    /// Bytes moved between HBM and the chip for it by the pipeline (windows, whole operands), per launch.
+    pub hbm_bytes: Estimate,
+}
+
+/// One DMA start of a kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DmaFacts {
+    pub source: Option<String>,
+    pub target: Option<String>,
+    /// `hbm→vmem` etc.
+    pub route: String,
+    pub bytes_each: Option<u64>,
+    /// Starts per grid step and per launch.
+    pub per_step: Estimate,
+    pub runs: Estimate,
+    /// Bytes to or from HBM per launch (0 for a copy between on-chip memories).
+    pub hbm_bytes: Estimate,
+}
+
+pub(super) struct MosaicFacts {
+    pub grid_steps: Estimate,
+    pub loops: Vec<ForFacts>,
+    pub matmuls: Vec<MatmulFacts>,
+    pub buffers: Vec<BufferFacts>,
+    pub dmas: Vec<DmaFacts>,
+    pub waits_per_step: Estimate,
+}
+
+fn base(opcode: &str) -> &str {
+    opcode.split_once('.').map_or(opcode, |x| x.1)
+}
+
+/// The integer a value holds when its definition folds to a constant (`arith.addi %c0, %c4`).
+pub(super) fn fold(m: &Module<'_>, def: Def, env: &HashMap<(u32, u32), i64>, depth: u32) -> Option<i64> {
+    if depth > 32 {
+        return None;
+    }
+    let op = match def {
+        Def::Op { op, .. } => op,
+        Def::BlockArg { block, index } => return env.get(&(block.0, index)).copied(),
+        Def::Unresolved => return None,
+    };
+    if let Some(c) = const_int(m, op) {
+        return Some(c);
+    }
+    let o = m.op(op);
+    let arg = |k: usize| o.operands.get(k).and_then(|x| fold(m, x.def, env, depth + 1));
+    Some(match base(o.opcode) {
+        "addi" => arg(0)?.checked_add(arg(1)?)?,
+        "subi" => arg(0)?.checked_sub(arg(1)?)?,
+        "muli" => arg(0)?.checked_mul(arg(1)?)?,
+        "divsi" | "divui" => arg(0)?.checked_div(arg(1)?)?,
+        "floordivsi" => arg(0)?.checked_div_euclid(arg(1)?)?,
+        "ceildivsi" => {
+            let (a, b) = (arg(0)?, arg(1)?);
+            a.checked_add(b.checked_sub(1)?)?.checked_div(b)?
+        }
+        "remsi" | "remui" => arg(0)?.checked_rem(arg(1)?)?,
+        "minsi" | "minui" => arg(0)?.min(arg(1)?),
+        "maxsi" | "maxui" => arg(0)?.max(arg(1)?),
+        "index_cast" | "index_castui" | "extsi" | "extui" | "trunci" => arg(0)?,
+        _ => return None,
+    })
+}
+
+/// Bytes of a shaped type with static dimensions.
+pub(super) fn type_bytes(t: &MlirType<'_>) -> Option<u64> {
+    let s = t.shaped()?;
+    let bits = u64::from(t.dtype()?.bits());
+    Some((s.num_elements()? as u64 * bits).div_ceil(8))
+}
+
+/// The product of the grid, when every bound is a positive constant.
+fn grid_steps(k: &Kernel<'_>) -> Estimate {
+    if k.iteration_bounds.iter().any(|&b| b <= 0) {
+        return Estimate::unknown("the grid is dynamic (an iteration bound is set at run time)");
+    }
+    Estimate::Exact(k.iteration_bounds.iter().map(|&b| b as u64).product())
+}
+
+/// `scf.for` loops with their trip counts, by op.
+fn for_loops(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> Vec<(OpId, ForFacts)> {
+    let env = HashMap::new();
+    let mut out: Vec<(OpId, ForFacts)> = Vec::new();
+    for c in &k.loops {
+        let op = m.op(c.op);
+        let iv = op
+            .regions
+            .first()
+            .and_then(|r| m.regions[r.idx()].blocks.first())
+            .and_then(|b| m.blocks[b.idx()].args.first())
+            .map_or("?", |p| p.name);
+        let name = format!("{}/{}", k.name, iv.trim_start_matches('%'));
+        let bound = |i: usize| op.operands.get(i).and_then(|o| fold(m, o.def, &env, 0));
+        let (lower, upper, step) =
+            if base(op.opcode) == "for" { (bound(0), bound(1), bound(2)) } else { (None, None, None) };
+        let trips = match (assume.get(&name), lower, upper, step) {
+            (Some(v), ..) => Estimate::Exact(v),
+            (None, Some(l), Some(u), Some(s)) if s > 0 => Estimate::Exact(((u - l).max(0) as u64).div_ceil(s as u64)),
+            (None, ..) if base(op.opcode) != "for" => {
+                Estimate::unknown(format!("`{}` {name}: a loop without bounds", op.opcode))
+            }
+            (None, ..) => Estimate::unknown(format!("{name}: a bound is read at run time")),
+        };
+        let within = m
+            .ancestors(c.op)
+            .filter_map(|a| out.iter().find(|(id, _)| *id == a).map(|(_, f)| f.name.clone()))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        out.push((c.op, ForFacts { name, lower, upper, step, trips, within }));
+    }
+    out
+}
+
+/// How many times `op` runs per grid step: the loops around it multiplied, any conditional making it a range.
+fn per_step(m: &Module<'_>, op: OpId, loops: &[(OpId, ForFacts)]) -> Estimate {
+    let mut e = Estimate::Exact(1);
+    let mut conditional = false;
+    for a in m.ancestors(op) {
+        if let Some((_, f)) = loops.iter().find(|(id, _)| *id == a) {
+            e = e.mul(&f.trips);
+        } else if crate::analysis::kernel::is_conditional(m.op(a).opcode) {
+            conditional = true;
+        }
+    }
+    if conditional {
+        e.up_to()
+    } else {
+        e
+    }
+}
+
+/// The value behind a matmul operand, through shape casts and broadcasts, when an `extf`/`sitofp` widened it from
+/// a narrow type.
+fn upcast_source(m: &Module<'_>, def: Def) -> Option<DType> {
+    let mut d = def;
+    for _ in 0..8 {
+        let Def::Op { op, .. } = d else { return None };
+        let o = m.op(op);
+        let src = o.operands.first()?;
+        match base(o.opcode) {
+            "extf" | "sitofp" | "uitofp" | "convert" | "convert_element_type" => {
+                let t = src.ty.as_ref().and_then(|t| t.mlir()).and_then(MlirType::dtype).or_else(|| match src.def {
+                    Def::Op { op, index } => m.op(op).ty.mlir()?.result(index as usize)?.dtype(),
+                    _ => None,
+                })?;
+                return (t.bits() <= 8).then_some(t);
+            }
+            "shape_cast" | "broadcast" | "transpose" | "bitcast" => d = src.def,
+            _ => return None,
+        }
+    }
+    None
+}
+
+fn operand_type<'a>(m: &Module<'a>, o: &crate::ir::Operand<'a>) -> Option<MlirType<'a>> {
+    if let Some(t) = o.ty.as_ref().and_then(|t| t.mlir()) {
+        return Some(t.clone());
+    }
+    match o.def {
+        Def::Op { op, index } => m.op(op).ty.mlir()?.result(index as usize).cloned(),
+        Def::BlockArg { block, index } => m.blocks[block.idx()].args.get(index as usize)?.ty.mlir().cloned(),
+        Def::Unresolved => None,
+    }
+}
+
+/// `[m, k, n]` of a matmul: the result's elements over its last dimension give m (batch folded in), the last
+/// result dimension n, the LHS's contracting dimensions k (`dimension_numbers`' first list; else the LHS's last).
+fn mkn(m: &Module<'_>, op: OpId) -> Option<[u64; 3]> {
+    let o = m.op(op);
+    let res = o.ty.mlir()?.result(0)?.shaped()?.static_dims()?;
+    let lhs = operand_type(m, o.operands.first()?)?.shaped()?.static_dims()?;
+    let contracting: Vec<usize> = o
+        .attr("dimension_numbers")
+        .and_then(|v| {
+            v.word().or(match &v.kind {
+                crate::ir::ValueKind::Str(s) => Some(*s),
+                _ => None,
+            })
+        })
+        .and_then(|w| w.split_once('[').and_then(|(_, r)| r.split_once(']')).map(|(l, _)| l.to_string()))
+        .map(|l| l.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![lhs.len().saturating_sub(1)]);
+    let k: i64 = contracting.iter().map(|&i| lhs.get(i).copied()).product::<Option<i64>>()?;
+    let n = *res.last()?;
+    let rows: i64 = res.iter().product::<i64>() / n.max(1);
+    Some([rows as u64, k as u64, n as u64])
+}
+
+fn matmuls(m: &Module<'_>, k: &Kernel<'_>, loops: &[(OpId, ForFacts)], steps: &Estimate) -> Vec<MatmulFacts> {
+    let mut out = Vec::new();
+    for mm in &k.matmuls {
+        let op = m.op(mm.op);
+        let upcast = op.operands.iter().take(2).find_map(|o| upcast_source(m, o.def));
+        let dims = mkn(m, mm.op);
+        let each = dims.map(|[a, b, c]| 2 * a * b * c);
+        let runs = per_step(m, mm.op, loops).mul(steps);
+        let flops = match each {
+            Some(f) => runs.scale(f),
+            None => Estimate::unknown(format!("`{}`: operand shapes not static", mm.opcode)),
+        };
+        out.push(MatmulFacts {
+            opcode: mm.opcode.to_string(),
+            lhs: mm.lhs,
+            rhs: mm.rhs,
+            acc: mm.acc,
+            mkn: dims,
+            upcast_from: upcast,
+            flops_each: each,
+            runs,
+            flops,
+        });
+    }
+    out
+}
+
+/// The block indices transform `name` gives at every grid step, in order: how many times the block changes
+/// (the first fetch counts). `None` when it cannot be evaluated.
+fn block_fetches(m: &Module<'_>, transform: &str, grid: &[i64]) -> Option<u64> {
+    const MAX_STEPS: i64 = 1 << 20;
+    let f = m.func_by_name(transform)?;
+    let func = m.func(f);
+    let entry = *m.regions[func.body.idx()].blocks.first()?;
+    let ret = m.func_ops(f).into_iter().find(|&o| base(m.op(o).opcode) == "return")?;
+    let total: i64 = grid.iter().product();
+    if total > MAX_STEPS || grid.len() > func.params.len() {
+        return None;
+    }
+    let mut idx = vec![0i64; grid.len()];
+    let (mut prev, mut fetches): (Option<Vec<i64>>, u64) = (None, 0);
+    for _ in 0..total {
+        let env: HashMap<(u32, u32), i64> = idx.iter().enumerate().map(|(i, &v)| ((entry.0, i as u32), v)).collect();
+        let cur: Vec<i64> = m.op(ret).operands.iter().map(|o| fold(m, o.def, &env, 0)).collect::<Option<_>>()?;
+        if prev.as_ref() != Some(&cur) {
+            fetches += 1;
+        }
+        prev = Some(cur);
+        for d in (0..idx.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < grid[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Some(fetches)
+}
+
+fn space_of(a: &KernelArg<'_>) -> Option<String> {
+    a.memory_space.map(str::to_string)
+}
+
+fn is_hbm(space: Option<&str>) -> bool {
+    matches!(space, Some("hbm" | "any") | None)
+}
+
+/// The leading dimension of a scratch buffer that DMAs fill through a run-time slot index (`%arg7[%slot]`).
+fn dma_slots(k: &Kernel<'_>, arg: usize) -> u64 {
+    let dynamic_slot = k.dma_starts.iter().filter_map(|d| d.target.as_ref()).any(|t: &RefTrace<'_>| {
+        t.base_arg == Some(arg)
+            && t.slices
+                .first()
+                .and_then(|s| s.first())
+                .is_some_and(|i| matches!(i, crate::analysis::kernel::Index::Value { .. }))
+    });
+    let lead = k.args.get(arg).and_then(|a| a.ty.as_ref()).and_then(|t| t.shaped()?.static_dims()?.first().copied());
+    match (dynamic_slot, lead) {
+        (true, Some(n)) if n > 1 => n as u64,
+        _ => 1,
+    }
+}
+
+fn buffers(m: &Module<'_>, k: &Kernel<'_>, steps: &Estimate) -> Vec<BufferFacts> {
+    let mut out = Vec::new();
+    for a in &k.args {
+        if a.semaphore {
+            continue;
+        }
+        let full = a.ty.as_ref().and_then(type_bytes);
+        let space = space_of(a);
+        let (role, bytes, buffers, hbm) = match a.role {
+            ArgRole::GridIndex(_) => continue,
+            ArgRole::ScalarPrefetch(_) => ("scalar-prefetch", full, 1, Estimate::Exact(0)),
+            ArgRole::Scratch(_) => ("scratch", full, dma_slots(k, a.index), Estimate::Exact(0)),
+            ArgRole::Operand(_) | ArgRole::Window(_) => {
+                let w = match a.role {
+                    ArgRole::Window(i) => k.window_params.get(i as usize),
+                    _ => None,
+                };
+                match w.and_then(|w| w.window_bounds.as_ref().map(|b| (w, b))) {
+                    Some((w, bounds)) => {
+                        let elems: i64 = bounds.iter().product();
+                        let bits = a.ty.as_ref().and_then(MlirType::dtype).map(|d| u64::from(d.bits()));
+                        let block = bits.map(|b| (elems.max(0) as u64 * b).div_ceil(8));
+                        let single = w.pipeline_mode.is_some_and(|p| p.contains("synchronous"));
+                        let fetches = match w.transform.and_then(|t| block_fetches(m, t, &k.iteration_bounds)) {
+                            Some(n) => Estimate::Exact(n),
+                            None => match steps.bounds() {
+                                Some((_, max)) => Estimate::range(1, max.max(1)),
+                                None => steps.clone(),
+                            },
+                        };
+                        let hbm = match block {
+                            Some(b) => fetches.scale(b),
+                            None => Estimate::unknown(format!("{}: block element type unknown", a.name)),
+                        };
+                        ("window", block, if single { 1 } else { 2 }, hbm)
+                    }
+                    // A whole operand in VMEM/SMEM is copied in (or out) once; one in HBM/ANY moves by DMA.
+                    None if !is_hbm(space.as_deref()) => {
+                        let hbm = full
+                            .map_or_else(|| Estimate::unknown(format!("{}: size unknown", a.name)), Estimate::Exact);
+                        ("operand", full, 1, hbm)
+                    }
+                    None => ("operand", full, 0, Estimate::Exact(0)),
+                }
+            }
+        };
+        out.push(BufferFacts { arg: a.name.to_string(), role, memory_space: space, bytes, buffers, hbm_bytes: hbm });
+    }
+    out
+}
+
+fn dmas(m: &Module<'_>, k: &Kernel<'_>, loops: &[(OpId, ForFacts)], steps: &Estimate) -> Vec<DmaFacts> {
+    let space = |t: &Option<RefTrace<'_>>| -> Option<String> {
+        let t = t.as_ref()?;
+        t.ty.as_ref()
+            .and_then(MlirType::memory_space)
+            .map(str::to_string)
+            .or_else(|| t.base_arg.and_then(|i| k.args.get(i)).and_then(|a| a.memory_space).map(str::to_string))
+    };
+    let name = |t: &Option<RefTrace<'_>>| {
+        t.as_ref().map(|t| match t.base_arg.and_then(|i| k.args.get(i)) {
+            Some(a) => a.name.to_string(),
+            None => t.name.to_string(),
+        })
+    };
+    let mut out = Vec::new();
+    for d in &k.dma_starts {
+        let (src, dst) = (space(&d.source), space(&d.target));
+        let bytes = d
+            .source
+            .as_ref()
+            .and_then(|t| t.ty.as_ref())
+            .and_then(type_bytes)
+            .or_else(|| d.target.as_ref().and_then(|t| t.ty.as_ref()).and_then(type_bytes));
+        let per = per_step(m, d.op, loops);
+        let runs = per.mul(steps);
+        let hbm = if d.device_id.is_none() && !is_hbm(src.as_deref()) && !is_hbm(dst.as_deref()) {
+            Estimate::Exact(0)
+        } else {
+            match bytes {
+                Some(b) => runs.scale(b),
+                None => Estimate::unknown(format!("`{}`: transfer size not static", d.opcode)),
+            }
+        };
+        let sp = |s: &Option<String>| s.clone().unwrap_or_else(|| "?".into());
+        out.push(DmaFacts {
+            source: name(&d.source),
+            target: name(&d.target),
+            route: format!("{}→{}", sp(&src), sp(&dst)),
+            bytes_each: bytes,
+            per_step: per,
+            runs,
+            hbm_bytes: hbm,
+        });
+    }
+    out
+}
+
+/// Everything the Mosaic kernel `k` of module `m` says.
+pub(super) fn facts(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> MosaicFacts {
+    let steps = grid_steps(k);
+    let loops = for_loops(m, k, assume);
+    let waits: Vec<Estimate> = k.dma_waits.iter().map(|w| per_step(m, w.op, &loops)).collect();
+    MosaicFacts {
+        matmuls: matmuls(m, k, &loops, &steps),
+        buffers: buffers(m, k, &steps),
+        dmas: dmas(m, k, &loops, &steps),
+        waits_per_step: Estimate::sum(&waits),
+        grid_steps: steps,
+        loops: loops.into_iter().map(|x| x.1).collect(),
+    }
+}

@@ -52,3 +52,59 @@ fn v2_manual_dma_on_tpu7x() {
     assert_eq!(trips, [(1, Some(18)), (2, Some(4))]);
     assert!(k.cross_checks.iter().all(|x| x.agrees), "{:?}", k.cross_checks);
 }
+
+/// `--summary --format json` carries the same facts per compilation.
+#[test]
+fn summary_json_has_the_facts() {
+    let dir = root().join("fixtures/fp8_matmul_2d/tpu7x+v6e/v3@tpu7x");
+    let out = assert_cmd::Command::cargo_bin("hlolint")
+        .unwrap()
+        .args(["--summary", "--format", "json", "--rules", "none"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = &doc["compilations"][0]["perf"];
+    let want = serde_json::to_value(&facts_with(&dir, &Assume::default())[0]).unwrap();
+    assert_eq!(got, &want);
+    assert_eq!(got["kernels"][0]["name"], "fp8_mm_v3");
+    // without --summary, or in another format, the model does not run
+    let plain = assert_cmd::Command::cargo_bin("hlolint")
+        .unwrap()
+        .args(["--format", "json", "--rules", "none"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert!(doc["compilations"][0].get("perf").is_none());
+}
+
+#[test]
+#[ignore]
+fn survey() {
+    let dirs: Vec<PathBuf> = std::env::var("SURVEY").unwrap().split(':').map(PathBuf::from).collect();
+    for d in dirs {
+        for c in facts_with(&d, &Assume::default()) {
+            for k in &c.kernels {
+                let llo = k.llo.as_ref();
+                let loops: Vec<String> = llo
+                    .map(|l| {
+                        l.loops
+                            .iter()
+                            .map(|x| format!("L{}:{}:{:?}", x.level, x.name.rsplit('/').next().unwrap(), x.trips))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let fors: Vec<String> = k.for_loops.iter().map(|f| format!("{}={:?}", f.name, f.trips)).collect();
+                let xc: Vec<String> =
+                    k.cross_checks.iter().map(|x| format!("{}:{:?}/{}", x.mosaic, x.extra, x.agrees)).collect();
+                println!(
+                    "{} | {} | grid {:?} | mxu {:?} | flops {:?} | hbm {:?} | dyn {:?} | {:?} | fors {:?} | xc {:?} | t {:?}",
+                    c.dir.rsplit('/').next().unwrap(), k.name, k.grid, k.mxu.mode, k.flops, k.hbm_bytes,
+                    llo.map(|l| &l.dynamic_bundles), loops, fors, xc, k.time.predicted_us.map(|p| p.max)
+                );
+            }
+        }
+    }
+}

@@ -44,6 +44,8 @@ pub(crate) struct GroupOutcome {
     pub(crate) problems: Vec<miette::Report>,
     /// The texts of the files findings point into (the report quotes them).
     texts: Texts,
+    /// The performance model's facts (`--summary --format json`).
+    perf: Option<crate::perf::CompilationFacts>,
 }
 
 /// The rules of a run: a rule set and each rule's severity after overrides.
@@ -220,7 +222,9 @@ pub fn check(args: &CheckArgs) -> i32 {
         .map(|(dir, (profile, files))| {
             let (r, own) = rules_for(*profile, dir);
             let target = args.target.as_deref().or(resolver.all[*profile].target.as_deref());
-            let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), target, args.verbose);
+            let perf = args.summary && args.format == OutputFormat::Json;
+            let sev = |x: &rules::Rule| r.severity(x);
+            let mut o = lint_group(dir, files, &r.set, &sev, target, args.verbose, perf);
             if own {
                 o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
             }
@@ -232,6 +236,7 @@ pub fn check(args: &CheckArgs) -> i32 {
     let mut comp_reports = Vec::new();
     let mut profiles = Vec::new();
     let mut files = Vec::new();
+    let mut perf = Vec::new();
     for (profile, o) in outcomes {
         reports.extend(o.problems);
         files.extend(o.files);
@@ -239,6 +244,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         if o.report.files > 0 {
             comp_reports.push(o.report);
             profiles.push(profile);
+            perf.push(o.perf);
         }
         texts.extend(o.texts);
     }
@@ -278,7 +284,13 @@ pub fn check(args: &CheckArgs) -> i32 {
             }
             let mut doc = serde_json::json!({
                 "findings": findings_json,
-                "compilations": comp_reports.iter().map(|r| serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs, "findings": r.findings.len(), "suppressed": r.suppressed})).collect::<Vec<_>>(),
+                "compilations": comp_reports.iter().zip(&perf).map(|(r, p)| {
+                    let mut c = serde_json::json!({"dir": r.dir, "target": r.target, "files": r.files, "rules": r.packs, "findings": r.findings.len(), "suppressed": r.suppressed});
+                    if let Some(p) = p {
+                        c["perf"] = serde_json::to_value(p).unwrap_or_default();
+                    }
+                    c
+                }).collect::<Vec<_>>(),
                 "rules": rule_ids,
                 "files": json_files,
                 "linked": linked,
@@ -474,6 +486,7 @@ pub(crate) fn lint_group(
     sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
     target: Option<&str>,
     explored: bool,
+    perf: bool,
 ) -> GroupOutcome {
     let loaded: Vec<Result<Option<SourceFile>, source::InputError>> =
         candidates.par_iter().map(|c| source::load(c)).collect();
@@ -503,6 +516,11 @@ pub(crate) fn lint_group(
         findings.retain(|f| f.verdict != Verdict::Explored);
     }
     let target = c.target.as_ref().map(|t| format!("{} (from {})", t.name(), t.source.describe()));
+    let perf = perf.then(|| {
+        let hardware = crate::semantic::tpu::Hardware::builtin();
+        let ctx = crate::perf::Context { hardware: &hardware, assume: &Default::default() };
+        crate::perf::compilation_facts(&c, &parsed, ctx)
+    });
     drop(c);
     let mut texts = Texts::new();
     for f in &findings {
@@ -521,7 +539,7 @@ pub(crate) fn lint_group(
         suppressed: Default::default(),
     };
     let files = parsed.into_iter().map(|p| (p.file.path.clone(), p.summary)).collect();
-    GroupOutcome { report, files, problems, texts }
+    GroupOutcome { report, files, problems, texts, perf }
 }
 
 fn json_error(r: &miette::Report) -> JsonError {
@@ -591,7 +609,7 @@ pub fn lint_paths(
     }
     let mut reports = Vec::new();
     for (dir, files) in groups {
-        let o = lint_group(&dir, &files, rules, sev, target, false);
+        let o = lint_group(&dir, &files, rules, sev, target, false, false);
         errors.extend(o.problems);
         reports.push(o.report);
     }

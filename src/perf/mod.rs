@@ -211,10 +211,11 @@ fn hlo_io_bytes(c: &Compilation<'_>) -> Estimate {
     for o in ops {
         let Some(s) = m.op(o).shape() else { return Estimate::unknown("an entry shape is missing") };
         for a in s.leaves() {
-            let elems: Option<i64> =
-                a.dims.iter().map(|d| if let crate::ir::Dim::Static(n) = d { Some(*n) } else { None }).product();
-            let Some(e) = elems else { return Estimate::unknown("an entry shape is dynamic") };
-            total += (e.max(0) as u64 * u64::from(a.dtype.bits())).div_ceil(8);
+            let dims: Option<Vec<i64>> =
+                a.dims.iter().map(|d| if let crate::ir::Dim::Static(n) = d { Some(*n) } else { None }).collect();
+            let bits = dims.and_then(mosaic::checked_product).and_then(|e| e.checked_mul(u64::from(a.dtype.bits())));
+            let Some(b) = bits else { return Estimate::unknown("an entry shape is dynamic") };
+            total = total.saturating_add(b.div_ceil(8));
         }
     }
     Estimate::Exact(total)
@@ -230,7 +231,7 @@ fn kernel_facts(
     let unit = &c.units[c.canonical_kernel_unit(name)?];
     let k = kernels(&unit.module).into_iter().find(|k| k.name == name)?;
     let mf = mosaic::facts(&unit.module, &k, assume);
-    let llo_unit = crosslink::llo_units_of_kernel(c, name).into_iter().next().map(|i| &c.units[i]);
+    let llo_unit = llo_unit_of(c, name).map(|i| &c.units[i]);
     let llo = llo_unit.map(|u| llo_facts(u.path, &u.module, files, assume));
     let mxu = mxu_facts(&mf.matmuls, llo_unit.map(|u| &*u.module), chip);
     let flops = Estimate::sum(mf.matmuls.iter().map(|m| &m.flops));
@@ -243,7 +244,7 @@ fn kernel_facts(
             .map(|b| {
                 b.bytes.map_or_else(
                     || Estimate::unknown(format!("{}: size unknown", b.arg)),
-                    |x| Estimate::Exact(x * b.buffers),
+                    |x| Estimate::Exact(x.saturating_mul(b.buffers)),
                 )
             })
             .collect();
@@ -274,6 +275,26 @@ fn kernel_facts(
         cross_checks,
         time,
     })
+}
+
+/// The LLO unit of kernel `name`: a computation named after it (`fp8_mm_v3.1`), else the one named after an HLO
+/// custom call running it (jax names calls after the Python function: `flash_attention.1` runs
+/// `_flash_attention_kernel`).
+fn llo_unit_of(c: &Compilation<'_>, name: &str) -> Option<usize> {
+    if let Some(u) = crosslink::llo_units_of_kernel(c, name).into_iter().next() {
+        return Some(u);
+    }
+    for (i, u) in c.units_of(Layer::Hlo).filter(|(i, _)| crosslink::is_canonical(c, *i)) {
+        let m = &u.module;
+        for id in m.op_ids() {
+            if crosslink::is_tpu_custom_call(m, id) && crosslink::call_kernel_name(c, i, id).as_deref() == Some(name) {
+                if let Some(l) = crosslink::llo_units(c, m.op(id).name).into_iter().next() {
+                    return Some(l);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The LLO program of a kernel: loops, bundles, and slot use weighted by how often each bundle runs.

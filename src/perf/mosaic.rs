@@ -85,6 +85,11 @@ pub(super) struct MosaicFacts {
     pub waits_per_step: Estimate,
 }
 
+/// The product of non-negative sizes; `None` on a negative (dynamic) size or overflow.
+pub(super) fn checked_product(xs: impl IntoIterator<Item = i64>) -> Option<u64> {
+    xs.into_iter().try_fold(1u64, |a, x| a.checked_mul(u64::try_from(x).ok()?))
+}
+
 fn base(opcode: &str) -> &str {
     opcode.split_once('.').map_or(opcode, |x| x.1)
 }
@@ -118,6 +123,44 @@ pub(super) fn fold(m: &Module<'_>, def: Def, env: &HashMap<(u32, u32), i64>, dep
         "minsi" | "minui" => arg(0)?.min(arg(1)?),
         "maxsi" | "maxui" => arg(0)?.max(arg(1)?),
         "index_cast" | "index_castui" | "extsi" | "extui" | "trunci" => arg(0)?,
+        "andi" => arg(0)? & arg(1)?,
+        "ori" => arg(0)? | arg(1)?,
+        "xori" => arg(0)? ^ arg(1)?,
+        "select" => {
+            if arg(0)? != 0 {
+                arg(1)?
+            } else {
+                arg(2)?
+            }
+        }
+        "cmpi" => i64::from(compare(cmpi_predicate(o)?, arg(0)?, arg(1)?)?),
+        _ => return None,
+    })
+}
+
+/// `arith.cmpi slt, …` as written (the custom syntax's keyword) or as its enum number.
+fn cmpi_predicate<'o>(o: &'o crate::ir::Op<'_>) -> Option<&'o str> {
+    let w = o.payload.as_ref().or_else(|| o.attr("predicate")).and_then(|v| v.word())?;
+    const NAMES: [&str; 10] = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"];
+    match w.parse::<usize>() {
+        Ok(n) => NAMES.get(n).copied(),
+        Err(_) => NAMES.into_iter().find(|n| w.trim_start_matches("#arith<cmpi").trim_end_matches('>').trim() == *n),
+    }
+}
+
+fn compare(pred: &str, a: i64, b: i64) -> Option<bool> {
+    let (ua, ub) = (a as u64, b as u64);
+    Some(match pred {
+        "eq" => a == b,
+        "ne" => a != b,
+        "slt" => a < b,
+        "sle" => a <= b,
+        "sgt" => a > b,
+        "sge" => a >= b,
+        "ult" => ua < ub,
+        "ule" => ua <= ub,
+        "ugt" => ua > ub,
+        "uge" => ua >= ub,
         _ => return None,
     })
 }
@@ -126,15 +169,30 @@ pub(super) fn fold(m: &Module<'_>, def: Def, env: &HashMap<(u32, u32), i64>, dep
 pub(super) fn type_bytes(t: &MlirType<'_>) -> Option<u64> {
     let s = t.shaped()?;
     let bits = u64::from(t.dtype()?.bits());
-    Some((s.num_elements()? as u64 * bits).div_ceil(8))
+    Some(checked_product(s.static_dims()?)?.checked_mul(bits)?.div_ceil(8))
 }
 
-/// The product of the grid, when every bound is a positive constant.
-fn grid_steps(k: &Kernel<'_>) -> Estimate {
-    if k.iteration_bounds.iter().any(|&b| b <= 0) {
-        return Estimate::unknown("the grid is dynamic (an iteration bound is set at run time)");
+/// Grid dimension `i` of bound `b`: as compiled, or the user's `<kernel>/grid<i>` for a dynamic one.
+fn grid_dim(k: &Kernel<'_>, i: usize, b: i64, assume: &Assume) -> i64 {
+    match assume.get(&format!("{}/grid{i}", k.name)) {
+        Some(v) if b <= 0 => i64::try_from(v).unwrap_or(i64::MAX),
+        _ => b,
     }
-    Estimate::Exact(k.iteration_bounds.iter().map(|&b| b as u64).product())
+}
+
+/// The product of the grid, when every bound is a positive constant (or assumed).
+fn grid_steps(k: &Kernel<'_>, assume: &Assume) -> Estimate {
+    let dims: Vec<i64> = k.iteration_bounds.iter().enumerate().map(|(i, &b)| grid_dim(k, i, b, assume)).collect();
+    if let Some(i) = dims.iter().position(|&b| b <= 0) {
+        return Estimate::unknown(format!(
+            "the grid is dynamic: dimension {i} is set at run time (--assume {}/grid{i}=N)",
+            k.name
+        ));
+    }
+    match checked_product(dims) {
+        Some(n) => Estimate::Exact(n),
+        None => Estimate::unknown("the grid's size overflows"),
+    }
 }
 
 /// `scf.for` loops with their trip counts, by op.
@@ -149,7 +207,12 @@ fn for_loops(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> Vec<(OpId, ForF
             .and_then(|r| m.regions[r.idx()].blocks.first())
             .and_then(|b| m.blocks[b.idx()].args.first())
             .map_or("?", |p| p.name);
-        let name = format!("{}/{}", k.name, iv.trim_start_matches('%'));
+        let mut name = format!("{}/{}", k.name, iv.trim_start_matches('%'));
+        // the same induction variable name in sibling regions: number the later ones
+        let same = out.iter().filter(|(_, f)| f.name == name || f.name.starts_with(&format!("{name}#"))).count();
+        if same > 0 {
+            name = format!("{name}#{}", same + 1);
+        }
         let bound = |i: usize| op.operands.get(i).and_then(|o| fold(m, o.def, &env, 0));
         let (lower, upper, step) =
             if base(op.opcode) == "for" { (bound(0), bound(1), bound(2)) } else { (None, None, None) };
@@ -173,21 +236,105 @@ fn for_loops(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> Vec<(OpId, ForF
     out
 }
 
-/// How many times `op` runs per grid step: the loops around it multiplied, any conditional making it a range.
-fn per_step(m: &Module<'_>, op: OpId, loops: &[(OpId, ForFacts)]) -> Estimate {
-    let mut e = Estimate::Exact(1);
-    let mut conditional = false;
-    for a in m.ancestors(op) {
-        if let Some((_, f)) = loops.iter().find(|(id, _)| *id == a) {
-            e = e.mul(&f.trips);
-        } else if crate::analysis::kernel::is_conditional(m.op(a).opcode) {
-            conditional = true;
+/// How many times an op runs per grid step and per launch: the loops around it multiplied; under a conditional,
+/// the grid and the loops are walked point by point when every condition folds there (`k + 1 < 4` on a loop index,
+/// `program_id(2) == 0`), else it runs anywhere from never to every time.
+struct Counter<'c, 'a> {
+    m: &'c Module<'a>,
+    loops: &'c [(OpId, ForFacts)],
+    grid: &'c [i64],
+    /// The kernel's entry block: its first arguments are the grid indices.
+    entry: Option<crate::ir::BlockId>,
+    steps: &'c Estimate,
+}
+
+/// The most points (grid steps × loop iterations) walked to decide conditionals.
+const MAX_POINTS: u64 = 1 << 18;
+
+impl Counter<'_, '_> {
+    fn runs(&self, op: OpId) -> (Estimate, Estimate) {
+        let mut per = Estimate::Exact(1);
+        let mut conditional = false;
+        for a in self.m.ancestors(op) {
+            if let Some((_, f)) = self.loops.iter().find(|(id, _)| *id == a) {
+                per = per.mul(&f.trips);
+            } else if crate::analysis::kernel::is_conditional(self.m.op(a).opcode) {
+                conditional = true;
+            }
+        }
+        if !conditional {
+            return (per.clone(), per.mul(self.steps));
+        }
+        match self.walk(op) {
+            Some((lo, hi, total)) => (Estimate::range(lo, hi), Estimate::Exact(total)),
+            None => (per.up_to(), per.mul(self.steps).up_to()),
         }
     }
-    if conditional {
-        e.up_to()
-    } else {
-        e
+
+    /// Walks every grid step and every iteration of the loops around `op`: (fewest and most runs in a step, runs
+    /// per launch). `None` when a condition does not fold or there are too many points.
+    fn walk(&self, op: OpId) -> Option<(u64, u64, u64)> {
+        let m = self.m;
+        // (enclosing op, the region index `op` sits in), outermost first
+        let mut chain = Vec::new();
+        let mut cur = op;
+        while let Some(p) = m.parent_op(cur) {
+            let region = m.blocks[m.op(cur).block.idx()].region;
+            chain.push((p, m.op(p).regions.iter().position(|r| *r == region)?));
+            cur = p;
+        }
+        chain.reverse();
+        let mut dims: Vec<((u32, u32), i64, i64, u64)> = Vec::new(); // (block arg, lower, step, trips)
+        let entry = self.entry?;
+        for (i, &g) in self.grid.iter().enumerate() {
+            dims.push(((entry.0, i as u32), 0, 1, u64::try_from(g).ok()?));
+        }
+        let grid_dims = dims.len();
+        for (p, _) in &chain {
+            if let Some((_, f)) = self.loops.iter().find(|(id, _)| id == p) {
+                let block = *m.regions[m.op(*p).regions.first()?.idx()].blocks.first()?;
+                dims.push(((block.0, 0), f.lower?, f.step?, f.trips.exact()?));
+            }
+        }
+        let points = dims.iter().try_fold(1u64, |a, d| a.checked_mul(d.3))?;
+        if points > MAX_POINTS || points == 0 {
+            return None;
+        }
+        let conds: Vec<(Def, bool)> = chain
+            .iter()
+            .filter(|(p, _)| base(m.op(*p).opcode) == "if")
+            .map(|(p, r)| Some((m.op(*p).operands.first()?.def, *r == 0)))
+            .collect::<Option<_>>()?;
+        if conds.len() + dims.len() - grid_dims < chain.len() {
+            return None; // another kind of region (`scf.while`, `scf.index_switch`) around the op
+        }
+        let (mut lo, mut hi, mut total, mut in_step, mut step_left) = (u64::MAX, 0u64, 0u64, 0u64, 0u64);
+        let inner: u64 = dims[grid_dims..].iter().map(|d| d.3).product();
+        let mut idx = vec![0u64; dims.len()];
+        for _ in 0..points {
+            let env: HashMap<(u32, u32), i64> =
+                dims.iter().zip(&idx).map(|(d, &i)| (d.0, d.1 + d.2 * i as i64)).collect();
+            let mut holds = true;
+            for (def, then) in &conds {
+                if (fold(m, *def, &env, 0)? != 0) != *then {
+                    holds = false;
+                }
+            }
+            in_step += u64::from(holds);
+            step_left += 1;
+            if step_left == inner {
+                (lo, hi, total) = (lo.min(in_step), hi.max(in_step), total + in_step);
+                (in_step, step_left) = (0, 0);
+            }
+            for d in (0..idx.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < dims[d].3 {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Some((lo, hi, total))
     }
 }
 
@@ -242,20 +389,20 @@ fn mkn(m: &Module<'_>, op: OpId) -> Option<[u64; 3]> {
         .and_then(|w| w.split_once('[').and_then(|(_, r)| r.split_once(']')).map(|(l, _)| l.to_string()))
         .map(|l| l.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![lhs.len().saturating_sub(1)]);
-    let k: i64 = contracting.iter().map(|&i| lhs.get(i).copied()).product::<Option<i64>>()?;
-    let n = *res.last()?;
-    let rows: i64 = res.iter().product::<i64>() / n.max(1);
-    Some([rows as u64, k as u64, n as u64])
+    let k = checked_product(contracting.iter().map(|&i| lhs.get(i).copied()).collect::<Option<Vec<_>>>()?)?;
+    let n = u64::try_from(*res.last()?).ok()?;
+    let rows = checked_product(res.iter().copied())? / n.max(1);
+    Some([rows, k, n])
 }
 
-fn matmuls(m: &Module<'_>, k: &Kernel<'_>, loops: &[(OpId, ForFacts)], steps: &Estimate) -> Vec<MatmulFacts> {
+fn matmuls(m: &Module<'_>, k: &Kernel<'_>, count: &Counter<'_, '_>) -> Vec<MatmulFacts> {
     let mut out = Vec::new();
     for mm in &k.matmuls {
         let op = m.op(mm.op);
         let upcast = op.operands.iter().take(2).find_map(|o| upcast_source(m, o.def));
         let dims = mkn(m, mm.op);
-        let each = dims.map(|[a, b, c]| 2 * a * b * c);
-        let runs = per_step(m, mm.op, loops).mul(steps);
+        let each = dims.and_then(|[a, b, c]| a.checked_mul(b)?.checked_mul(c)?.checked_mul(2));
+        let runs = count.runs(mm.op).1;
         let flops = match each {
             Some(f) => runs.scale(f),
             None => Estimate::unknown(format!("`{}`: operand shapes not static", mm.opcode)),
@@ -283,7 +430,7 @@ fn block_fetches(m: &Module<'_>, transform: &str, grid: &[i64]) -> Option<u64> {
     let func = m.func(f);
     let entry = *m.regions[func.body.idx()].blocks.first()?;
     let ret = m.func_ops(f).into_iter().find(|&o| base(m.op(o).opcode) == "return")?;
-    let total: i64 = grid.iter().product();
+    let total = i64::try_from(checked_product(grid.iter().copied())?).ok()?;
     if total > MAX_STEPS || grid.len() > func.params.len() {
         return None;
     }
@@ -331,7 +478,7 @@ fn dma_slots(k: &Kernel<'_>, arg: usize) -> u64 {
     }
 }
 
-fn buffers(m: &Module<'_>, k: &Kernel<'_>, steps: &Estimate) -> Vec<BufferFacts> {
+fn buffers(m: &Module<'_>, k: &Kernel<'_>, grid: &[i64], steps: &Estimate) -> Vec<BufferFacts> {
     let mut out = Vec::new();
     for a in &k.args {
         if a.semaphore {
@@ -350,11 +497,11 @@ fn buffers(m: &Module<'_>, k: &Kernel<'_>, steps: &Estimate) -> Vec<BufferFacts>
                 };
                 match w.and_then(|w| w.window_bounds.as_ref().map(|b| (w, b))) {
                     Some((w, bounds)) => {
-                        let elems: i64 = bounds.iter().product();
+                        let elems = checked_product(bounds.iter().copied());
                         let bits = a.ty.as_ref().and_then(MlirType::dtype).map(|d| u64::from(d.bits()));
-                        let block = bits.map(|b| (elems.max(0) as u64 * b).div_ceil(8));
+                        let block = elems.zip(bits).and_then(|(e, b)| e.checked_mul(b)).map(|x| x.div_ceil(8));
                         let single = w.pipeline_mode.is_some_and(|p| p.contains("synchronous"));
-                        let fetches = match w.transform.and_then(|t| block_fetches(m, t, &k.iteration_bounds)) {
+                        let fetches = match w.transform.and_then(|t| block_fetches(m, t, grid)) {
                             Some(n) => Estimate::Exact(n),
                             None => match steps.bounds() {
                                 Some((_, max)) => Estimate::range(1, max.max(1)),
@@ -382,7 +529,7 @@ fn buffers(m: &Module<'_>, k: &Kernel<'_>, steps: &Estimate) -> Vec<BufferFacts>
     out
 }
 
-fn dmas(m: &Module<'_>, k: &Kernel<'_>, loops: &[(OpId, ForFacts)], steps: &Estimate) -> Vec<DmaFacts> {
+fn dmas(k: &Kernel<'_>, count: &Counter<'_, '_>) -> Vec<DmaFacts> {
     let space = |t: &Option<RefTrace<'_>>| -> Option<String> {
         let t = t.as_ref()?;
         t.ty.as_ref()
@@ -405,8 +552,7 @@ fn dmas(m: &Module<'_>, k: &Kernel<'_>, loops: &[(OpId, ForFacts)], steps: &Esti
             .and_then(|t| t.ty.as_ref())
             .and_then(type_bytes)
             .or_else(|| d.target.as_ref().and_then(|t| t.ty.as_ref()).and_then(type_bytes));
-        let per = per_step(m, d.op, loops);
-        let runs = per.mul(steps);
+        let (per, runs) = count.runs(d.op);
         let hbm = if d.device_id.is_none() && !is_hbm(src.as_deref()) && !is_hbm(dst.as_deref()) {
             Estimate::Exact(0)
         } else {
@@ -431,15 +577,21 @@ fn dmas(m: &Module<'_>, k: &Kernel<'_>, loops: &[(OpId, ForFacts)], steps: &Esti
 
 /// Everything the Mosaic kernel `k` of module `m` says.
 pub(super) fn facts(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> MosaicFacts {
-    let steps = grid_steps(k);
+    let steps = grid_steps(k, assume);
     let loops = for_loops(m, k, assume);
-    let waits: Vec<Estimate> = k.dma_waits.iter().map(|w| per_step(m, w.op, &loops)).collect();
+    let grid: Vec<i64> = match steps {
+        Estimate::Exact(_) => k.iteration_bounds.iter().enumerate().map(|(i, &b)| grid_dim(k, i, b, assume)).collect(),
+        _ => Vec::new(),
+    };
+    let entry = m.regions[m.func(k.func).body.idx()].blocks.first().copied();
+    let count = Counter { m, loops: &loops, grid: &grid, entry: entry.filter(|_| !grid.is_empty()), steps: &steps };
+    let waits: Vec<Estimate> = k.dma_waits.iter().map(|w| count.runs(w.op).0).collect();
     MosaicFacts {
-        matmuls: matmuls(m, k, &loops, &steps),
-        buffers: buffers(m, k, &steps),
-        dmas: dmas(m, k, &loops, &steps),
+        matmuls: matmuls(m, k, &count),
+        buffers: buffers(m, k, &grid, &steps),
+        dmas: dmas(k, &count),
         waits_per_step: Estimate::sum(&waits),
-        grid_steps: steps,
+        grid_steps: steps.clone(),
         loops: loops.into_iter().map(|x| x.1).collect(),
     }
 }

@@ -239,7 +239,7 @@ fn column(
     }
     let rules = &packs[&key];
     let target = args.target.as_deref().or(s.target.as_deref()).or(g.target.as_deref());
-    let o = lint_group(&g.dir, &g.files, &rules.set, &|r| rules.severity(r), target, false);
+    let o = lint_group(&g.dir, &g.files, &rules.set, &|r| rules.severity(r), target, false, false);
     if o.report.files == 0 {
         return Ok((None, Vec::new(), o.problems));
     }

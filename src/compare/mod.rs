@@ -31,9 +31,18 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// The rows about whole compilations, shown after the kernels: predicted time and its parts, the bound, the
-    /// rules' verdicts.
+    /// The rows about whole compilations, shown after the kernels: predicted time and its parts, the bound (left
+    /// out when there is one kernel: they would repeat its rows), the rules' verdicts.
     pub fn compilation_rows(&self) -> Vec<Row> {
+        let mut rows = self.time_rows();
+        if self.kernels.len() == 1 {
+            rows.clear();
+        }
+        rows.extend(self.rule_rows());
+        rows
+    }
+
+    fn time_rows(&self) -> Vec<Row> {
         let time = |f: &dyn Fn(&TimeSplit) -> f64| -> Vec<Cell> {
             self.columns
                 .iter()
@@ -56,10 +65,15 @@ impl Comparison {
                 "time",
                 self.columns.iter().map(|c| Cell::text(c.time.map(|t| t.bound()).unwrap_or("unknown"))).collect(),
             ),
-            row("findings", "rules", self.columns.iter().map(|c| verdict_cell(&c.verdicts)).collect()),
+        ]
+    }
+
+    fn rule_rows(&self) -> Vec<Row> {
+        let row = |label: &str, cells| Row { group: "rules".into(), label: label.into(), cells, detail: false };
+        vec![
+            row("findings", self.columns.iter().map(|c| verdict_cell(&c.verdicts)).collect()),
             row(
                 "fired",
-                "rules",
                 self.columns
                     .iter()
                     .map(|c| {

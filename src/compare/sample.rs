@@ -79,7 +79,17 @@ pub fn comparison() -> Comparison {
         },
     ];
     let timelines = vec![Some(timeline()), None, Some(timeline()), None];
-    let kernels = vec![KernelSlot { title: "kernel 1".into(), rows, timelines }];
+    // a second kernel in one version only: the compilation's time is then not one kernel's
+    let copy = Row {
+        group: "kernel".into(),
+        label: "name".into(),
+        cells: vec![Cell::absent(), Cell::text("copy"), Cell::absent(), Cell::absent()],
+        detail: false,
+    };
+    let kernels = vec![
+        KernelSlot { title: "kernel 1".into(), rows, timelines },
+        KernelSlot { title: "copy".into(), rows: vec![copy], timelines: vec![None; 4] },
+    ];
     let rankings = rank::rank(&columns);
     Comparison { columns, kernels, rankings, notes: vec!["hardware: built-in table".into()] }
 }

@@ -18,8 +18,6 @@ pub fn terminal(c: &Comparison) -> String {
         for k in &c.kernels {
             push_rows(&mut t, &k.title, &k.rows, &cols, &c.columns);
         }
-        // one kernel: its time rows are the compilation's
-        let tail: Vec<Row> = tail.iter().filter(|r| c.kernels.len() != 1 || r.group != "time").cloned().collect();
         push_rows(&mut t, "compilation", &tail, &cols, &c.columns);
         for col in t.column_iter_mut().skip(2) {
             col.set_cell_alignment(CellAlignment::Right);

@@ -18,7 +18,7 @@ fn px(v: f64) -> String {
 pub fn time_bars(columns: &[&Column]) -> Markup {
     let timed: Vec<(&Column, super::TimeSplit)> = columns.iter().filter_map(|c| c.time.map(|t| (*c, t))).collect();
     let max = timed.iter().map(|(_, t)| t.total()).fold(0.0_f64, f64::max);
-    let scale = if max > 0.0 { (WIDTH - LABEL - 90.0) / max } else { 0.0 };
+    let scale = if max > 0.0 { (WIDTH - LABEL - 140.0) / max } else { 0.0 };
     let height = 30.0 + timed.len() as f64 * (BAR + 8.0);
     let title = "Predicted time per version: overhead, then compute and memory overlapping";
     html! {

@@ -111,6 +111,25 @@ fn assumptions_and_hardware_are_checked() {
 }
 
 #[test]
+fn a_hardware_file_changes_the_prediction_of_its_generation_only() {
+    let predicted = |extra: &[&str]| -> Vec<f64> {
+        let (code, out, err) = run(&[&["compare", FP8, "--format", "json"], extra].concat());
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["columns"].as_array().unwrap().iter().map(|c| c["time"]["predicted"].as_f64().unwrap()).collect()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("hw.toml");
+    std::fs::write(&file, "[tpu7x]\noverhead_us = 0.0\n").unwrap();
+    let (before, after) = (predicted(&[]), predicted(&["--hardware", file.to_str().unwrap()]));
+    // columns 0..8 are tpu7x: 6 µs of launch overhead less; v6e's columns are untouched
+    for i in 0..8 {
+        assert!((before[i] - after[i] - 6e-6).abs() < 1e-9, "{i}: {} → {}", before[i], after[i]);
+    }
+    assert_eq!(before[8..], after[8..]);
+}
+
+#[test]
 fn a_folder_without_dumps_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("notes.txt"), "nothing here\n").unwrap();

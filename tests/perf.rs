@@ -80,31 +80,119 @@ fn summary_json_has_the_facts() {
     assert!(doc["compilations"][0].get("perf").is_none());
 }
 
-#[test]
-#[ignore]
-fn survey() {
-    let dirs: Vec<PathBuf> = std::env::var("SURVEY").unwrap().split(':').map(PathBuf::from).collect();
-    for d in dirs {
+/// Every compilation folder under `dir` (a `name@target` folder, or one with `hlo/`/`llo/` inside).
+fn compilation_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_dir() && e.path().join("llo").is_dir())
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Checks the LLO loops of every kernel under `dir` against its Mosaic grid and `scf.for` bounds; returns how many
+/// kernels were cross-checked and the names of those whose counts are unknown on both sides.
+fn check_trip_counts(dir: &Path) -> (usize, Vec<String>) {
+    let (mut checked, mut unknown) = (0, Vec::new());
+    for d in compilation_dirs(dir) {
         for c in facts_with(&d, &Assume::default()) {
             for k in &c.kernels {
-                let llo = k.llo.as_ref();
-                let loops: Vec<String> = llo
-                    .map(|l| {
-                        l.loops
-                            .iter()
-                            .map(|x| format!("L{}:{}:{:?}", x.level, x.name.rsplit('/').next().unwrap(), x.trips))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let fors: Vec<String> = k.for_loops.iter().map(|f| format!("{}={:?}", f.name, f.trips)).collect();
-                let xc: Vec<String> =
-                    k.cross_checks.iter().map(|x| format!("{}:{:?}/{}", x.mosaic, x.extra, x.agrees)).collect();
-                println!(
-                    "{} | {} | grid {:?} | mxu {:?} | flops {:?} | hbm {:?} | dyn {:?} | {:?} | fors {:?} | xc {:?} | t {:?}",
-                    c.dir.rsplit('/').next().unwrap(), k.name, k.grid, k.mxu.mode, k.flops, k.hbm_bytes,
-                    llo.map(|l| &l.dynamic_bundles), loops, fors, xc, k.time.predicted_us.map(|p| p.max)
-                );
+                let Some(llo) = &k.llo else { continue };
+                let at = format!("{}: {}", c.dir, k.name);
+                // a count unknown on either side (`extra` none) decides nothing; two known counts must agree
+                for x in &k.cross_checks {
+                    assert!(x.agrees || x.extra.is_none(), "{at}: {x:?}");
+                }
+                for l in &llo.loops {
+                    assert!(
+                        l.trips.bounds().is_none_or(|(lo, _)| lo >= 1),
+                        "{at}: a loop body runs at least once: {l:?}"
+                    );
+                }
+                match k.grid_steps.exact() {
+                    Some(n) if n > 1 => {
+                        assert!(k.cross_checks.iter().any(|x| x.mosaic == "the grid"), "{at}: the grid loop is found");
+                        checked += 1;
+                    }
+                    Some(_) => {}
+                    // a grid set at run time: the LLO's grid loop cannot have a count either
+                    None => {
+                        let outer = llo.loops.iter().filter(|l| l.level == 1).max_by_key(|l| l.static_bundles);
+                        assert!(outer.is_none_or(|l| l.trips.exact().is_none()), "{at}: {outer:?}");
+                        unknown.push(at);
+                    }
+                }
             }
         }
     }
+    (checked, unknown)
+}
+
+/// Trip counts read from the LLO equal the Mosaic grid (plus the pipelined grid loop's extra stages) and the
+/// `scf.for` bounds, on every fixture kernel: ours and jax's own, on every target.
+#[test]
+fn trip_counts_match_the_mosaic_grid_and_loops_on_the_fixtures() {
+    let (ours, none) = check_trip_counts(&root().join("fixtures/fp8_matmul_2d"));
+    assert!(ours >= 20 && none.is_empty(), "{ours} {none:?}");
+    let (jax, unknown) = check_trip_counts(&root().join("fixtures/jax_pallas_ops"));
+    assert!(jax >= 20, "{jax}");
+    // gmm and tgmm size their grid at run time (group sizes): unknown, never guessed
+    assert!(unknown.iter().all(|u| u.contains("gmm@")), "{unknown:?}");
+    assert_eq!(unknown.len(), 6, "{unknown:?}");
+}
+
+#[test]
+fn trip_counts_match_the_mosaic_grid_on_the_corpus() {
+    let corpus = root().join("../shared/corpus");
+    if !corpus.is_dir() {
+        eprintln!("skipped: {} is absent", corpus.display());
+        return;
+    }
+    let (checked, _) = check_trip_counts(&corpus);
+    assert!(checked >= 3, "{checked}");
+}
+
+/// A grid sized at run time and its LLO loop, fixed by `--assume`: the two agree again.
+#[test]
+fn assumed_counts_fix_a_dynamic_grid() {
+    let dir = root().join("fixtures/jax_pallas_ops/gmm@tpu7x");
+    let assume = Assume::parse(["kernel/grid1=4", "gmm.1/region102=10"]).unwrap();
+    let f = facts_with(&dir, &assume);
+    let k = &f[0].kernels[0];
+    assert_eq!(k.grid_steps, hlolint::perf::Estimate::Exact(8));
+    let llo = k.llo.as_ref().unwrap();
+    let outer = llo.loops.iter().find(|l| l.name == "gmm.1/region102").unwrap();
+    assert_eq!(outer.source, hlolint::perf::TripSource::Assumed);
+    assert!(k.cross_checks.iter().any(|x| x.mosaic == "the grid" && x.agrees), "{:?}", k.cross_checks);
+    assert!(k.flops.exact().is_some(), "{:?}", k.flops);
+    assert!(llo.dynamic_bundles.exact().is_some());
+}
+
+/// The facts of one compilation as JSON, paths relative to the repository.
+fn facts_json(rel: &str) -> String {
+    let f = facts_with(&root().join(rel), &Assume::default());
+    let text = serde_json::to_string_pretty(&f).unwrap();
+    text.replace(&format!("{}/", root().display()), "")
+}
+
+#[test]
+fn snapshot_v1_auto_pipelined_on_tpu7x() {
+    insta::assert_snapshot!(facts_json("fixtures/fp8_matmul_2d/tpu7x+v6e/v1@tpu7x"));
+}
+
+#[test]
+fn snapshot_v3_manual_dma_smem_scales_on_v6e() {
+    insta::assert_snapshot!(facts_json("fixtures/fp8_matmul_2d/tpu7x+v6e/v3@v6e"));
+}
+
+#[test]
+fn snapshot_jax_flash_attention_on_tpu7x() {
+    insta::assert_snapshot!(facts_json("fixtures/jax_pallas_ops/flash_fwd@tpu7x"));
+}
+
+#[test]
+fn snapshot_jax_int8_matmul_on_v5e() {
+    insta::assert_snapshot!(facts_json("fixtures/jax_pallas_ops/matmul_int8@v5e"));
 }

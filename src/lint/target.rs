@@ -26,22 +26,30 @@ pub struct Generation {
     pub native_int4: Option<bool>,
 }
 
-const fn tpu(name: &'static str, device_kind: &'static str, fp8: bool, int8: bool, int4: bool) -> Generation {
-    Generation { name, device_kind, native_fp8: Some(fp8), native_int8: Some(int8), native_int4: Some(int4) }
-}
+/// What each generation's MXU multiplies natively, from the hardware table (`semantic::tpu`, the `native` key of
+/// each generation) followed by `cpu`. Measured with libtpu 0.0.42.1 compile-only targets, XLA dots and Pallas
+/// kernels alike (docs/tpu-generations.md, `examples/narrow_types`): tpu7x has fp8 and no integer mode (int8 →
+/// bf16, int4 → f8e4m3fn in Pallas, f32 in XLA); v6e, v5e and v5p run s8 and s4 (XLA dots widen int4 to s8; Pallas
+/// kernels get s4) and widen fp8; v4 has neither (XLA: f32; Mosaic refuses i8, i4 and fp8).
+pub static GENERATIONS: std::sync::LazyLock<Vec<Generation>> = std::sync::LazyLock::new(|| {
+    let mut out: Vec<Generation> = TABLE
+        .chips
+        .iter()
+        .map(|c| Generation {
+            name: c.name.as_str(),
+            device_kind: c.device_kind.as_deref().unwrap_or(c.name.as_str()),
+            native_fp8: c.native.fp8,
+            native_int8: c.native.int8,
+            native_int4: c.native.int4,
+        })
+        .collect();
+    out.push(Generation { name: "cpu", device_kind: "cpu", native_fp8: None, native_int8: None, native_int4: None });
+    out
+});
 
-/// What each generation's MXU multiplies natively. Measured with libtpu 0.0.42.1 compile-only targets, XLA dots and
-/// Pallas kernels alike (docs/tpu-generations.md, `examples/narrow_types`): tpu7x has fp8 and no integer mode
-/// (int8 → bf16, int4 → f8e4m3fn in Pallas, f32 in XLA); v6e, v5e and v5p run s8 and s4 (XLA dots widen int4 to
-/// s8; Pallas kernels get s4) and widen fp8; v4 has neither (XLA: f32; Mosaic refuses i8, i4 and fp8).
-pub const GENERATIONS: &[Generation] = &[
-    tpu("tpu7x", "TPU7x", true, false, false),
-    tpu("v6e", "TPU v6 lite", false, true, true),
-    tpu("v5e", "TPU v5 lite", false, true, true),
-    tpu("v5p", "TPU v5", false, true, true),
-    tpu("v4", "TPU v4", false, false, false),
-    Generation { name: "cpu", device_kind: "cpu", native_fp8: None, native_int8: None, native_int4: None },
-];
+/// The built-in hardware table the generations are read from (the names borrow from it).
+static TABLE: std::sync::LazyLock<crate::semantic::tpu::Hardware> =
+    std::sync::LazyLock::new(crate::semantic::tpu::Hardware::builtin);
 
 /// A narrow element type family a matmul can ask the MXU for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -228,6 +236,18 @@ mod tests {
     fn the_manifest_names_the_device_kind() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d/v5e/v1@v5e");
         assert_eq!(target_of(&dir.display().to_string(), None, &[]), Some(("v5e", TargetSource::Manifest)));
+    }
+
+    /// The generations are the hardware table's, in its order, then `cpu`; the table's `native` keys give the same
+    /// matrix the rules were written against.
+    #[test]
+    fn generations_come_from_the_hardware_table() {
+        let names: Vec<&str> = GENERATIONS.iter().map(|g| g.name).collect();
+        assert_eq!(names, ["tpu7x", "v6e", "v5e", "v5p", "v4", "cpu"]);
+        let kinds: Vec<&str> = GENERATIONS.iter().map(|g| g.device_kind).collect();
+        assert_eq!(kinds, ["TPU7x", "TPU v6 lite", "TPU v5 lite", "TPU v5", "TPU v4", "cpu"]);
+        let v4 = Target::lookup("v4").unwrap();
+        assert_eq!((v4.native_fp8, v4.native_int8, v4.native_int4), (Some(false), Some(false), Some(false)));
     }
 
     #[test]

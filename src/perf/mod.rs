@@ -140,6 +140,7 @@ pub struct CrossCheck {
     /// LLO trips − Mosaic trips: 0, or the extra iterations of libtpu's software pipelining of the grid loop
     /// (its prologue and epilogue stages run as predicated iterations).
     pub extra: Option<i64>,
+    /// Both counts known and consistent (false when either is unknown: `extra` is then none).
     pub agrees: bool,
 }
 
@@ -304,7 +305,11 @@ fn llo_facts(path: &str, m: &Module<'_>, files: &[Parsed<'_>], assume: &Assume) 
     let loops = trips::llo_loops(m, &computation, assume);
     let static_bundles = trips::static_bundles(m);
     let runs = trips::bundle_runs(static_bundles, &loops);
-    let dynamic_bundles = Estimate::sum(&runs);
+    let dynamic_bundles = if static_bundles > trips::MAX_BUNDLES {
+        Estimate::unknown(format!("{static_bundles} bundles: more than the model follows"))
+    } else {
+        Estimate::sum(&runs)
+    };
     let slots = utilization_of(path, files).map(|u| slot_facts(&u, &runs, &dynamic_bundles)).unwrap_or_default();
     LloFacts { computation, path: path.to_string(), static_bundles, dynamic_bundles, loops, slots }
 }

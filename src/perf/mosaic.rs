@@ -425,7 +425,7 @@ fn matmuls(m: &Module<'_>, k: &Kernel<'_>, count: &Counter<'_, '_>) -> Vec<Matmu
 /// The block indices transform `name` gives at every grid step, in order: how many times the block changes
 /// (the first fetch counts). `None` when it cannot be evaluated.
 fn block_fetches(m: &Module<'_>, transform: &str, grid: &[i64]) -> Option<u64> {
-    const MAX_STEPS: i64 = 1 << 20;
+    const MAX_STEPS: i64 = 1 << 18;
     let f = m.func_by_name(transform)?;
     let func = m.func(f);
     let entry = *m.regions[func.body.idx()].blocks.first()?;
@@ -488,7 +488,11 @@ fn buffers(m: &Module<'_>, k: &Kernel<'_>, grid: &[i64], steps: &Estimate) -> Ve
         let space = space_of(a);
         let (role, bytes, buffers, hbm) = match a.role {
             ArgRole::GridIndex(_) => continue,
-            ArgRole::ScalarPrefetch(_) => ("scalar-prefetch", full, 1, Estimate::Exact(0)),
+            // copied into SMEM once, before the first grid step
+            ArgRole::ScalarPrefetch(_) => {
+                let hbm = full.map_or_else(|| Estimate::unknown(format!("{}: size unknown", a.name)), Estimate::Exact);
+                ("scalar-prefetch", full, 1, hbm)
+            }
             ArgRole::Scratch(_) => ("scratch", full, dma_slots(k, a.index), Estimate::Exact(0)),
             ArgRole::Operand(_) | ArgRole::Window(_) => {
                 let w = match a.role {
@@ -593,5 +597,102 @@ pub(super) fn facts(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> MosaicFa
         waits_per_step: Estimate::sum(&waits),
         grid_steps: steps.clone(),
         loops: loops.into_iter().map(|x| x.1).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 2×3 grid: A's block follows i, B's follows j, the output both; an `scf.for` of 4 starts a DMA in its first
+    /// three iterations.
+    const KERNEL: &str = r#"module attributes {stable_mosaic.version = 15 : i64} {
+  func.func @k(%arg0: i32, %arg1: i32, %arg2: memref<64x256xbf16, #tpu.memory_space<vmem>>, %arg3: memref<256x128xbf16, #tpu.memory_space<vmem>>, %arg4: memref<512x512xbf16, #tpu.memory_space<any>>, %arg5: memref<64x128xf32, #tpu.memory_space<vmem>>, %arg6: memref<2x8x128xbf16, #tpu.memory_space<vmem>>, %arg7: memref<2x!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) attributes {dimension_semantics = [#tpu.dimension_semantics<parallel>, #tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: 2, 3>, scalar_prefetch = 0 : i64, scratch_operands = 2 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = [{transform_indices = @transform_0, window_bounds = array<i64: 64, 256>}, {transform_indices = @transform_1, window_bounds = array<i64: 256, 128>}, {}, {transform_indices = @transform_3, window_bounds = array<i64: 64, 128>}]} {
+    %c0 = arith.constant 0 : index
+    %0 = vector.load %arg2[%c0, %c0] : memref<64x256xbf16, #tpu.memory_space<vmem>>, vector<64x256xbf16>
+    %1 = vector.load %arg3[%c0, %c0] : memref<256x128xbf16, #tpu.memory_space<vmem>>, vector<256x128xbf16>
+    %cst = arith.constant dense<0.000000e+00> : vector<64x128xf32>
+    %2 = tpu.matmul %0, %1, %cst {dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>} : vector<64x256xbf16>, vector<256x128xbf16>, vector<64x128xf32> -> vector<64x128xf32>
+    vector.store %2, %arg5[%c0, %c0] : memref<64x128xf32, #tpu.memory_space<vmem>>, vector<64x128xf32>
+    %c0_i32 = arith.constant 0 : i32
+    %c3_i32 = arith.constant 3 : i32
+    %c4_i32 = arith.constant 4 : i32
+    %c1_i32 = arith.constant 1 : i32
+    scf.for %arg8 = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
+      %3 = arith.cmpi slt, %arg8, %c3_i32 : i32
+      scf.if %3 {
+        %4 = tpu.memref_slice %arg4[%c0_i32, %c0_i32] : memref<512x512xbf16, #tpu.memory_space<any>> -> memref<8x128xbf16, #tpu.memory_space<any>>
+        %5 = tpu.memref_slice %arg6[%c0_i32, %c0_i32, %c0_i32] : memref<2x8x128xbf16, #tpu.memory_space<vmem>> -> memref<1x8x128xbf16, #tpu.memory_space<vmem>>
+        %6 = tpu.memref_squeeze %5 : memref<1x8x128xbf16, #tpu.memory_space<vmem>> -> memref<8x128xbf16, #tpu.memory_space<vmem>>
+        %7 = tpu.memref_slice %arg7[%c0_i32] : memref<2x!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>> -> memref<1x!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>
+        %8 = tpu.memref_squeeze %7 : memref<1x!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>> -> memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>
+        tpu.enqueue_dma source(%4 : memref<8x128xbf16, #tpu.memory_space<any>>) target(%6 : memref<8x128xbf16, #tpu.memory_space<vmem>>) target_semaphore(%8 : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>)
+      } else {
+      }
+    }
+    return
+  }
+  func.func @transform_0(%arg0: i32, %arg1: i32) -> (i32, i32) {
+    %c0_i32 = arith.constant 0 : i32
+    return %arg0, %c0_i32 : i32, i32
+  }
+  func.func @transform_1(%arg0: i32, %arg1: i32) -> (i32, i32) {
+    %c0_i32 = arith.constant 0 : i32
+    return %c0_i32, %arg1 : i32, i32
+  }
+  func.func @transform_3(%arg0: i32, %arg1: i32) -> (i32, i32) {
+    return %arg0, %arg1 : i32, i32
+  }
+}
+"#;
+
+    fn facts_of(text: &str, assume: &Assume) -> MosaicFacts {
+        let m = crate::parse::mlir::parse_mlir("k.mlir", text).expect("parses");
+        let k = crate::analysis::kernel::kernels(&m).into_iter().next().expect("a kernel");
+        facts(&m, &k, assume)
+    }
+
+    #[test]
+    fn flops_windows_and_dmas_of_a_small_kernel() {
+        let f = facts_of(KERNEL, &Assume::default());
+        assert_eq!(f.grid_steps, Estimate::Exact(6));
+        let [mm] = f.matmuls.as_slice() else { panic!("one matmul") };
+        assert_eq!(mm.mkn, Some([64, 256, 128]));
+        assert_eq!(mm.flops, Estimate::Exact(6 * 2 * 64 * 256 * 128));
+        let hbm: Vec<(&str, Estimate)> = f.buffers.iter().map(|b| (b.arg.as_str(), b.hbm_bytes.clone())).collect();
+        // A: 2 blocks (i changes twice); B: j runs 0,1,2 per i, 6 fetches; the output: 6 blocks; the ANY operand
+        // and the scratch move nothing themselves
+        let want = [("arg2", 2 * 32768), ("arg3", 6 * 65536), ("arg4", 0), ("arg5", 6 * 32768), ("arg6", 0)];
+        assert_eq!(hbm, want.map(|(a, b)| (a, Estimate::Exact(b))));
+        let [d] = f.dmas.as_slice() else { panic!("one DMA") };
+        assert_eq!((d.route.as_str(), d.bytes_each), ("any→vmem", Some(2048)));
+        assert_eq!(
+            (d.per_step.clone(), d.runs.clone()),
+            (Estimate::Exact(3), Estimate::Exact(18)),
+            "iterations 0..3 of 4"
+        );
+        assert_eq!(f.loops[0].name, "k/arg8");
+    }
+
+    #[test]
+    fn an_undecidable_condition_gives_a_range() {
+        // the condition reads the loaded data: anything from never to every iteration
+        let text = KERNEL.replace(
+            "%3 = arith.cmpi slt, %arg8, %c3_i32 : i32",
+            "%9 = memref.load %arg4[%c0, %c0] : memref<512x512xbf16, #tpu.memory_space<any>>\n      %3 = arith.cmpi slt, %arg8, %9 : i32",
+        );
+        let f = facts_of(&text, &Assume::default());
+        assert_eq!(f.dmas[0].per_step, Estimate::Range { min: 0, max: 4 });
+        assert_eq!(f.dmas[0].hbm_bytes, Estimate::Range { min: 0, max: 24 * 2048 });
+    }
+
+    #[test]
+    fn a_run_time_loop_bound_is_unknown_until_assumed() {
+        let text = KERNEL.replace("to %c4_i32 step", "to %arg1 step");
+        let f = facts_of(&text, &Assume::default());
+        assert!(f.loops[0].trips.reason().is_some_and(|r| r.contains("k/arg8")), "{:?}", f.loops[0]);
+        assert!(f.dmas[0].runs.reason().is_some());
+        let f = facts_of(&text, &Assume::parse(["k/arg8=2"]).unwrap());
+        assert_eq!(f.dmas[0].runs, Estimate::Exact(12));
     }
 }

@@ -190,16 +190,42 @@ fn compare(cc: &str, a: i64, b: i64) -> Option<bool> {
     })
 }
 
-const MAX_TRIPS: i64 = 1 << 24;
+/// The most iterations a loop is followed for.
+const MAX_TRIPS: i64 = 1 << 40;
 
 /// The body runs, then the back edge is taken while `continues(i)`: the count is the first `i` where it is not, + 1.
-fn count(continues: impl Fn(i64) -> Option<bool>) -> Result<u64, String> {
-    for i in 0..MAX_TRIPS {
-        if !continues(i).ok_or("the exit test's comparison is not one the model reads")? {
-            return Ok(i as u64 + 1);
+/// Ordering comparisons of a counter moving by a constant step change their answer at most once, so the first
+/// exit is found by doubling and bisection; `==` and `!=` are followed step by step, a bounded number of times.
+fn count(cc: &str, continues: impl Fn(i64) -> Option<bool>) -> Result<u64, String> {
+    let go = |i: i64| continues(i).ok_or("the exit test's comparison is not one the model reads");
+    if !go(0)? {
+        return Ok(1);
+    }
+    if matches!(cc, "eq" | "ne") {
+        for i in 1..(1 << 16) {
+            if !go(i)? {
+                return Ok(i as u64 + 1);
+            }
+        }
+        return Err("the exit test does not end the loop within 65536 iterations".into());
+    }
+    let mut hi = 1i64;
+    while go(hi)? {
+        hi = hi.saturating_mul(2);
+        if hi > MAX_TRIPS {
+            return Err("the exit test never ends the loop".into());
         }
     }
-    Err(format!("the exit test does not end the loop within {MAX_TRIPS} iterations"))
+    let mut lo = hi / 2; // continues(lo), not continues(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if go(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(hi as u64 + 1)
 }
 
 /// Reads the trip count of the loop op `lp` from its exit test: the count and the test as text.
@@ -256,7 +282,7 @@ fn exit_test(p: &Prog<'_, '_>, lp: OpId) -> Result<(u64, String), String> {
         let hit = if swapped { compare(cc, bound, x)? } else { compare(cc, x, bound)? };
         Some(hit != pred.negated)
     };
-    let n = count(continues).map_err(|e| format!("`{shown}`: {e}"))?;
+    let n = count(cc, continues).map_err(|e| format!("`{shown}`: {e}"))?;
     Ok((n, format!("{shown}, the counter starting at {start} and stepping by {step}")))
 }
 
@@ -285,6 +311,7 @@ pub fn llo_loops(m: &Module<'_>, computation: &str, assume: &Assume) -> Vec<Loop
 /// How many times each bundle runs per launch: the product of the trip counts of the loops around it. `loops`
 /// nest (each inner one lies inside the one before it at a lower level).
 pub fn bundle_runs(bundles: u64, loops: &[LoopFacts]) -> Vec<Estimate> {
+    let bundles = bundles.min(MAX_BUNDLES);
     let mut runs = vec![Estimate::Exact(1); bundles as usize];
     for l in loops {
         for a in l.start..=l.end.min(bundles.saturating_sub(1)) {
@@ -294,8 +321,104 @@ pub fn bundle_runs(bundles: u64, loops: &[LoopFacts]) -> Vec<Estimate> {
     runs
 }
 
+/// The most bundles a program is modelled with (a larger address is not a real program).
+pub const MAX_BUNDLES: u64 = 1 << 24;
+
 /// The bundles of an LLO program: the highest address any op or loop names, + 1.
 pub fn static_bundles(m: &Module<'_>) -> u64 {
     let last = m.op_ids().filter_map(|id| addr(m.op(id), "bundle").max(addr(m.op(id), "end"))).max();
     last.map_or(0, |a| a + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::llo::{parse_llo, LloFile};
+
+    const HEAD: &str = "= control target key start\nLH: loop header\nLB: loop body\nLE: loop exit\n= control target key end\n\n     0   :  { %s1_s0 = inlined_call_operand.vmem [shape: f32[8,128], index: 0, kind: input, shape index: {}] } /* entry bundle: %k.1 = custom-call(%x) */\n";
+
+    fn loops_of(body: &str, assume: &Assume) -> (Vec<LoopFacts>, Estimate) {
+        let text = format!("{HEAD}{body}");
+        let Ok(LloFile::Bundles(p)) = parse_llo("d/llo/1-k.1-03-final_bundles.txt", &text) else { panic!("parses") };
+        let loops = llo_loops(&p.module, "k.1", assume);
+        let runs = bundle_runs(static_bundles(&p.module), &loops);
+        (loops, Estimate::sum(&runs))
+    }
+
+    const COUNTED: &str = "   0x1   :  { %s10_s1 = smov 0 }
+   0x2 LB: > { %s11_s2 = sphi %s10_s1, %s12_s2 } /* Start region 5 */
+   0x3   : > { %s12_s2 = sadd.s32 1, %s11_s2 }
+   0x4   : > { %p13_p0 = scmp.ge.s32.totalorder %s12_s2, 7 /* loop exit test */ }
+   0x5   : > { %14 = sbr.rel (!%p13_p0) target = $region5 }
+   0x6   :  { %15 = shalt }
+";
+
+    #[test]
+    fn a_counted_loop_runs_until_its_exit_test() {
+        let (l, dynamic) = loops_of(COUNTED, &Assume::default());
+        assert_eq!(l.len(), 1);
+        assert_eq!(
+            (l[0].name.as_str(), l[0].trips.clone(), l[0].source),
+            ("k.1/region5", Estimate::Exact(7), TripSource::ExitTest)
+        );
+        assert_eq!(l[0].exit_test.as_deref(), Some("%s12_s2 >= 7, the counter starting at 0 and stepping by 1"));
+        assert_eq!(l[0].static_bundles, 4);
+        assert_eq!(dynamic, Estimate::Exact(3 + 4 * 7), "bundles 0, 1, 6 once; the body 7 times");
+    }
+
+    #[test]
+    fn a_run_time_bound_is_unknown_until_assumed() {
+        let body = COUNTED.replace("%s12_s2, 7", "%s12_s2, %s1_s0");
+        let (l, dynamic) = loops_of(&body, &Assume::default());
+        assert_eq!(l[0].source, TripSource::Unknown);
+        assert!(l[0].trips.reason().is_some_and(|r| r.contains("read at run time")), "{:?}", l[0].trips);
+        assert!(dynamic.reason().is_some());
+        let (l, dynamic) = loops_of(&body, &Assume::parse(["region5=3"]).unwrap());
+        assert_eq!((l[0].trips.clone(), l[0].source), (Estimate::Exact(3), TripSource::Assumed));
+        assert_eq!(dynamic, Estimate::Exact(3 + 4 * 3));
+    }
+
+    /// A counter counting down by `4294967295` (-1 as an s32), kept in a spill slot across the body.
+    #[test]
+    fn counters_through_spills_and_negative_steps() {
+        let body = "   0x1   :  { %s10_s1 = smov 5  ;;  %20 = sst [smem:[#allocation3_spill]] %s1_s0 }
+   0x2 LB: > { %s11_s2 = sphi %s10_s1, %s16_s2 } /* Start region 5 */
+   0x3   : > { %s12_s3 = sadd.s32 4294967295, %s11_s2  ;;  %21 = sst [smem:[#allocation4_spill]] %s12_s3 }
+   0x4   : > { %s16_s2 = sld [smem:[#allocation4_spill]] }
+   0x5   : > { %p13_p0 = scmp.le.s32.totalorder %s16_s2, 0 /* loop exit test */ }
+   0x6   : > { %14 = sbr.rel (!%p13_p0) target = $region5 }
+";
+        let (l, _) = loops_of(body, &Assume::default());
+        assert_eq!(l[0].trips, Estimate::Exact(5), "{:?}", l[0]);
+    }
+
+    #[test]
+    fn counting_finds_the_first_exit() {
+        assert_eq!(count("lt", |i| Some(i + 1 < 1_000_000)), Ok(1_000_000));
+        assert_eq!(count("gt", |i| Some(100 - 5 * i > 0)), Ok(21), "100, 95, ..., 0: the test at 0 ends it");
+        assert_eq!(count("ne", |i| Some(2 * i + 2 != 6)), Ok(3));
+        assert_eq!(count("lt", |_| Some(false)), Ok(1), "the body runs once before the first test");
+        assert!(count("lt", |_| Some(true)).is_err(), "a test that never ends the loop");
+        assert!(count("ne", |_| Some(true)).is_err());
+    }
+
+    #[test]
+    fn nested_loops_multiply() {
+        let body = "   0x1   :  { %s10_s1 = smov 0 }
+   0x2 LB: > { %s11_s2 = sphi %s10_s1, %s12_s2 } /* Start region 5 */
+   0x3   : > { %s30_s4 = smov 0 }
+   0x4 LB: >> { %s31_s5 = sphi %s30_s4, %s32_s5 } /* Start region 9 */
+   0x5   : >> { %s32_s5 = sadd.s32 2, %s31_s5 }
+   0x6   : >> { %p33_p1 = scmp.lt.s32.totalorder %s32_s5, 8 }
+   0x7   : >> { %34 = sbr.rel (%p33_p1) target = $region9 }
+   0x8   : > { %s12_s2 = sadd.s32 1, %s11_s2 }
+   0x9   : > { %p13_p0 = scmp.ge.s32.totalorder %s12_s2, 3 /* loop exit test */ }
+   0xa   : > { %14 = sbr.rel (!%p13_p0) target = $region5 }
+";
+        let (l, dynamic) = loops_of(body, &Assume::default());
+        let t: Vec<_> = l.iter().map(|x| (x.level, x.trips.clone())).collect();
+        assert_eq!(t, [(1, Estimate::Exact(3)), (2, Estimate::Exact(4))]);
+        // bundles 0, 1 once; 2, 3, 8, 9, 10 three times; 4..7 twelve times
+        assert_eq!(dynamic, Estimate::Exact(2 + 5 * 3 + 4 * 12));
+    }
 }

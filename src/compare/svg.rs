@@ -2,7 +2,7 @@
 //! split into overhead, compute and memory, and the timeline of one steady-state loop iteration.
 
 use super::{seconds, Column};
-use crate::perf::timeline::Timeline;
+use crate::perf::timeline::{Mark, Timeline};
 use maud::{html, Markup};
 
 const WIDTH: f64 = 720.0;
@@ -82,9 +82,9 @@ pub fn timeline(t: &Timeline) -> Markup {
             @for (i, lane) in t.lanes.iter().enumerate() {
                 @let y = i as f64 * lane_h;
                 text x=(px(label - 6.0)) y=(px(y + lane_h * 0.7)) text-anchor="end" { (lane.lane.label()) }
-                @for m in &lane.marks {
-                    rect class=(format!("lane-{}", lane_class(lane.lane))) x=(px(label + m.offset as f64 * cell)) y=(px(y + 2.0)) width=(px(cell.max(1.0))) height=(px(lane_h - 4.0)) {
-                        title { "+" (m.offset) " (0x" (format!("{:x}", t.start + m.offset)) "): " (m.ops.join(", ")) }
+                @for run in runs(&lane.marks) {
+                    rect class=(format!("lane-{}", lane_class(lane.lane))) x=(px(label + run[0].offset as f64 * cell)) y=(px(y + 2.0)) width=(px((cell * run.len() as f64).max(1.0))) height=(px(lane_h - 4.0)) {
+                        title { (run_title(t.start, run)) }
                     }
                 }
             }
@@ -92,6 +92,36 @@ pub fn timeline(t: &Timeline) -> Markup {
                 text.tick x=(px(label + k as f64 * cell)) y=(px(height - 4.0)) { (k) }
             }
         }
+    }
+}
+
+/// Marks of consecutive bundles together: one rectangle each, so a long loop stays a small page.
+fn runs(marks: &[Mark]) -> Vec<&[Mark]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=marks.len() {
+        if i == marks.len() || marks[i].offset != marks[i - 1].offset + 1 {
+            if start < i {
+                out.push(&marks[start..i]);
+            }
+            start = i;
+        }
+    }
+    out
+}
+
+/// `+5 (0x5e): vmatmul…` for one bundle; `+5–7 (0x5e–0x60): 4 ops: a, b, c, d` for a run (at most 12 named).
+fn run_title(base: u64, run: &[Mark]) -> String {
+    let (a, b) = (run[0].offset, run[run.len() - 1].offset);
+    let ops: Vec<&str> = run.iter().flat_map(|m| m.ops.iter().map(String::as_str)).collect();
+    let mut names = ops.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+    if ops.len() > 12 {
+        names.push_str(", …");
+    }
+    if a == b {
+        format!("+{a} (0x{:x}): {names}", base + a)
+    } else {
+        format!("+{a}–{b} (0x{:x}–0x{:x}): {} ops: {names}", base + a, base + b, ops.len())
     }
 }
 
@@ -123,9 +153,15 @@ mod tests {
     #[test]
     fn timeline_marks_and_escaped_tooltips() {
         let svg = timeline(&sample::timeline()).into_string();
-        assert_eq!(svg.matches("class=\"lane-mxu\"").count(), 2, "{svg}");
+        // the two MXU marks sit in consecutive bundles: one rectangle
+        assert_eq!(svg.matches("class=\"lane-mxu\"").count(), 1, "{svg}");
+        assert!(svg.contains("+5–6 (0x5e–0x5f): 2 ops: vmatmul.mubr.f8e4m3fn.mxu0, vmatres&lt;&amp;&gt;"), "{svg}");
         assert!(svg.contains("+1 (0x5a): dma.hbm_to_vmem"), "{svg}");
-        assert!(svg.contains("vmatres&lt;&amp;&gt;"), "{svg}");
+        let m = |offset| Mark { offset, ops: vec!["x".into()] };
+        let marks = [m(1), m(2), m(4), m(5), m(6), m(9)];
+        let lens: Vec<usize> = runs(&marks).iter().map(|r| r.len()).collect();
+        assert_eq!(lens, [2, 3, 1]);
+        assert!(runs(&[]).is_empty());
         assert_eq!(tick_step(16), 2);
         assert_eq!(tick_step(300), 50);
     }

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "fixtures" / "fp8_matmul_2d" / "tpu7x+v6e"
+# our fp8 versions on two targets, and jax's own Pallas kernels on three (long loops, kernels without a matmul):
+# (folder, targets, at least this many loop timelines, the first column)
+CASES = {
+    "fp8_matmul_2d": (REPO / "fixtures" / "fp8_matmul_2d" / "tpu7x+v6e", 2, 16, "v1"),
+    "jax_pallas_ops": (REPO / "fixtures" / "jax_pallas_ops", 3, 20, "flash_fwd"),
+}
 INSTALL = "run scripts/setup-browser.sh (apt-get install chromium chromium-driver; pip install -r python/requirements-browser.txt)"
 
 
@@ -46,14 +51,16 @@ def browser():
     return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
 
 
-def test_compare_report_renders_in_a_browser(tmp_path):
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_compare_report_renders_in_a_browser(tmp_path, case):
+    fixture, targets, timelines, first = CASES[case]
     report = tmp_path / "report.html"
-    run = subprocess.run([str(hlolint()), "compare", str(FIXTURE), "--format", "html", "-o", str(report)],
+    run = subprocess.run([str(hlolint()), "compare", str(fixture), "--format", "html", "-o", str(report)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     artifacts = Path(os.environ.get("HLOLINT_ARTIFACTS", tmp_path))
     artifacts.mkdir(parents=True, exist_ok=True)
-    shot = artifacts / "compare-report.png"
+    shot = artifacts / f"compare-{case}.png"
 
     drv = browser()
     try:
@@ -63,16 +70,16 @@ def test_compare_report_renders_in_a_browser(tmp_path):
             f"return Array.from(document.querySelectorAll({css!r}))"
             ".filter(e => {{ const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }}).length")
         # one table, one bar chart per target; a loop timeline per version with a looped matmul
-        assert count("table.compare") == 2
-        assert drawn("table.compare") == 2
-        assert drawn("svg.time-bars") == 2
-        assert drawn("svg.timeline") >= 6
+        assert count("table.compare") == targets
+        assert drawn("table.compare") == targets
+        assert drawn("svg.time-bars") == targets
+        assert drawn("svg.timeline") >= timelines
         assert count("svg.timeline rect.lane-mxu") > 0
-        assert "v1" in drv.find_element("css selector", "table.compare thead").text
+        assert first in drv.find_element("css selector", "table.compare thead").text
         errors = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
         assert errors == [], errors
         height = drv.execute_script("return document.documentElement.scrollHeight")
-        drv.set_window_size(1400, min(int(height) + 100, 12000))
+        drv.set_window_size(1400, min(int(height) + 100, 8000))
         assert drv.save_screenshot(str(shot))
     finally:
         drv.quit()

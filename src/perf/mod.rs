@@ -127,6 +127,9 @@ pub struct LloFacts {
     pub loops: Vec<LoopFacts>,
     /// Empty without the `final_hlo-static-per-bundle-utilization` table.
     pub slots: Vec<SlotFacts>,
+    /// Conditional branches inside loop bodies other than the back edges: code they skip is still counted each
+    /// iteration, so with any of them `dynamic_bundles` is an upper bound.
+    pub branches_in_loops: u64,
 }
 
 /// An LLO loop's trip count beside what the Mosaic kernel says it should be.
@@ -168,6 +171,10 @@ pub struct KernelFacts {
     pub llo: Option<LloFacts>,
     pub cross_checks: Vec<CrossCheck>,
     pub time: TimeFacts,
+    /// The MXU's peak for the format the matmuls run in (fp8 or int8 when native, else bf16), per TensorCore.
+    pub peak_tflops: Option<f64>,
+    /// Achieved TFLOPS over that peak: the MXU's share of the predicted time.
+    pub peak_fraction: Option<Interval>,
 }
 
 /// The facts of every Mosaic kernel of `c` (`files`: the parsed files `c` was built from).
@@ -255,6 +262,14 @@ fn kernel_facts(
     };
     let cross_checks = llo.as_ref().map(|l| cross_checks(l, &mf)).unwrap_or_default();
     let time = time::predict(chip, llo.as_ref().map(|l| &l.dynamic_bundles), &hbm_bytes, &flops);
+    let peak = chip.and_then(|c| {
+        let fmt = match (mxu.mode, mxu.requested) {
+            (MxuMode::Native, Some(Narrow::Fp8)) => "fp8",
+            (MxuMode::Native, Some(Narrow::Int8 | Narrow::Int4)) => "int8",
+            _ => "bf16",
+        };
+        c.peak_tflops_per_core(fmt)
+    });
     Some(KernelFacts {
         name: name.to_string(),
         mosaic: unit.describe(),
@@ -274,6 +289,8 @@ fn kernel_facts(
         for_loops: mf.loops,
         llo,
         cross_checks,
+        peak_tflops: peak,
+        peak_fraction: time.achieved_tflops.zip(peak).map(|(a, p)| Interval { min: a.min / p, max: a.max / p }),
         time,
     })
 }
@@ -311,7 +328,8 @@ fn llo_facts(path: &str, m: &Module<'_>, files: &[Parsed<'_>], assume: &Assume) 
         Estimate::sum(&runs)
     };
     let slots = utilization_of(path, files).map(|u| slot_facts(&u, &runs, &dynamic_bundles)).unwrap_or_default();
-    LloFacts { computation, path: path.to_string(), static_bundles, dynamic_bundles, loops, slots }
+    let branches_in_loops = trips::branches_in_loops(m, &loops);
+    LloFacts { computation, path: path.to_string(), static_bundles, dynamic_bundles, loops, slots, branches_in_loops }
 }
 
 /// The utilization table libtpu wrote beside a final_bundles file (same timestamp and computation).

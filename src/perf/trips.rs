@@ -321,6 +321,18 @@ pub fn bundle_runs(bundles: u64, loops: &[LoopFacts]) -> Vec<Estimate> {
     runs
 }
 
+/// Conditional branches inside loop bodies that are not a loop's back edge (they may skip bundles).
+pub fn branches_in_loops(m: &Module<'_>, loops: &[LoopFacts]) -> u64 {
+    let backedges: Vec<u64> =
+        m.op_ids().filter(|&id| m.op(id).opcode == "loop").filter_map(|id| addr(m.op(id), "backedge")).collect();
+    let inside = |b: u64| loops.iter().any(|l| b >= l.start && b <= l.end);
+    m.op_ids()
+        .filter(|&id| family(m.op(id).opcode) == "sbr" && predicate(m.op(id)).is_some())
+        .filter_map(|id| addr(m.op(id), "bundle"))
+        .filter(|&b| inside(b) && !backedges.contains(&b))
+        .count() as u64
+}
+
 /// The most bundles a program is modelled with (a larger address is not a real program).
 pub const MAX_BUNDLES: u64 = 1 << 24;
 
@@ -390,6 +402,21 @@ mod tests {
 ";
         let (l, _) = loops_of(body, &Assume::default());
         assert_eq!(l[0].trips, Estimate::Exact(5), "{:?}", l[0]);
+    }
+
+    #[test]
+    fn forward_branches_in_a_body_are_counted() {
+        let body = COUNTED.replace(
+            "{ %s12_s2 = sadd.s32 1, %s11_s2 }",
+            "{ %s12_s2 = sadd.s32 1, %s11_s2  ;;  %16 = sbr.rel (%p13_p0) target = $region7 }",
+        );
+        let text = format!("{HEAD}{body}");
+        let Ok(LloFile::Bundles(p)) = parse_llo("d/llo/1-k.1-03-final_bundles.txt", &text) else { panic!("parses") };
+        let loops = llo_loops(&p.module, "k.1", &Assume::default());
+        assert_eq!(branches_in_loops(&p.module, &loops), 1, "the back edge is not one");
+        let text = format!("{HEAD}{COUNTED}");
+        let Ok(LloFile::Bundles(p)) = parse_llo("d/llo/1-k.1-03-final_bundles.txt", &text) else { panic!("parses") };
+        assert_eq!(branches_in_loops(&p.module, &llo_loops(&p.module, "k.1", &Assume::default())), 0);
     }
 
     #[test]

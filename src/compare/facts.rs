@@ -136,6 +136,13 @@ fn time_rows(v: &mut KernelView, k: &KernelFacts) {
         None => Cell::text("unknown"),
     };
     v.fact("time", "TFLOPS", rate(t.achieved_tflops));
+    let peak = match k.peak_fraction {
+        Some(f) => interval(f.min, f.max, |x| format!("{:.0}%", x * 100.0))
+            .with_value(f.max)
+            .note_opt(k.peak_tflops.map(|p| format!("of {p:.0} TFLOPS per TensorCore"))),
+        None => Cell::text("unknown"),
+    };
+    v.fact("time", "of MXU peak", peak);
     v.fact("time", "GB/s", rate(t.achieved_gbps));
 }
 

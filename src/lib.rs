@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod compare;
 pub mod driver;
 pub mod ir;
 pub mod lint;

@@ -1,5 +1,5 @@
 //! Command line: `hlolint [check] [PATH...]` (the default; `.` when no path is given, `-` for stdin),
-//! `hlolint rules`, `hlolint explain RULE`, `hlolint test [PACK...]`, `hlolint graph PATH...`,
+//! `hlolint compare PATH...`, `hlolint rules`, `hlolint explain RULE`, `hlolint test [PACK...]`, `hlolint graph PATH...`,
 //! `hlolint compile ...`, `hlolint completions SHELL`.
 //!
 //! A first argument that names an existing file or folder is a path, never a subcommand: `hlolint test` in a folder
@@ -9,6 +9,7 @@
 //! the other files are still processed.
 
 pub(crate) mod check;
+pub(crate) mod compare;
 mod compile_cmd;
 pub mod config;
 pub mod output;
@@ -43,6 +44,9 @@ pub struct Cli {
 enum Command {
     /// Parse and check files and directories (the default command).
     Check(CheckArgs),
+    /// Compilations side by side: one column per `<version>@<target>`, rows per kernel (matmul formats, FLOPs,
+    /// bytes, memory footprint, DMA, bundles, predicted time), rule verdicts, versions ranked per target.
+    Compare(compare::CompareArgs),
     /// Print the parsed instruction graph as JSON (functions, ops, opcodes, operand edges, callees).
     Graph(GraphArgs),
     /// List rule packs and their rules (or the op families rules may name, with --families).
@@ -67,6 +71,7 @@ impl Command {
     fn name(&self) -> &'static str {
         match self {
             Command::Check(_) => "check",
+            Command::Compare(_) => "compare",
             Command::Graph(_) => "graph",
             Command::Rules(_) => "rules",
             Command::Explain(_) => "explain",
@@ -77,7 +82,7 @@ impl Command {
     }
 }
 
-const SUBCOMMANDS: [&str; 6] = ["graph", "rules", "explain", "test", "compile", "completions"];
+const SUBCOMMANDS: [&str; 7] = ["compare", "graph", "rules", "explain", "test", "compile", "completions"];
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -219,12 +224,14 @@ pub fn run_from(args: Vec<OsString>) -> i32 {
     };
     let output_file = match &cli.command {
         Some(Command::Check(a)) => a.output_file.as_deref(),
+        Some(Command::Compare(a)) => a.output_file.as_deref(),
         None => cli.check.output_file.as_deref(),
         _ => None,
     };
     install_miette_hook(cli.color.resolve(output_file));
     match cli.command {
         Some(Command::Check(args)) => check::check(&args),
+        Some(Command::Compare(args)) => compare::compare(&args),
         Some(Command::Graph(args)) => check::graph(&args),
         Some(Command::Compile(args)) => compile_cmd::compile(&args),
         Some(Command::Rules(args)) => rules_cmd::rules(&args),

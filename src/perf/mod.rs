@@ -17,6 +17,7 @@
 pub mod estimate;
 mod mosaic;
 pub mod time;
+pub mod timeline;
 pub mod trips;
 
 pub use estimate::{Assume, Estimate};

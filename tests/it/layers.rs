@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Lowest first: `ir ← parse ← semantic ← source ← lint ← analysis ← perf ← summary ← rules ← report ← suppress ←
-/// cli`, the driver beside the command line.
+/// compare ← cli`, the driver beside the command line.
 const LAYERS: &[&[&str]] = &[
     &["ir"],
     &["parse"],
@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["rules"],
     &["report"],
     &["suppress"],
+    &["compare"],
     &["cli", "driver"],
 ];
 

@@ -5,6 +5,7 @@ mod common;
 
 mod bytecode;
 mod cli;
+mod compare;
 mod compile_e2e;
 mod fixtures_summary;
 mod formats;

@@ -1,0 +1,168 @@
+//! Inline SVG charts for the HTML report (maud escapes every interpolated string): the predicted time per version
+//! split into overhead, compute and memory, and the timeline of one steady-state loop iteration.
+
+use super::{seconds, Column};
+use crate::perf::timeline::{Mark, Timeline};
+use maud::{html, Markup};
+
+const WIDTH: f64 = 720.0;
+const LABEL: f64 = 150.0;
+const BAR: f64 = 22.0;
+
+fn px(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// Horizontal bars, one per column with a predicted time. Compute and memory overlap in time (the slower one sets
+/// the time), so they are drawn as two half-height bars starting where the overhead ends.
+pub fn time_bars(columns: &[&Column]) -> Markup {
+    let timed: Vec<(&Column, super::TimeSplit)> = columns.iter().filter_map(|c| c.time.map(|t| (*c, t))).collect();
+    let max = timed.iter().map(|(_, t)| t.total()).fold(0.0_f64, f64::max);
+    let scale = if max > 0.0 { (WIDTH - LABEL - 140.0) / max } else { 0.0 };
+    let height = 30.0 + timed.len() as f64 * (BAR + 8.0);
+    let title = "Predicted time per version: overhead, then compute and memory overlapping";
+    html! {
+        svg.chart.time-bars width=(px(WIDTH)) height=(px(height)) viewBox=(format!("0 0 {WIDTH} {height:.1}")) role="img" aria-label=(title) {
+            title { (title) }
+            (legend())
+            @for (i, (c, t)) in timed.iter().enumerate() {
+                @let y = 26.0 + i as f64 * (BAR + 8.0);
+                @let x0 = LABEL + t.overhead * scale;
+                g {
+                    text x=(px(LABEL - 6.0)) y=(px(y + BAR * 0.7)) text-anchor="end" { (c.version) }
+                    (segment("overhead", LABEL, y, t.overhead * scale, BAR, t.overhead))
+                    (segment("compute", x0, y, t.compute * scale, BAR / 2.0, t.compute))
+                    (segment("memory", x0, y + BAR / 2.0, t.memory * scale, BAR / 2.0, t.memory))
+                    text x=(px(LABEL + t.total() * scale + 6.0)) y=(px(y + BAR * 0.7)) {
+                        (seconds(t.total())) " · " (t.bound())
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn segment(kind: &str, x: f64, y: f64, w: f64, h: f64, secs: f64) -> Markup {
+    html! {
+        rect class=(kind) x=(px(x)) y=(px(y)) width=(px(w.max(0.5))) height=(px(h)) {
+            title { (kind) ": " (seconds(secs)) }
+        }
+    }
+}
+
+fn legend() -> Markup {
+    html! {
+        g.legend {
+            @for (i, kind) in ["overhead", "compute", "memory"].iter().enumerate() {
+                @let x = LABEL + i as f64 * 110.0;
+                rect class=(kind) x=(px(x)) y="4" width="12" height="12" {}
+                text x=(px(x + 16.0)) y="14" { (kind) }
+            }
+        }
+    }
+}
+
+/// One loop iteration: a lane per kind of work, a column per bundle; hovering a mark lists its ops.
+pub fn timeline(t: &Timeline) -> Markup {
+    let lane_h = 18.0;
+    let label = 100.0;
+    let cell = ((WIDTH - label - 10.0) / t.bundles.max(1) as f64).clamp(1.0, 14.0);
+    let width = label + cell * t.bundles as f64 + 10.0;
+    let height = 22.0 + lane_h * t.lanes.len() as f64;
+    let tick = tick_step(t.bundles);
+    let aria = format!("{}: {} bundles per iteration", t.region, t.bundles);
+    html! {
+        svg.chart.timeline width=(px(width)) height=(px(height)) viewBox=(format!("0 0 {width:.1} {height:.1}")) role="img" aria-label=(aria) {
+            title { (aria) }
+            @for (a, b) in &t.inner_loops {
+                rect.inner-loop x=(px(label + *a as f64 * cell)) y="0" width=(px((b + 1 - a) as f64 * cell)) height=(px(height - 16.0)) {
+                    title { "inner loop, drawn once: bundles " (a) "–" (b) }
+                }
+            }
+            @for (i, lane) in t.lanes.iter().enumerate() {
+                @let y = i as f64 * lane_h;
+                text x=(px(label - 6.0)) y=(px(y + lane_h * 0.7)) text-anchor="end" { (lane.lane.label()) }
+                @for run in runs(&lane.marks) {
+                    rect class=(format!("lane-{}", lane_class(lane.lane))) x=(px(label + run[0].offset as f64 * cell)) y=(px(y + 2.0)) width=(px((cell * run.len() as f64).max(1.0))) height=(px(lane_h - 4.0)) {
+                        title { (run_title(t.start, run)) }
+                    }
+                }
+            }
+            @for k in (0..t.bundles).step_by(tick as usize) {
+                text.tick x=(px(label + k as f64 * cell)) y=(px(height - 4.0)) { (k) }
+            }
+        }
+    }
+}
+
+/// Marks of consecutive bundles together: one rectangle each, so a long loop stays a small page.
+fn runs(marks: &[Mark]) -> Vec<&[Mark]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=marks.len() {
+        if i == marks.len() || marks[i].offset != marks[i - 1].offset + 1 {
+            if start < i {
+                out.push(&marks[start..i]);
+            }
+            start = i;
+        }
+    }
+    out
+}
+
+/// `+5 (0x5e): vmatmul…` for one bundle; `+5–7 (0x5e–0x60): 4 ops: a, b, c, d` for a run (at most 12 named).
+fn run_title(base: u64, run: &[Mark]) -> String {
+    let (a, b) = (run[0].offset, run[run.len() - 1].offset);
+    let ops: Vec<&str> = run.iter().flat_map(|m| m.ops.iter().map(String::as_str)).collect();
+    let mut names = ops.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+    if ops.len() > 12 {
+        names.push_str(", …");
+    }
+    if a == b {
+        format!("+{a} (0x{:x}): {names}", base + a)
+    } else {
+        format!("+{a}–{b} (0x{:x}–0x{:x}): {} ops: {names}", base + a, base + b, ops.len())
+    }
+}
+
+fn lane_class(l: crate::perf::timeline::Lane) -> String {
+    serde_json::to_value(l).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// Tick labels at a round step giving at most ~12 of them.
+fn tick_step(bundles: u64) -> u64 {
+    [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000].into_iter().find(|s| bundles / s <= 12).unwrap_or(10_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::sample;
+
+    #[test]
+    fn bars_only_for_timed_columns_and_scaled_to_the_slowest() {
+        let c = sample::comparison();
+        let cols: Vec<&Column> = c.columns.iter().collect();
+        let svg = time_bars(&cols).into_string();
+        // three timed versions × three segments, plus the legend's three swatches
+        assert_eq!(svg.matches("<rect").count(), 12, "{svg}");
+        assert!(!svg.contains("bug<script>") && !svg.contains("bug&lt;script"), "untimed column drawn: {svg}");
+        assert!(svg.contains("9.00 µs · compute"), "{svg}");
+    }
+
+    #[test]
+    fn timeline_marks_and_escaped_tooltips() {
+        let svg = timeline(&sample::timeline()).into_string();
+        // the two MXU marks sit in consecutive bundles: one rectangle
+        assert_eq!(svg.matches("class=\"lane-mxu\"").count(), 1, "{svg}");
+        assert!(svg.contains("+5–6 (0x5e–0x5f): 2 ops: vmatmul.mubr.f8e4m3fn.mxu0, vmatres&lt;&amp;&gt;"), "{svg}");
+        assert!(svg.contains("+1 (0x5a): dma.hbm_to_vmem"), "{svg}");
+        let m = |offset| Mark { offset, ops: vec!["x".into()] };
+        let marks = [m(1), m(2), m(4), m(5), m(6), m(9)];
+        let lens: Vec<usize> = runs(&marks).iter().map(|r| r.len()).collect();
+        assert_eq!(lens, [2, 3, 1]);
+        assert!(runs(&[]).is_empty());
+        assert_eq!(tick_step(16), 2);
+        assert_eq!(tick_step(300), 50);
+    }
+}

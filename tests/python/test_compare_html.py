@@ -1,0 +1,87 @@
+"""`hlolint compare --format html` opened in a real headless browser (Debian's chromium through selenium).
+
+The page must render (the comparison tables and the SVG charts are in the DOM, with a size), log no console error,
+and a screenshot is saved (to $HLOLINT_ARTIFACTS, else pytest's tmp_path) for a human to look at. A missing
+browser or selenium fails the test, with how to install them: it is never skipped silently.
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# our fp8 versions on two targets, and jax's own Pallas kernels on three (long loops, kernels without a matmul):
+# (folder, targets, at least this many loop timelines, the first column)
+CASES = {
+    "fp8_matmul_2d": (REPO / "fixtures" / "fp8_matmul_2d" / "tpu7x+v6e", 2, 16, "v1"),
+    "jax_pallas_ops": (REPO / "fixtures" / "jax_pallas_ops", 3, 20, "flash_fwd"),
+}
+INSTALL = "run scripts/setup-browser.sh (apt-get install chromium chromium-driver; pip install -r python/requirements-browser.txt)"
+
+
+def hlolint() -> Path:
+    """The binary scripts/test builds: $HLOLINT, else the release (then debug) build in the cargo target dir."""
+    if os.environ.get("HLOLINT"):
+        return Path(os.environ["HLOLINT"])
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    for profile in ("release", "debug"):
+        exe = target / profile / "hlolint"
+        if exe.is_file():
+            return exe
+    pytest.fail(f"no hlolint binary under {target}; run `cargo build --release` or set HLOLINT")
+
+
+def browser():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.fail(f"selenium is not installed: {INSTALL}")
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.fail(f"chromium or chromedriver not found on PATH: {INSTALL}")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1400,900"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_compare_report_renders_in_a_browser(tmp_path, case):
+    fixture, targets, timelines, first = CASES[case]
+    report = tmp_path / "report.html"
+    run = subprocess.run([str(hlolint()), "compare", str(fixture), "--format", "html", "-o", str(report)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    artifacts = Path(os.environ.get("HLOLINT_ARTIFACTS", tmp_path))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    shot = artifacts / f"compare-{case}.png"
+
+    drv = browser()
+    try:
+        drv.get(report.as_uri())
+        count = lambda css: drv.execute_script(f"return document.querySelectorAll({css!r}).length")
+        drawn = lambda css: drv.execute_script(
+            f"return Array.from(document.querySelectorAll({css!r}))"
+            ".filter(e => {{ const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }}).length")
+        # one table, one bar chart per target; a loop timeline per version with a looped matmul
+        assert count("table.compare") == targets
+        assert drawn("table.compare") == targets
+        assert drawn("svg.time-bars") == targets
+        assert drawn("svg.timeline") >= timelines
+        assert count("svg.timeline rect.lane-mxu") > 0
+        assert first in drv.find_element("css selector", "table.compare thead").text
+        errors = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
+        assert errors == [], errors
+        height = drv.execute_script("return document.documentElement.scrollHeight")
+        drv.set_window_size(1400, min(int(height) + 100, 8000))
+        assert drv.save_screenshot(str(shot))
+    finally:
+        drv.quit()
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")

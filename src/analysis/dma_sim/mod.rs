@@ -345,6 +345,52 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
     out
 }
 
+/// The first state: the host call's scalar-prefetch constants in memory, element by element.
+fn seeded_state(sim: &Sim<'_, '_>, seed: &Seed) -> State {
+    let mut state = State::default();
+    for (&arg, vals) in seed {
+        let dims = sim.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
+        let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
+        for (flat, &v) in vals.iter().enumerate() {
+            let mut idx = vec![0i64; dims.len()];
+            let mut rest = flat as i64;
+            for (d, n) in dims.iter().enumerate().rev() {
+                idx[d] = rest % n.max(&1);
+                rest /= n.max(&1);
+            }
+            state.mem.insert((Base::Arg(arg), idx), SimValue::Int(v));
+        }
+    }
+    state
+}
+
+/// A problem per transfer (or signal) still counted on a semaphore at the end of the grid.
+fn never_waited(sim: &Sim<'_, '_>, s: &mut State, sampling: bool) {
+    let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].left.iter().any(|&l| l > 0)).collect();
+    for &i in &left {
+        let d = &s.dmas[i];
+        let key = d.sems.iter().zip(&d.left).find(|(_, &l)| l > 0).map(|(k, _)| k.clone());
+        let (sem, slot) = key.as_ref().map(|k| sim.describe_key(k)).unwrap_or_default();
+        let at = if slot.is_empty() { String::new() } else { format!("[{slot}]") };
+        let remote = if d.remote { " (a remote DMA, accounted assuming every device runs this same path)" } else { "" };
+        let detail = if d.signal {
+            format!(
+                "a semaphore signal {} adds to {sem}{at} and no wait takes it: the semaphore is not zero at kernel exit",
+                d.when
+            )
+        } else {
+            format!(
+                "a DMA started {} signals {sem}{at} and is never waited: still outstanding at the end of the grid{remote}",
+                d.when,
+            )
+        };
+        // keep the latest instance's detail
+        // a sampled path keeps every transfer to the end (nothing retired or merged): exact unless vague
+        let exact = sampling && !s.vague;
+        s.fails.insert(d.op, PathProblem { exact, kind: "never-waited", detail, semaphore: sem, slot, related: None });
+    }
+}
+
 /// One simulation of the kernel over its grid: every path, or (with `rng`) one sampled path.
 fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng: Option<Rng>, budget: u64) -> Outcome {
     let func = m.func(k.func);
@@ -359,20 +405,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
     sim.sem_args = k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect();
     let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
     let (steps, total, dynamic_grid) = grid_steps(&bounds);
-    let mut states = vec![State::default()];
-    for (&arg, vals) in seed {
-        let dims = sim.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
-        let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
-        for (flat, &v) in vals.iter().enumerate() {
-            let mut idx = vec![0i64; dims.len()];
-            let mut rest = flat as i64;
-            for (d, n) in dims.iter().enumerate().rev() {
-                idx[d] = rest % n.max(&1);
-                rest /= n.max(&1);
-            }
-            states[0].mem.insert((Base::Arg(arg), idx), SimValue::Int(v));
-        }
-    }
+    let mut states = vec![seeded_state(&sim, seed)];
     let mut simulated = 0;
     let mut merged = 0;
     let mut last_cost = 0u64;
@@ -416,33 +449,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
     if !sim.exhausted {
         // leftovers at the end of the grid
         for s in states.iter_mut() {
-            let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].left.iter().any(|&l| l > 0)).collect();
-            for &i in &left {
-                let d = &s.dmas[i];
-                let key = d.sems.iter().zip(&d.left).find(|(_, &l)| l > 0).map(|(k, _)| k.clone());
-                let (sem, slot) = key.as_ref().map(|k| sim.describe_key(k)).unwrap_or_default();
-                let at = if slot.is_empty() { String::new() } else { format!("[{slot}]") };
-                let remote =
-                    if d.remote { " (a remote DMA, accounted assuming every device runs this same path)" } else { "" };
-                let detail = if d.signal {
-                    format!(
-                        "a semaphore signal {} adds to {sem}{at} and no wait takes it: the semaphore is not zero at kernel exit",
-                        d.when
-                    )
-                } else {
-                    format!(
-                        "a DMA started {} signals {sem}{at} and is never waited: still outstanding at the end of the grid{remote}",
-                        d.when,
-                    )
-                };
-                // keep the latest instance's detail
-                // a sampled path keeps every transfer to the end (nothing retired or merged): exact unless vague
-                let exact = sampling && !s.vague;
-                s.fails.insert(
-                    d.op,
-                    PathProblem { exact, kind: "never-waited", detail, semaphore: sem, slot, related: None },
-                );
-            }
+            never_waited(&sim, s, sampling);
         }
     }
     Outcome {

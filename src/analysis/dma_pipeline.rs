@@ -90,6 +90,39 @@ fn line(m: &Module<'_>, op: OpId) -> String {
 /// Findings of one path, by the op they point at; and the ops the path ran that findings could point at.
 fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Finding>, BTreeSet<OpId>) {
     let mut found: BTreeMap<OpId, Finding> = BTreeMap::new();
+    for (base, idx) in &dmas_by_buffer(s) {
+        if idx.len() < 2 {
+            continue; // refilled once: nothing to double-buffer
+        }
+        let b = Refills::of(m, out, s, *base, idx);
+        if let Some((op, f)) = single_slot(m, s, &b) {
+            found.insert(op, f);
+            continue;
+        }
+        for (op, f) in waits_after_use(m, s, &b) {
+            found.entry(op).or_insert(f);
+        }
+        if b.races.is_empty() && b.regions.len() >= 2 && !idx.iter().any(|&i| busy(s, &s.dmas[i])) {
+            let d = &s.dmas[idx[0]];
+            found.entry(d.op).or_insert(Finding {
+                kind: "no-overlap",
+                detail: format!(
+                    "{} has {} slots but every DMA into it is waited with no compute between its start and its wait (first: started {}), so no transfer overlaps compute; start the next slot's DMA before computing on the current one",
+                    b.buffer,
+                    b.regions.len(),
+                    d.when
+                ),
+                buffer: b.buffer.clone(),
+                slots: b.regions.len(),
+                related: Vec::new(),
+            });
+        }
+    }
+    (found, ops_ran(s))
+}
+
+/// The reads and DMA starts a path ran.
+fn ops_ran(s: &State) -> BTreeSet<OpId> {
     let mut ran: BTreeSet<OpId> = BTreeSet::new();
     for e in &s.trace {
         match e {
@@ -104,29 +137,47 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
             _ => {}
         }
     }
-    // DMAs per target buffer
+    ran
+}
+
+/// The path's DMAs per target buffer.
+fn dmas_by_buffer(s: &State) -> BTreeMap<Base, Vec<usize>> {
     let mut by_buf: BTreeMap<Base, Vec<usize>> = BTreeMap::new();
     for (i, d) in s.dmas.iter().enumerate() {
         if let Some(t) = &d.target {
             by_buf.entry(t.base).or_default().push(i);
         }
     }
+    by_buf
+}
+
+/// Does compute, or a read of another region, run while DMA `d` is in flight?
+fn busy(s: &State, d: &Dma) -> bool {
     let end = s.trace.len();
-    let busy = |d: &Dma| {
-        // compute or a read of another region while the DMA is in flight
-        let stop = d.waited.unwrap_or(end).min(end);
-        s.trace.get(d.started..stop).unwrap_or(&[]).iter().any(|e| match e {
-            Event::Compute { .. } => true,
-            Event::Read { region, .. } => d.target.as_ref().is_none_or(|t| !overlaps(t, region)),
-            _ => false,
-        })
-    };
-    for (base, idx) in &by_buf {
-        if idx.len() < 2 {
-            continue; // refilled once: nothing to double-buffer
-        }
-        let buffer = dma_sim::base_label(m, out.func, *base);
-        // regions per start op; a region with an unknown offset proves nothing
+    let stop = d.waited.unwrap_or(end).min(end);
+    s.trace.get(d.started..stop).unwrap_or(&[]).iter().any(|e| match e {
+        Event::Compute { .. } => true,
+        Event::Read { region, .. } => d.target.as_ref().is_none_or(|t| !overlaps(t, region)),
+        _ => false,
+    })
+}
+
+/// The DMAs refilling one buffer on a path, and what the path did with them.
+struct Refills<'i> {
+    buffer: String,
+    /// Indices into the path's DMAs.
+    idx: &'i [usize],
+    /// Regions (concrete offsets) per start op.
+    per_op: BTreeMap<OpId, BTreeSet<Vec<i64>>>,
+    regions: BTreeSet<Vec<i64>>,
+    /// Some refill's region has an unknown offset (it proves nothing).
+    unknown: bool,
+    /// Reads of a region while a DMA into it is outstanding: (trace index, read op, DMA).
+    races: Vec<(usize, OpId, usize)>,
+}
+
+impl<'i> Refills<'i> {
+    fn of(m: &Module<'_>, out: &Outcome, s: &State, base: Base, idx: &'i [usize]) -> Self {
         let mut per_op: BTreeMap<OpId, BTreeSet<Vec<i64>>> = BTreeMap::new();
         let mut unknown = false;
         let mut regions: BTreeSet<Vec<i64>> = BTreeSet::new();
@@ -141,121 +192,116 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
                 None => unknown = true,
             }
         }
-        // races: a read of a region while a DMA into it is outstanding
-        let mut races: Vec<(usize, OpId, usize)> = Vec::new(); // (trace index, read op, dma)
+        let mut races: Vec<(usize, OpId, usize)> = Vec::new();
         for (t, e) in s.trace.iter().enumerate() {
             let Event::Read { op, region } = e else { continue };
-            if region.base != *base {
+            if region.base != base {
                 continue;
             }
-            for &i in idx {
+            let outstanding = idx.iter().find(|&&i| {
                 let d = &s.dmas[i];
-                if d.started < t
+                d.started < t
                     && d.waited.is_none_or(|w| w > t)
                     && d.target.as_ref().is_some_and(|x| overlaps(x, region))
-                {
-                    races.push((t, *op, i));
+            });
+            if let Some(&i) = outstanding {
+                races.push((t, *op, i));
+            }
+        }
+        let buffer = dma_sim::base_label(m, out.func, base);
+        Refills { buffer, idx, per_op, regions, unknown, races }
+    }
+}
+
+/// Every repeated DMA op refills its one region, and the refills never overlap compute safely: one slot where two
+/// are needed.
+fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, Finding)> {
+    let repeated: Vec<OpId> =
+        b.per_op.keys().copied().filter(|op| b.idx.iter().filter(|&&i| s.dmas[i].op == *op).count() >= 2).collect();
+    let single = !b.unknown
+        && !repeated.is_empty()
+        && repeated.iter().all(|op| b.per_op.get(op).is_some_and(|r| r.len() == 1))
+        && (!b.races.is_empty() || !b.idx.iter().any(|&i| busy(s, &s.dmas[i])));
+    if !single {
+        return None;
+    }
+    let first = repeated[0];
+    let slot = b
+        .per_op
+        .get(&first)
+        .and_then(|r| r.iter().next())
+        .map(|o| o.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default();
+    let why = match b.races.first() {
+        Some(&(_, rop, _)) => {
+            format!("the DMA of the next block overwrites it while {} reads the current one (a race)", line(m, rop))
+        }
+        None => "each refill is waited before the compute, so no transfer overlaps compute".to_string(),
+    };
+    let mut related = Vec::new();
+    if let Some(&(_, rop, _)) = b.races.first() {
+        related.push((rop, "reads the slot being refilled".to_string()));
+    }
+    for op in repeated.iter().skip(1) {
+        related.push((*op, "also refills the same slot".to_string()));
+    }
+    let finding = Finding {
+        kind: "single-slot",
+        detail: format!(
+            "every DMA refilling {} targets the same slot [{slot}] ({} region(s) over {} transfers): {why}; give it a leading dimension of 2 and alternate the slot (`k % 2`)",
+            b.buffer,
+            b.regions.len(),
+            b.idx.len()
+        ),
+        buffer: b.buffer.clone(),
+        slots: b.regions.len(),
+        related,
+    };
+    Some((first, finding))
+}
+
+/// A finding per race: the read, the DMA still in flight, and why its wait did not cover the read.
+fn waits_after_use(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Vec<(OpId, Finding)> {
+    let mut out = Vec::new();
+    for &(t, rop, i) in &b.races {
+        let d = &s.dmas[i];
+        let slot = d.target.as_ref().map(slot_text).unwrap_or_default();
+        let after = match d.waited {
+            Some(w) => match s.trace.get(w) {
+                Some(Event::Wait { op, .. }) => format!("its wait ({}) comes after this read", line(m, *op)),
+                _ => "its wait comes after this read".to_string(),
+            },
+            None => "it is never waited".to_string(),
+        };
+        // the last wait before the read on a DMA into this region, if it consumed another transfer
+        let mut note = String::new();
+        for e in s.trace[..t].iter().rev() {
+            if let Event::Wait { op, dma: Some(j) } = e {
+                let o = &s.dmas[*j];
+                if *j != i && o.target.as_ref().zip(d.target.as_ref()).is_some_and(|(a, b)| overlaps(a, b)) {
+                    note = format!("; the wait at {} consumed the DMA started {} instead", line(m, *op), o.when);
                     break;
                 }
             }
         }
-        let repeated: Vec<OpId> =
-            per_op.keys().copied().filter(|op| idx.iter().filter(|&&i| s.dmas[i].op == *op).count() >= 2).collect();
-        let single = !unknown
-            && !repeated.is_empty()
-            && repeated.iter().all(|op| per_op.get(op).is_some_and(|r| r.len() == 1))
-            && {
-                // every repeated op refills its one region; the buffer's refills never overlap compute safely
-                let any_overlap = idx.iter().any(|&i| busy(&s.dmas[i]));
-                !races.is_empty() || !any_overlap
-            };
-        if single {
-            let first = repeated[0];
-            let slot = per_op
-                .get(&first)
-                .and_then(|r| r.iter().next())
-                .map(|o| o.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default();
-            let why = match races.first() {
-                Some(&(_, rop, _)) => format!(
-                    "the DMA of the next block overwrites it while {} reads the current one (a race)",
-                    line(m, rop)
-                ),
-                None => "each refill is waited before the compute, so no transfer overlaps compute".to_string(),
-            };
-            let mut related = Vec::new();
-            if let Some(&(_, rop, _)) = races.first() {
-                related.push((rop, "reads the slot being refilled".to_string()));
-            }
-            for op in repeated.iter().skip(1) {
-                related.push((*op, "also refills the same slot".to_string()));
-            }
-            found.insert(
-                first,
-                Finding {
-                    kind: "single-slot",
-                    detail: format!(
-                        "every DMA refilling {buffer} targets the same slot [{slot}] ({} region(s) over {} transfers): {why}; give it a leading dimension of 2 and alternate the slot (`k % 2`)",
-                        regions.len(),
-                        idx.len()
-                    ),
-                    buffer: buffer.clone(),
-                    slots: regions.len(),
-                    related,
-                },
-            );
-            continue;
-        }
-        for &(t, rop, i) in &races {
-            let d = &s.dmas[i];
-            let slot = d.target.as_ref().map(slot_text).unwrap_or_default();
-            let after = match d.waited {
-                Some(w) => match s.trace.get(w) {
-                    Some(Event::Wait { op, .. }) => format!("its wait ({}) comes after this read", line(m, *op)),
-                    _ => "its wait comes after this read".to_string(),
-                },
-                None => "it is never waited".to_string(),
-            };
-            // the last wait before the read on a DMA into this region, if it consumed another transfer
-            let mut note = String::new();
-            for e in s.trace[..t].iter().rev() {
-                if let Event::Wait { op, dma: Some(j) } = e {
-                    let o = &s.dmas[*j];
-                    if *j != i && o.target.as_ref().zip(d.target.as_ref()).is_some_and(|(a, b)| overlaps(a, b)) {
-                        note = format!("; the wait at {} consumed the DMA started {} instead", line(m, *op), o.when);
-                        break;
-                    }
-                }
-            }
-            found.entry(rop).or_insert(Finding {
+        out.push((
+            rop,
+            Finding {
                 kind: "wait-after-use",
                 detail: format!(
-                    "slot [{slot}] of {buffer} is read at {} while the DMA into it started {} ({}) is still outstanding: {after}{note}",
+                    "slot [{slot}] of {} is read at {} while the DMA into it started {} ({}) is still outstanding: {after}{note}",
+                    b.buffer,
                     line(m, rop),
                     d.when,
                     line(m, d.op)
                 ),
-                buffer: buffer.clone(),
-                slots: regions.len(),
+                buffer: b.buffer.clone(),
+                slots: b.regions.len(),
                 related: vec![(d.op, "the DMA still in flight".to_string())],
-            });
-        }
-        if races.is_empty() && regions.len() >= 2 && !idx.iter().any(|&i| busy(&s.dmas[i])) {
-            let d = &s.dmas[idx[0]];
-            found.entry(d.op).or_insert(Finding {
-                kind: "no-overlap",
-                detail: format!(
-                    "{buffer} has {} slots but every DMA into it is waited with no compute between its start and its wait (first: started {}), so no transfer overlaps compute; start the next slot's DMA before computing on the current one",
-                    regions.len(),
-                    d.when
-                ),
-                buffer: buffer.clone(),
-                slots: regions.len(),
-                related: Vec::new(),
-            });
-        }
+            },
+        ));
     }
-    (found, ran)
+    out
 }
 
 /// The ops a path can speak for: its buffer reads, and the DMA ops it ran more than once (a refill).

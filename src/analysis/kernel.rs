@@ -277,11 +277,42 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
     let scratch_operands = count("scratch_operands");
     let core_type = func_attr(func, "tpu.core_type").and_then(mattr::dialect_attr_word);
 
+    let entry = m.regions[func.body.idx()].blocks.first().copied();
+    let args = kernel_args(func, iteration_bounds.len(), scalar_prefetch, scratch_operands, window_params.is_empty());
+    let mut k = Kernel {
+        func: f,
+        name: func.name,
+        args,
+        iteration_bounds,
+        dimension_semantics,
+        window_params,
+        scalar_prefetch,
+        scratch_operands,
+        core_type,
+        dma_starts: Vec::new(),
+        dma_waits: Vec::new(),
+        matmuls: Vec::new(),
+        loops: Vec::new(),
+        conditionals: Vec::new(),
+    };
+    collect_ops(m, f, entry, &mut k);
+    mark_argument_uses(m, f, entry, &mut k);
+    k
+}
+
+/// Each parameter's role, in Pallas's order: grid indices, scalar-prefetch operands, the kernel's operands (windows
+/// when the kernel has window params), scratch.
+fn kernel_args<'a>(
+    func: &crate::ir::Func<'a>,
+    grid_rank: usize,
+    scalar_prefetch: usize,
+    scratch_operands: usize,
+    no_windows: bool,
+) -> Vec<KernelArg<'a>> {
     let n = func.params.len();
-    let grid = iteration_bounds.len().min(n);
+    let grid = grid_rank.min(n);
     let scratch_start = n.saturating_sub(scratch_operands).max(grid);
     let prefetch_end = (grid + scalar_prefetch).min(scratch_start);
-    let entry = m.regions[func.body.idx()].blocks.first().copied();
     let mut args = Vec::with_capacity(n);
     for (i, p) in func.params.iter().enumerate() {
         let role = if i < grid {
@@ -290,7 +321,7 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
             ArgRole::ScalarPrefetch((i - grid) as u32)
         } else if i < scratch_start {
             let k = (i - prefetch_end) as u32;
-            if window_params.is_empty() {
+            if no_windows {
                 ArgRole::Operand(k)
             } else {
                 ArgRole::Window(k)
@@ -310,23 +341,11 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
             read: false,
         });
     }
+    args
+}
 
-    let mut k = Kernel {
-        func: f,
-        name: func.name,
-        args,
-        iteration_bounds,
-        dimension_semantics,
-        window_params,
-        scalar_prefetch,
-        scratch_operands,
-        core_type,
-        dma_starts: Vec::new(),
-        dma_waits: Vec::new(),
-        matmuls: Vec::new(),
-        loops: Vec::new(),
-        conditionals: Vec::new(),
-    };
+/// The kernel's DMA starts and waits (their references traced to arguments), matmuls, loops and conditionals.
+fn collect_ops<'a>(m: &Module<'a>, f: FuncId, entry: Option<BlockId>, k: &mut Kernel<'a>) {
     let trace = |op: &Op<'a>, role: &str, pos: usize| -> Option<RefTrace<'a>> {
         let o = op.operands.iter().find(|o| o.role == Some(role)).or_else(|| {
             if op.operands.iter().any(|o| o.role.is_some() && o.role != Some("indices")) {
@@ -374,7 +393,10 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
             k.conditionals.push(control(m, id));
         }
     }
-    // reads and writes of arguments
+}
+
+/// Marks the arguments that DMAs, loads and stores read or write.
+fn mark_argument_uses<'a>(m: &Module<'a>, f: FuncId, entry: Option<BlockId>, k: &mut Kernel<'a>) {
     let mark = |k: &mut Kernel<'a>, t: &Option<RefTrace<'a>>, write: bool| {
         if let Some(a) = t.as_ref().and_then(|t| t.base_arg).and_then(|i| k.args.get_mut(i)) {
             if write {
@@ -386,8 +408,8 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
     };
     for i in 0..k.dma_starts.len() {
         let (s, t) = (k.dma_starts[i].source.clone(), k.dma_starts[i].target.clone());
-        mark(&mut k, &s, false);
-        mark(&mut k, &t, true);
+        mark(k, &s, false);
+        mark(k, &t, true);
     }
     for id in m.func_ops(f) {
         let op = m.op(id);
@@ -407,10 +429,9 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
         });
         if let Some(o) = o {
             let t = Some(trace_ref(m, entry, o));
-            mark(&mut k, &t, store);
+            mark(k, &t, store);
         }
     }
-    k
 }
 
 /// An argument's memref type: declared, or from the `llo.type` attribute when the stage retyped it to `i32`.

@@ -1,6 +1,7 @@
 //! `hlolint rules` (list packs and rules), `hlolint explain RULE` (a rule's documentation), `hlolint test`
 //! (each rule against its valid/invalid cases, like `sg test`).
 
+use crate::rules::engine::SeverityOf;
 use crate::rules::model::RuleKind;
 use crate::rules::{self, RuleSet, Severity};
 use std::fmt::Write;
@@ -238,6 +239,53 @@ enum Outcome {
     Error(String),
 }
 
+/// Runs rule `r` alone on each of its cases: the cases (path, invalid), and a line per case that failed.
+fn test_rule(set: &RuleSet, r: &rules::Rule) -> (Vec<(std::path::PathBuf, bool)>, Vec<String>) {
+    let only = |x: &rules::Rule| if x.id == r.id { Severity::Error } else { Severity::Off };
+    let cases: Vec<(std::path::PathBuf, bool)> = r
+        .valid
+        .iter()
+        .flat_map(|p| crate::source::cases_in(p))
+        .map(|p| (p, false))
+        .chain(r.invalid.iter().flat_map(|p| crate::source::cases_in(p)).map(|p| (p, true)))
+        .collect();
+    let mut lines = Vec::new();
+    for (case, invalid) in &cases {
+        let name = rules::embedded::display(case);
+        match case_outcome(set, &only, case, *invalid) {
+            Outcome::Validated => {}
+            Outcome::Noisy(m) => lines.push(format!("    noisy: {name} is valid but was reported: {}", m.join(" | "))),
+            Outcome::Missing => lines.push(format!("    missing: {name} is invalid but was not reported")),
+            Outcome::Error(e) => lines.push(format!("    error: {name}: {e}")),
+        }
+    }
+    (cases, lines)
+}
+
+/// The verdict of one case: an invalid case must be reported, a valid one must not.
+fn case_outcome(set: &RuleSet, only: &SeverityOf<'_>, case: &std::path::Path, invalid: bool) -> Outcome {
+    if !case.exists() {
+        return Outcome::Error(format!("{} does not exist", rules::embedded::display(case)));
+    }
+    let (reports, errors) = super::run::lint_paths(&[case.to_path_buf()], set, only, None);
+    // an inconclusive verdict proves neither side; what was explored is not a verdict
+    let msgs: Vec<String> = reports
+        .iter()
+        .flat_map(|c| &c.findings)
+        .filter(|f| f.verdict != crate::analysis::Verdict::Explored)
+        .map(|f| f.message.clone())
+        .collect();
+    if let Some(e) = errors.first() {
+        Outcome::Error(format!("{e}"))
+    } else if invalid && msgs.is_empty() {
+        Outcome::Missing
+    } else if !invalid && !msgs.is_empty() {
+        Outcome::Noisy(msgs)
+    } else {
+        Outcome::Validated
+    }
+}
+
 pub fn test(args: &TestArgs) -> i32 {
     let mut packs = args.packs.clone();
     if packs.is_empty() {
@@ -274,57 +322,9 @@ pub fn test(args: &TestArgs) -> i32 {
             untested.push(r.id.clone());
             continue;
         }
-        let only = |x: &rules::Rule| if x.id == r.id { Severity::Error } else { Severity::Off };
-        let mut lines = Vec::new();
-        let mut ok = true;
-        let cases: Vec<(std::path::PathBuf, bool)> = r
-            .valid
-            .iter()
-            .flat_map(|p| crate::source::cases_in(p))
-            .map(|p| (p, false))
-            .chain(r.invalid.iter().flat_map(|p| crate::source::cases_in(p)).map(|p| (p, true)))
-            .collect();
+        let (cases, lines) = test_rule(&set, r);
+        let ok = lines.is_empty();
         let (nv, ni) = (cases.iter().filter(|c| !c.1).count(), cases.iter().filter(|c| c.1).count());
-        for (case, invalid) in &cases {
-            let (case, invalid) = (case, *invalid);
-            let outcome = if !case.exists() {
-                Outcome::Error(format!("{} does not exist", rules::embedded::display(case)))
-            } else {
-                let (reports, errors) = super::run::lint_paths(std::slice::from_ref(case), &set, &only, None);
-                // an inconclusive verdict proves neither side; what was explored is not a verdict
-                let msgs: Vec<String> = reports
-                    .iter()
-                    .flat_map(|c| &c.findings)
-                    .filter(|f| f.verdict != crate::analysis::Verdict::Explored)
-                    .map(|f| f.message.clone())
-                    .collect();
-                if let Some(e) = errors.first() {
-                    Outcome::Error(format!("{e}"))
-                } else if invalid && msgs.is_empty() {
-                    Outcome::Missing
-                } else if !invalid && !msgs.is_empty() {
-                    Outcome::Noisy(msgs)
-                } else {
-                    Outcome::Validated
-                }
-            };
-            let name = rules::embedded::display(case);
-            match outcome {
-                Outcome::Validated => {}
-                Outcome::Noisy(m) => {
-                    ok = false;
-                    lines.push(format!("    noisy: {name} is valid but was reported: {}", m.join(" | ")));
-                }
-                Outcome::Missing => {
-                    ok = false;
-                    lines.push(format!("    missing: {name} is invalid but was not reported"));
-                }
-                Outcome::Error(e) => {
-                    ok = false;
-                    lines.push(format!("    error: {name}: {e}"));
-                }
-            }
-        }
         let mark = if ok { "✓" } else { "✗" };
         let _ = writeln!(out, "{mark} {:<6} {:<28} {nv} valid, {ni} invalid", r.code.as_deref().unwrap_or("-"), r.id);
         for l in lines {

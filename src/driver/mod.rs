@@ -118,26 +118,7 @@ pub fn compile(args: &CompileArgs, lint: impl FnOnce(Vec<PathBuf>) -> i32) -> i3
     }
     let cwd = std::env::current_dir().unwrap_or_default();
     let py = python(args.python.as_deref(), std::env::var("VIRTUAL_ENV").ok().as_deref(), &cwd);
-    let mut cmd = Command::new(&py);
-    cmd.arg(&helper)
-        .args(["--module", &args.module, "--target", &args.targets.join(",")])
-        .arg("--out")
-        .arg(&args.out)
-        .args(["--timeout", &args.timeout.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    if let Some(v) = &args.versions {
-        cmd.args(["--versions", v]);
-    }
-    if args.all_stages {
-        cmd.arg("--all-stages");
-    }
-    if !args.module_args.is_empty() {
-        cmd.args(["--module-args", &serde_json::to_string(&args.module_args).unwrap_or_else(|_| "[]".into())]);
-    }
-    if args.clean {
-        cmd.arg("--clean");
-    }
+    let mut cmd = helper_command(args, &py, &helper);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -149,33 +130,10 @@ pub fn compile(args: &CompileArgs, lint: impl FnOnce(Vec<PathBuf>) -> i32) -> i3
         }
     };
     let bar = progress_bar(args.quiet);
-    let mut done = Vec::new();
-    let mut usage_error = None;
-    if let Some(out) = child.stdout.take() {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            let Ok(ev) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
-            let field = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(str::to_string);
-            match ev.get("event").and_then(|e| e.as_str()) {
-                Some("plan") => bar.set_length(ev.get("total").and_then(|t| t.as_u64()).unwrap_or(0)),
-                Some("start") => bar.set_message(format!(
-                    "{}@{}",
-                    field("version").unwrap_or_default(),
-                    field("target").unwrap_or_default()
-                )),
-                Some("done") => {
-                    bar.inc(1);
-                    done.push(Done {
-                        version: field("version"),
-                        target: field("target"),
-                        ok: field("status").as_deref() == Some("ok"),
-                        error: ev.get("error").cloned(),
-                    });
-                }
-                Some("usage_error") => usage_error = field("message"),
-                _ => {}
-            }
-        }
-    }
+    let (done, usage_error) = match child.stdout.take() {
+        Some(out) => read_events(out, &bar),
+        None => (Vec::new(), None),
+    };
     bar.finish_and_clear();
     let status = child.wait();
     if let Some(m) = usage_error {
@@ -206,6 +164,61 @@ pub fn compile(args: &CompileArgs, lint: impl FnOnce(Vec<PathBuf>) -> i32) -> i3
     } else {
         2
     }
+}
+
+/// The helper's command line, its progress events piped.
+fn helper_command(args: &CompileArgs, py: &Path, helper: &Path) -> Command {
+    let mut cmd = Command::new(py);
+    cmd.arg(helper)
+        .args(["--module", &args.module, "--target", &args.targets.join(",")])
+        .arg("--out")
+        .arg(&args.out)
+        .args(["--timeout", &args.timeout.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(v) = &args.versions {
+        cmd.args(["--versions", v]);
+    }
+    if args.all_stages {
+        cmd.arg("--all-stages");
+    }
+    if !args.module_args.is_empty() {
+        cmd.args(["--module-args", &serde_json::to_string(&args.module_args).unwrap_or_else(|_| "[]".into())]);
+    }
+    if args.clean {
+        cmd.arg("--clean");
+    }
+    cmd
+}
+
+/// The helper's progress events (JSON lines): the versions done, and a usage error if it reported one.
+fn read_events(out: impl std::io::Read, bar: &ProgressBar) -> (Vec<Done>, Option<String>) {
+    let mut done = Vec::new();
+    let mut usage_error = None;
+    for line in BufReader::new(out).lines().map_while(Result::ok) {
+        let Ok(ev) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+        let field = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        match ev.get("event").and_then(|e| e.as_str()) {
+            Some("plan") => bar.set_length(ev.get("total").and_then(|t| t.as_u64()).unwrap_or(0)),
+            Some("start") => bar.set_message(format!(
+                "{}@{}",
+                field("version").unwrap_or_default(),
+                field("target").unwrap_or_default()
+            )),
+            Some("done") => {
+                bar.inc(1);
+                done.push(Done {
+                    version: field("version"),
+                    target: field("target"),
+                    ok: field("status").as_deref() == Some("ok"),
+                    error: ev.get("error").cloned(),
+                });
+            }
+            Some("usage_error") => usage_error = field("message"),
+            _ => {}
+        }
+    }
+    (done, usage_error)
 }
 
 /// The `<version>[@<target>]_hlo.txt` files of the versions that compiled, as the manifest names them.

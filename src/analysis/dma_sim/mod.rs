@@ -345,6 +345,52 @@ pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, s
     out
 }
 
+/// The first state: the host call's scalar-prefetch constants in memory, element by element.
+fn seeded_state(sim: &Sim<'_, '_>, seed: &Seed) -> State {
+    let mut state = State::default();
+    for (&arg, vals) in seed {
+        let dims = sim.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
+        let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
+        for (flat, &v) in vals.iter().enumerate() {
+            let mut idx = vec![0i64; dims.len()];
+            let mut rest = flat as i64;
+            for (d, n) in dims.iter().enumerate().rev() {
+                idx[d] = rest % n.max(&1);
+                rest /= n.max(&1);
+            }
+            state.mem.insert((Base::Arg(arg), idx), SimValue::Int(v));
+        }
+    }
+    state
+}
+
+/// A problem per transfer (or signal) still counted on a semaphore at the end of the grid.
+fn never_waited(sim: &Sim<'_, '_>, s: &mut State, sampling: bool) {
+    let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].left.iter().any(|&l| l > 0)).collect();
+    for &i in &left {
+        let d = &s.dmas[i];
+        let key = d.sems.iter().zip(&d.left).find(|(_, &l)| l > 0).map(|(k, _)| k.clone());
+        let (sem, slot) = key.as_ref().map(|k| sim.describe_key(k)).unwrap_or_default();
+        let at = if slot.is_empty() { String::new() } else { format!("[{slot}]") };
+        let remote = if d.remote { " (a remote DMA, accounted assuming every device runs this same path)" } else { "" };
+        let detail = if d.signal {
+            format!(
+                "a semaphore signal {} adds to {sem}{at} and no wait takes it: the semaphore is not zero at kernel exit",
+                d.when
+            )
+        } else {
+            format!(
+                "a DMA started {} signals {sem}{at} and is never waited: still outstanding at the end of the grid{remote}",
+                d.when,
+            )
+        };
+        // keep the latest instance's detail
+        // a sampled path keeps every transfer to the end (nothing retired or merged): exact unless vague
+        let exact = sampling && !s.vague;
+        s.fails.insert(d.op, PathProblem { exact, kind: "never-waited", detail, semaphore: sem, slot, related: None });
+    }
+}
+
 /// One simulation of the kernel over its grid: every path, or (with `rng`) one sampled path.
 fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng: Option<Rng>, budget: u64) -> Outcome {
     let func = m.func(k.func);
@@ -359,20 +405,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
     sim.sem_args = k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect();
     let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
     let (steps, total, dynamic_grid) = grid_steps(&bounds);
-    let mut states = vec![State::default()];
-    for (&arg, vals) in seed {
-        let dims = sim.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
-        let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
-        for (flat, &v) in vals.iter().enumerate() {
-            let mut idx = vec![0i64; dims.len()];
-            let mut rest = flat as i64;
-            for (d, n) in dims.iter().enumerate().rev() {
-                idx[d] = rest % n.max(&1);
-                rest /= n.max(&1);
-            }
-            states[0].mem.insert((Base::Arg(arg), idx), SimValue::Int(v));
-        }
-    }
+    let mut states = vec![seeded_state(&sim, seed)];
     let mut simulated = 0;
     let mut merged = 0;
     let mut last_cost = 0u64;
@@ -416,33 +449,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
     if !sim.exhausted {
         // leftovers at the end of the grid
         for s in states.iter_mut() {
-            let left: Vec<usize> = (0..s.dmas.len()).filter(|&i| s.dmas[i].left.iter().any(|&l| l > 0)).collect();
-            for &i in &left {
-                let d = &s.dmas[i];
-                let key = d.sems.iter().zip(&d.left).find(|(_, &l)| l > 0).map(|(k, _)| k.clone());
-                let (sem, slot) = key.as_ref().map(|k| sim.describe_key(k)).unwrap_or_default();
-                let at = if slot.is_empty() { String::new() } else { format!("[{slot}]") };
-                let remote =
-                    if d.remote { " (a remote DMA, accounted assuming every device runs this same path)" } else { "" };
-                let detail = if d.signal {
-                    format!(
-                        "a semaphore signal {} adds to {sem}{at} and no wait takes it: the semaphore is not zero at kernel exit",
-                        d.when
-                    )
-                } else {
-                    format!(
-                        "a DMA started {} signals {sem}{at} and is never waited: still outstanding at the end of the grid{remote}",
-                        d.when,
-                    )
-                };
-                // keep the latest instance's detail
-                // a sampled path keeps every transfer to the end (nothing retired or merged): exact unless vague
-                let exact = sampling && !s.vague;
-                s.fails.insert(
-                    d.op,
-                    PathProblem { exact, kind: "never-waited", detail, semaphore: sem, slot, related: None },
-                );
-            }
+            never_waited(&sim, s, sampling);
         }
     }
     Outcome {
@@ -750,226 +757,268 @@ impl<'m, 'a> Sim<'m, 'a> {
 
     /// The value of an ordinary op (and its side effects on memory and the trace).
     fn value(&mut self, id: OpId, s: &mut State) -> SimValue {
-        let m = self.m;
-        let op = m.op(id);
         if let Some(c) = self.constant(id) {
             return SimValue::Int(c);
         }
-        let oc = op.opcode;
-        let b = opname(oc);
-        let plain: Vec<&Operand<'_>> = op.operands.iter().filter(|o| o.role.is_none()).collect();
-        let arg = |k: usize| plain.get(k).map(|o| self.get(s, o)).unwrap_or(SimValue::Unknown);
-        // views
-        if b == "saddr_scaled" {
-            let mult = op.attr("multiplier_in_bytes").and_then(Value::as_int).unwrap_or(1);
-            return match (arg(0), arg(1)) {
-                (SimValue::Ref(r), off) => {
-                    let cur = if r.bytes {
-                        r.offs.first().copied().flatten()
-                    } else if r.offs.iter().all(|x| *x == Some(0)) {
-                        Some(0)
-                    } else {
-                        None
-                    };
-                    let add = if let SimValue::Int(o) = off { o.checked_mul(mult) } else { None };
-                    SimValue::Ref(RefV {
-                        base: r.base,
-                        offs: vec![cur.zip(add).and_then(|(a, b)| a.checked_add(b))],
-                        ext: Vec::new(),
-                        map: None,
-                        bytes: true,
-                    })
-                }
-                _ => SimValue::Unknown,
-            };
+        if let Some(v) = self.view(id, s) {
+            return v;
         }
-        if b.starts_with("memref_slice") || b == "subview" {
-            let Some(SimValue::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return SimValue::Unknown };
-            let mut idx: Vec<SimValue> =
-                op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
-            let out_dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
-            if self.sampling() {
-                // a sampled path slices at one offset that keeps the slice inside the view
-                for (k, v) in idx.iter_mut().enumerate() {
-                    if symbolic(v) {
-                        let room = r.map.as_ref().and_then(|m| r.ext.get(*m.get(k)?)).copied();
-                        let n = out_dims.as_ref().and_then(|o| o.get(k)).copied().unwrap_or(1);
-                        if let Some(x) = self.pin(s, v, room.map(|e| (0, e.saturating_sub(n)))) {
-                            *v = SimValue::Int(x);
-                        }
-                    }
-                }
-            }
-            match (&r.map, out_dims) {
-                (Some(map), Some(out)) if map.len() == idx.len() && out.len() == idx.len() => {
-                    for (v, (i, n)) in idx.iter().zip(out.iter()).enumerate() {
-                        let d = map[v];
-                        if d < r.offs.len() {
-                            r.offs[d] = match (r.offs[d], i) {
-                                (Some(a), SimValue::Int(x)) => a.checked_add(*x),
-                                _ => None,
-                            };
-                            r.ext[d] = *n;
-                        }
-                    }
-                }
-                _ => {
-                    r.map = None;
-                    for o in r.offs.iter_mut() {
-                        *o = None;
-                    }
-                }
-            }
-            return SimValue::Ref(r);
-        }
-        if b.starts_with("memref_squeeze") {
-            let Some(SimValue::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return SimValue::Unknown };
-            let out = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims());
-            if let (Some(map), Some(out)) = (r.map.clone(), out) {
-                let inn: Vec<i64> = map.iter().map(|&d| r.ext.get(d).copied().unwrap_or(1)).collect();
-                let mut drop = inn.len().saturating_sub(out.len());
-                let mut keep = Vec::new();
-                let mut j = 0;
-                let mut ok = true;
-                for (i, &n) in inn.iter().enumerate() {
-                    if j < out.len() && n == out[j] && !(n == 1 && drop > 0 && inn.len() - i > out.len() - j) {
-                        keep.push(map[i]);
-                        j += 1;
-                    } else if n == 1 && drop > 0 {
-                        drop -= 1;
-                    } else {
-                        ok = false;
-                    }
-                }
-                r.map = if ok && j == out.len() { Some(keep) } else { None };
-            } else {
-                r.map = None;
-            }
-            return SimValue::Ref(r);
-        }
-        if b.starts_with("memref_reshape")
-            || b.starts_with("memref_bitcast")
-            || b.starts_with("reinterpret_cast")
-            || (oc.starts_with("memref.")
-                && matches!(b, "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view"))
-        {
-            let Some(SimValue::Ref(mut r)) = plain.first().map(|o| self.get(s, o)) else { return SimValue::Unknown };
-            let out_rank = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.rank());
-            if r.map.as_ref().map(Vec::len) != out_rank {
-                r.map = None;
-            }
-            return SimValue::Ref(r);
-        }
-        // loads and stores
+        let b = opname(self.m.op(id).opcode);
+        // loads and stores (not DMAs)
         let is_load = b.contains("load") && !b.contains("dma");
         let is_store = b.contains("store") && !b.contains("dma");
         if is_load || is_store {
-            let memref = op.operands.iter().find(|o| o.role == Some("into") || o.role == Some("base")).or_else(|| {
-                op.operands.iter().filter(|o| o.role.is_none()).find(|o| matches!(self.get(s, o), SimValue::Ref(_)))
-            });
-            let region = memref.and_then(|o| match self.get(s, o) {
-                SimValue::Ref(r) => Some(r),
-                _ => None,
-            });
-            let mut idx: Vec<SimValue> =
-                op.operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect();
-            if self.sampling() {
-                // a sampled path reads at one position inside the dimension, not at an unknown one
-                for (k, v) in idx.iter_mut().enumerate() {
-                    if symbolic(v) {
-                        let dim = region.as_ref().and_then(|r| r.map.as_ref()?.get(k).and_then(|&d| r.ext.get(d)));
-                        let range = dim.map(|&n| (0, n.saturating_sub(1)));
-                        if let Some(x) = self.pin(s, v, range) {
-                            *v = SimValue::Int(x);
-                        }
-                    }
-                }
-            }
-            let shape: Vec<i64> = if is_load {
-                op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default()
-            } else {
-                op.operands
-                    .iter()
-                    .find(|o| !matches!(self.get(s, o), SimValue::Ref(_)) && o.role.is_none())
-                    .and_then(|o| {
-                        o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped()).and_then(|x| x.static_dims())
-                    })
-                    .unwrap_or_default()
-            };
-            let region = region.map(|r| index_region(r, &idx, &shape));
-            // scalar accesses (`memref.load`/`memref.store` of SMEM scalars: flags, indices) are bookkeeping, not
-            // reads of DMA'd buffers or compute: they stay out of the trace
-            if scalar_access(oc) {
-            } else if let Some(r) = &region {
-                if is_load {
-                    s.trace.push(Event::Read { op: id, region: r.clone() });
-                } else {
-                    s.trace.push(Event::Compute { op: id });
-                }
-            } else if is_store {
-                s.trace.push(Event::Compute { op: id });
-            }
-            // scalar memory
-            let scalar_ty = |t: Option<&MlirType<'_>>| matches!(t, Some(MlirType::Scalar { dtype, .. }) if !dtype.is_float() && *dtype != crate::ir::DType::Pred);
-            if let Some(r) = region.filter(|r| !r.bytes) {
-                let key: Option<Vec<i64>> = r.offs.iter().copied().collect();
-                if is_load && scalar_ty(op.ty.mlir()) {
-                    if let Some(k) = key {
-                        if let Some(v) = s.mem.get(&(r.base, k.clone())) {
-                            return v.clone();
-                        }
-                        let v = self.fresh(s);
-                        if let (true, [i]) = (self.sampling(), k.as_slice()) {
-                            s.origin.insert(s.atoms.len() as u32 - 1, (r.base, *i));
-                        }
-                        s.mem.insert((r.base, k), v.clone());
-                        return v;
-                    }
-                    return SimValue::Unknown;
-                }
-                if is_store && b != "vector_store" {
-                    let val = op
-                        .operands
-                        .iter()
-                        .find(|o| o.role.is_none() && !matches!(self.get(s, o), SimValue::Ref(_)))
-                        .map(|o| self.get(s, o));
-                    match (key, val) {
-                        (Some(k), Some(v)) if r.offs.len() == r.ext.len() && r.ext.iter().all(|&e| e == 1) => {
-                            s.mem.insert((r.base, k), v);
-                        }
-                        _ => s.mem.retain(|(base, _), _| *base != r.base),
-                    }
-                }
-            }
-            return SimValue::Unknown;
+            return self.load_or_store(id, s, is_load, is_store);
         }
-        // integer arithmetic: arith.* and LLO scalar ops (`llo.sadd.s32`)
-        let mut name = b.split('.').next().unwrap_or(b);
-        if oc.starts_with("llo.") {
-            if let Some(x) = name.strip_prefix('s').filter(|x| !x.is_empty() && name != "select" && name != "shl") {
-                name = x;
-            }
+        self.integer_op(id, s)
+    }
+
+    /// The first operand without a role, when it is a memory reference.
+    fn source_ref(&self, id: OpId, s: &State) -> Option<RefV> {
+        match self.m.op(id).operands.iter().find(|o| o.role.is_none()).map(|o| self.get(s, o)) {
+            Some(SimValue::Ref(r)) => Some(r),
+            _ => None,
         }
-        let pred: Option<String> = if name.starts_with("cmp") {
-            op.payload.as_ref().or_else(|| op.attr("predicate")).and_then(|v| v.word()).map(|w| {
-                match w.parse::<i64>() {
-                    Ok(n) => ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
-                        .get(n as usize)
-                        .copied()
-                        .unwrap_or("?")
-                        .to_string(),
-                    Err(_) => w.trim_start_matches("#arith<cmpi").trim_end_matches('>').trim().to_string(),
+    }
+
+    /// The static dimensions of the op's result.
+    fn result_dims(&self, id: OpId) -> Option<Vec<i64>> {
+        self.m.op(id).ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims())
+    }
+
+    /// The values of the op's `indices` operands.
+    fn indices(&self, id: OpId, s: &State) -> Vec<SimValue> {
+        self.m.op(id).operands.iter().filter(|o| o.role == Some("indices")).map(|o| self.get(s, o)).collect()
+    }
+
+    /// A view of a memory reference (a byte address, a slice, a squeeze, a reshape or cast), or `None` when the op
+    /// is not one.
+    fn view(&self, id: OpId, s: &mut State) -> Option<SimValue> {
+        let oc = self.m.op(id).opcode;
+        let b = opname(oc);
+        let reshape = b.starts_with("memref_reshape")
+            || b.starts_with("memref_bitcast")
+            || b.starts_with("reinterpret_cast")
+            || (oc.starts_with("memref.")
+                && matches!(b, "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view"));
+        if b == "saddr_scaled" {
+            Some(self.byte_address(id, s))
+        } else if b.starts_with("memref_slice") || b == "subview" {
+            Some(self.source_ref(id, s).map_or(SimValue::Unknown, |r| self.slice_view(id, s, r)))
+        } else if b.starts_with("memref_squeeze") {
+            Some(self.source_ref(id, s).map_or(SimValue::Unknown, |r| self.squeeze_view(id, r)))
+        } else if reshape {
+            Some(self.source_ref(id, s).map_or(SimValue::Unknown, |mut r| {
+                let out_rank = self.m.op(id).ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.rank());
+                if r.map.as_ref().map(Vec::len) != out_rank {
+                    r.map = None;
                 }
-            })
+                SimValue::Ref(r)
+            }))
+        } else {
+            None
+        }
+    }
+
+    /// LLO `saddr_scaled`: a reference moved by a scaled offset, in bytes.
+    fn byte_address(&self, id: OpId, s: &State) -> SimValue {
+        let op = self.m.op(id);
+        let plain: Vec<&Operand<'_>> = op.operands.iter().filter(|o| o.role.is_none()).collect();
+        let arg = |k: usize| plain.get(k).map(|o| self.get(s, o)).unwrap_or(SimValue::Unknown);
+        let mult = op.attr("multiplier_in_bytes").and_then(Value::as_int).unwrap_or(1);
+        let (SimValue::Ref(r), off) = (arg(0), arg(1)) else { return SimValue::Unknown };
+        let cur = if r.bytes {
+            r.offs.first().copied().flatten()
+        } else if r.offs.iter().all(|x| *x == Some(0)) {
+            Some(0)
         } else {
             None
         };
+        let add = if let SimValue::Int(o) = off { o.checked_mul(mult) } else { None };
+        SimValue::Ref(RefV {
+            base: r.base,
+            offs: vec![cur.zip(add).and_then(|(a, b)| a.checked_add(b))],
+            ext: Vec::new(),
+            map: None,
+            bytes: true,
+        })
+    }
+
+    /// A slice of `r` at the op's indices, with the result's extents.
+    fn slice_view(&self, id: OpId, s: &mut State, mut r: RefV) -> SimValue {
+        let mut idx = self.indices(id, s);
+        let out_dims = self.result_dims(id);
+        if self.sampling() {
+            // a sampled path slices at one offset that keeps the slice inside the view
+            for (k, v) in idx.iter_mut().enumerate() {
+                if symbolic(v) {
+                    let room = r.map.as_ref().and_then(|m| r.ext.get(*m.get(k)?)).copied();
+                    let n = out_dims.as_ref().and_then(|o| o.get(k)).copied().unwrap_or(1);
+                    if let Some(x) = self.pin(s, v, room.map(|e| (0, e.saturating_sub(n)))) {
+                        *v = SimValue::Int(x);
+                    }
+                }
+            }
+        }
+        match (&r.map, out_dims) {
+            (Some(map), Some(out)) if map.len() == idx.len() && out.len() == idx.len() => {
+                for (v, (i, n)) in idx.iter().zip(out.iter()).enumerate() {
+                    let d = map[v];
+                    if d < r.offs.len() {
+                        r.offs[d] = match (r.offs[d], i) {
+                            (Some(a), SimValue::Int(x)) => a.checked_add(*x),
+                            _ => None,
+                        };
+                        r.ext[d] = *n;
+                    }
+                }
+            }
+            _ => {
+                r.map = None;
+                for o in r.offs.iter_mut() {
+                    *o = None;
+                }
+            }
+        }
+        SimValue::Ref(r)
+    }
+
+    /// `r` with unit dimensions dropped as the result's shape says (the dimension map lost when it cannot tell).
+    fn squeeze_view(&self, id: OpId, mut r: RefV) -> SimValue {
+        if let (Some(map), Some(out)) = (r.map.clone(), self.result_dims(id)) {
+            let inn: Vec<i64> = map.iter().map(|&d| r.ext.get(d).copied().unwrap_or(1)).collect();
+            let mut drop = inn.len().saturating_sub(out.len());
+            let mut keep = Vec::new();
+            let mut j = 0;
+            let mut ok = true;
+            for (i, &n) in inn.iter().enumerate() {
+                if j < out.len() && n == out[j] && !(n == 1 && drop > 0 && inn.len() - i > out.len() - j) {
+                    keep.push(map[i]);
+                    j += 1;
+                } else if n == 1 && drop > 0 {
+                    drop -= 1;
+                } else {
+                    ok = false;
+                }
+            }
+            r.map = if ok && j == out.len() { Some(keep) } else { None };
+        } else {
+            r.map = None;
+        }
+        SimValue::Ref(r)
+    }
+
+    /// A load or store: the region it touches goes to the trace (unless a scalar access), and scalar memory is
+    /// read or written.
+    fn load_or_store(&self, id: OpId, s: &mut State, is_load: bool, is_store: bool) -> SimValue {
+        let region = self.accessed_region(id, s, is_load);
+        let op = self.m.op(id);
+        // scalar accesses (`memref.load`/`memref.store` of SMEM scalars: flags, indices) are bookkeeping, not
+        // reads of DMA'd buffers or compute: they stay out of the trace
+        if scalar_access(op.opcode) {
+        } else if let Some(r) = &region {
+            if is_load {
+                s.trace.push(Event::Read { op: id, region: r.clone() });
+            } else {
+                s.trace.push(Event::Compute { op: id });
+            }
+        } else if is_store {
+            s.trace.push(Event::Compute { op: id });
+        }
+        let Some(r) = region.filter(|r| !r.bytes) else { return SimValue::Unknown };
+        let integer = |t: Option<&MlirType<'_>>| matches!(t, Some(MlirType::Scalar { dtype, .. }) if !dtype.is_float() && *dtype != crate::ir::DType::Pred);
+        if is_load && integer(op.ty.mlir()) {
+            return self.load_scalar(s, r);
+        }
+        if is_store && opname(op.opcode) != "vector_store" {
+            self.store_scalar(id, s, r);
+        }
+        SimValue::Unknown
+    }
+
+    /// The region a load or store touches: its memory reference indexed at its indices, over the loaded or stored
+    /// value's shape.
+    fn accessed_region(&self, id: OpId, s: &mut State, is_load: bool) -> Option<RefV> {
+        let op = self.m.op(id);
+        let memref = op.operands.iter().find(|o| o.role == Some("into") || o.role == Some("base")).or_else(|| {
+            op.operands.iter().filter(|o| o.role.is_none()).find(|o| matches!(self.get(s, o), SimValue::Ref(_)))
+        });
+        let region = memref.and_then(|o| match self.get(s, o) {
+            SimValue::Ref(r) => Some(r),
+            _ => None,
+        });
+        let mut idx = self.indices(id, s);
+        if self.sampling() {
+            // a sampled path reads at one position inside the dimension, not at an unknown one
+            for (k, v) in idx.iter_mut().enumerate() {
+                if symbolic(v) {
+                    let dim = region.as_ref().and_then(|r| r.map.as_ref()?.get(k).and_then(|&d| r.ext.get(d)));
+                    let range = dim.map(|&n| (0, n.saturating_sub(1)));
+                    if let Some(x) = self.pin(s, v, range) {
+                        *v = SimValue::Int(x);
+                    }
+                }
+            }
+        }
+        let shape: Vec<i64> = if is_load {
+            self.result_dims(id).unwrap_or_default()
+        } else {
+            op.operands
+                .iter()
+                .find(|o| !matches!(self.get(s, o), SimValue::Ref(_)) && o.role.is_none())
+                .and_then(|o| {
+                    o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped()).and_then(|x| x.static_dims())
+                })
+                .unwrap_or_default()
+        };
+        region.map(|r| index_region(r, &idx, &shape))
+    }
+
+    /// A scalar integer loaded from a known slot of scalar memory: what was stored there, else a fresh unknown
+    /// that later loads of the slot share.
+    fn load_scalar(&self, s: &mut State, r: RefV) -> SimValue {
+        let key: Option<Vec<i64>> = r.offs.iter().copied().collect();
+        let Some(k) = key else { return SimValue::Unknown };
+        if let Some(v) = s.mem.get(&(r.base, k.clone())) {
+            return v.clone();
+        }
+        let v = self.fresh(s);
+        if let (true, [i]) = (self.sampling(), k.as_slice()) {
+            s.origin.insert(s.atoms.len() as u32 - 1, (r.base, *i));
+        }
+        s.mem.insert((r.base, k), v.clone());
+        v
+    }
+
+    /// A scalar stored to a known single-element slot is remembered; any other store forgets the buffer.
+    fn store_scalar(&self, id: OpId, s: &mut State, r: RefV) {
+        let key: Option<Vec<i64>> = r.offs.iter().copied().collect();
+        let val = self
+            .m
+            .op(id)
+            .operands
+            .iter()
+            .find(|o| o.role.is_none() && !matches!(self.get(s, o), SimValue::Ref(_)))
+            .map(|o| self.get(s, o));
+        match (key, val) {
+            (Some(k), Some(v)) if r.offs.len() == r.ext.len() && r.ext.iter().all(|&e| e == 1) => {
+                s.mem.insert((r.base, k), v);
+            }
+            _ => s.mem.retain(|(base, _), _| *base != r.base),
+        }
+    }
+
+    /// Integer arithmetic: `arith.*` and LLO scalar ops (`llo.sadd.s32`); on a sampled path, the unknowns it would
+    /// lose are pinned one operand at a time (a select's condition first).
+    fn integer_op(&self, id: OpId, s: &mut State) -> SimValue {
+        let op = self.m.op(id);
+        let (name, pred) = arith_name(op);
+        let plain: Vec<&Operand<'_>> = op.operands.iter().filter(|o| o.role.is_none()).collect();
         let args: Vec<SimValue> = plain.iter().map(|o| self.get(s, o)).collect();
         let v = self.arith(name, pred.as_deref(), &args);
         if v != SimValue::Unknown || !self.sampling() {
             return v;
         }
-        // a sampled path pins the unknowns it would lose here, one operand at a time (a select's condition first)
         for k in 0..args.len() {
             let cur = plain.get(k).map(|o| self.get(s, o)).unwrap_or(SimValue::Unknown);
             if symbolic(&cur) && self.pin(s, &cur, None).is_some() {
@@ -1132,6 +1181,28 @@ impl<'m, 'a> Sim<'m, 'a> {
             _ => SimValue::Unknown,
         }
     }
+}
+
+/// The arithmetic an op does (`addi`, `cmpi`; LLO's `sadd` → `add`) and a comparison's predicate (`slt`).
+fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<String>) {
+    let b = opname(op.opcode);
+    let mut name = b.split('.').next().unwrap_or(b);
+    if op.opcode.starts_with("llo.") {
+        if let Some(x) = name.strip_prefix('s').filter(|x| !x.is_empty() && name != "select" && name != "shl") {
+            name = x;
+        }
+    }
+    let pred = name.starts_with("cmp").then(|| {
+        op.payload.as_ref().or_else(|| op.attr("predicate")).and_then(|v| v.word()).map(|w| match w.parse::<i64>() {
+            Ok(n) => ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+                .get(n as usize)
+                .copied()
+                .unwrap_or("?")
+                .to_string(),
+            Err(_) => w.trim_start_matches("#arith<cmpi").trim_end_matches('>').trim().to_string(),
+        })
+    });
+    (name, pred.flatten())
 }
 
 /// The region a load/store touches: `r` indexed by `idx` (view dims), extents from the accessed shape aligned to

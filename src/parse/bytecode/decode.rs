@@ -617,90 +617,11 @@ impl<'b> Decoder<'b> {
         if !matches!(self.at.attr(loc_idx)?, Attr::Loc(_) | Attr::Text(_)) {
             return Err(r.err(format!("operation location {loc_idx} is not a location attribute")));
         }
-        let mut dict: Vec<(Rc<str>, u32)> = Vec::new();
-        if mask & HAS_ATTRS != 0 {
-            let i = r.varint()?;
-            match self.at.attr(i)? {
-                Attr::Dict(entries) => dict = entries.clone(),
-                _ => return Err(r.err(format!("operation attributes {i} are not a dictionary"))),
-            }
-        }
-        if mask & HAS_PROPERTIES != 0 {
-            match registered {
-                None => {
-                    return Err(r.err(format!(
-                        "operation has properties, which bytecode version {} cannot encode",
-                        self.version
-                    )))
-                }
-                Some(false) => {
-                    let i = r.varint()?;
-                    match self.at.attr(i)? {
-                        Attr::Dict(entries) => dict.extend(entries.iter().cloned()),
-                        _ => {
-                            let text = self.at.attr_text(i as u32)?;
-                            self.out
-                                .notes
-                                .push(format!("properties of an unregistered op are not a dictionary: {text}"));
-                        }
-                    }
-                }
-                Some(true) => {
-                    let i = r.varint()?;
-                    if i as usize >= self.properties.len() {
-                        return Err(
-                            r.err(format!("properties index {i} out of range ({} entries)", self.properties.len()))
-                        );
-                    }
-                    let name = self.out.arena[opcode as usize].clone();
-                    if !self.undecoded_props.contains(&name) {
-                        self.undecoded_props.push(name);
-                    }
-                }
-            }
-        }
-        let mut result_types = Vec::new();
-        if mask & HAS_RESULTS != 0 {
-            let n = r.count("result")?;
-            for _ in 0..n {
-                let t = r.varint()?;
-                self.at.ty(t)?;
-                result_types.push(t as u32);
-            }
-        }
-        let mut operands = Vec::new();
+        let dict = self.read_attr_dict(r, mask, registered, opcode)?;
+        let result_types = self.read_result_types(r, mask)?;
         let op_id = self.out.ops.len() as u32;
-        if mask & HAS_OPERANDS != 0 {
-            let n = r.count("operand")?;
-            for k in 0..n {
-                let v = r.varint()? as usize;
-                let scope = self.scopes.last_mut().ok_or_else(|| r.err("internal: no value scope"))?;
-                let def = match scope.values.get(v) {
-                    None => {
-                        return Err(
-                            r.err(format!("operand value {v} out of range ({} values in scope)", scope.values.len()))
-                        )
-                    }
-                    Some(d) => *d,
-                };
-                if def.is_none() {
-                    scope.pending.entry(v).or_default().push((op_id, k));
-                }
-                operands.push(DOperand { def, name: 0 });
-            }
-        }
-        let mut successors = Vec::new();
-        if mask & HAS_SUCCESSORS != 0 {
-            let n = r.count("successor")?;
-            let nblocks = self.out.regions[region as usize].blocks.len();
-            for _ in 0..n {
-                let s = r.varint()? as usize;
-                if s >= nblocks {
-                    return Err(r.err(format!("successor block {s} out of range ({nblocks} blocks in the region)")));
-                }
-                successors.push(self.out.regions[region as usize].blocks[s]);
-            }
-        }
+        let operands = self.read_operands(r, mask, op_id)?;
+        let successors = self.read_successors(r, mask, region)?;
         if self.version >= K_USE_LIST_ORDERING && mask & HAS_USE_LIST_ORDERS != 0 {
             self.use_list_orders(r, result_types.len() as u64)?;
         }
@@ -711,72 +632,9 @@ impl<'b> Decoder<'b> {
         } else {
             (0, false)
         };
-
-        // Attributes: text per value; a func's `sym_name`, `function_type`, `arg_attrs` also read structurally.
-        let mut attrs = Vec::with_capacity(dict.len());
-        let mut sym_name = None;
-        let mut callee = None;
-        let mut arg_attrs = Vec::new();
-        let mut func_results = None;
-        for (key, value) in &dict {
-            let k = self.intern(key);
-            let v = self.attr_str(*value)?;
-            attrs.push((k, v));
-            match (&**key, self.at.attr(*value as u64)?.clone()) {
-                ("sym_name", Attr::Str { value: s, .. }) => sym_name = Some(self.intern(&s)),
-                ("callee", Attr::SymbolRef { root, .. }) => callee = Some(self.intern(&root)),
-                ("function_type", Attr::Type(t)) => {
-                    if let Ty::Func { results, .. } = self.at.ty(t as u64)?.clone() {
-                        let mut rs = Vec::new();
-                        for t in results {
-                            rs.push(self.type_str(t)?);
-                        }
-                        func_results = Some(rs);
-                    }
-                }
-                ("arg_attrs", Attr::Array(items)) => {
-                    for it in items {
-                        let mut one = Vec::new();
-                        if let Attr::Dict(entries) = self.at.attr(it as u64)?.clone() {
-                            for (k, v) in entries {
-                                let k = self.intern(&k);
-                                let v = self.attr_str(v)?;
-                                one.push((k, v));
-                            }
-                        }
-                        arg_attrs.push(one);
-                    }
-                }
-                _ => {}
-            }
-        }
-        // A function: `sym_name` + `function_type` and one region; a `func.func` whose inherent attributes are
-        // undecodable native properties (v5+) still counts, with a made-up name.
-        let is_func_op = self.out.arena[opcode as usize] == "func.func";
-        let func = match (sym_name, func_results) {
-            (Some(name), Some(results)) if num_regions == 1 => Some(DFuncInfo { name, arg_attrs, results }),
-            (name, results) if is_func_op && num_regions == 1 => {
-                let name = match name {
-                    Some(n) => n,
-                    None => self.push_str(format!("func{op_id}")),
-                };
-                Some(DFuncInfo { name, arg_attrs, results: results.unwrap_or_default() })
-            }
-            _ => None,
-        };
+        let (attrs, func, callee) = self.op_attrs(&dict, opcode, num_regions, op_id)?;
         let loc = self.loc(loc_idx as u32)?;
-        let mut rtypes = Vec::with_capacity(result_types.len());
-        for &t in &result_types {
-            rtypes.push(self.type_str(t)?);
-        }
-        let ty = match rtypes.len() {
-            0 => None,
-            1 => Some(rtypes[0]),
-            _ => {
-                let joined = rtypes.iter().map(|&t| self.out.arena[t as usize].clone()).collect::<Vec<_>>().join(", ");
-                Some(self.push_str(format!("({joined})")))
-            }
-        };
+        let (rtypes, ty) = self.result_type_text(&result_types)?;
         let n_results = result_types.len() as u32;
         self.out.ops.push(DOp {
             full_name,
@@ -799,6 +657,200 @@ impl<'b> Decoder<'b> {
             self.define(r, (0..n_results).map(|index| DDef::Op { op: op_id, index }))?;
         }
         Ok((op_id, num_regions, isolated, op_at))
+    }
+
+    /// An op's attribute dictionary, and its properties when they are one (an unregistered op's); a registered op's
+    /// native properties cannot be decoded and are only noted.
+    fn read_attr_dict(
+        &mut self,
+        r: &mut Reader<'b>,
+        mask: u8,
+        registered: Option<bool>,
+        opcode: Str,
+    ) -> R<Vec<(Rc<str>, u32)>> {
+        let mut dict: Vec<(Rc<str>, u32)> = Vec::new();
+        if mask & HAS_ATTRS != 0 {
+            let i = r.varint()?;
+            match self.at.attr(i)? {
+                Attr::Dict(entries) => dict = entries.clone(),
+                _ => return Err(r.err(format!("operation attributes {i} are not a dictionary"))),
+            }
+        }
+        if mask & HAS_PROPERTIES == 0 {
+            return Ok(dict);
+        }
+        match registered {
+            None => {
+                return Err(
+                    r.err(format!("operation has properties, which bytecode version {} cannot encode", self.version))
+                )
+            }
+            Some(false) => {
+                let i = r.varint()?;
+                match self.at.attr(i)? {
+                    Attr::Dict(entries) => dict.extend(entries.iter().cloned()),
+                    _ => {
+                        let text = self.at.attr_text(i as u32)?;
+                        self.out.notes.push(format!("properties of an unregistered op are not a dictionary: {text}"));
+                    }
+                }
+            }
+            Some(true) => {
+                let i = r.varint()?;
+                if i as usize >= self.properties.len() {
+                    return Err(r.err(format!("properties index {i} out of range ({} entries)", self.properties.len())));
+                }
+                let name = self.out.arena[opcode as usize].clone();
+                if !self.undecoded_props.contains(&name) {
+                    self.undecoded_props.push(name);
+                }
+            }
+        }
+        Ok(dict)
+    }
+
+    fn read_result_types(&mut self, r: &mut Reader<'b>, mask: u8) -> R<Vec<u32>> {
+        let mut result_types = Vec::new();
+        if mask & HAS_RESULTS != 0 {
+            let n = r.count("result")?;
+            for _ in 0..n {
+                let t = r.varint()?;
+                self.at.ty(t)?;
+                result_types.push(t as u32);
+            }
+        }
+        Ok(result_types)
+    }
+
+    /// The operands of op `op_id`, resolved in the current value scope (a forward reference waits in `pending`).
+    fn read_operands(&mut self, r: &mut Reader<'b>, mask: u8, op_id: u32) -> R<Vec<DOperand>> {
+        let mut operands = Vec::new();
+        if mask & HAS_OPERANDS == 0 {
+            return Ok(operands);
+        }
+        let n = r.count("operand")?;
+        for k in 0..n {
+            let v = r.varint()? as usize;
+            let scope = self.scopes.last_mut().ok_or_else(|| r.err("internal: no value scope"))?;
+            let def = match scope.values.get(v) {
+                None => {
+                    return Err(
+                        r.err(format!("operand value {v} out of range ({} values in scope)", scope.values.len()))
+                    )
+                }
+                Some(d) => *d,
+            };
+            if def.is_none() {
+                scope.pending.entry(v).or_default().push((op_id, k));
+            }
+            operands.push(DOperand { def, name: 0 });
+        }
+        Ok(operands)
+    }
+
+    /// Successor blocks, by index within `region`.
+    fn read_successors(&mut self, r: &mut Reader<'b>, mask: u8, region: u32) -> R<Vec<u32>> {
+        let mut successors = Vec::new();
+        if mask & HAS_SUCCESSORS != 0 {
+            let n = r.count("successor")?;
+            let nblocks = self.out.regions[region as usize].blocks.len();
+            for _ in 0..n {
+                let s = r.varint()? as usize;
+                if s >= nblocks {
+                    return Err(r.err(format!("successor block {s} out of range ({nblocks} blocks in the region)")));
+                }
+                successors.push(self.out.regions[region as usize].blocks[s]);
+            }
+        }
+        Ok(successors)
+    }
+
+    /// Attributes as text per value; a function's `sym_name`, `function_type` and `arg_attrs` also read
+    /// structurally (the op is a function when it has them and one region), and a call's `callee`.
+    #[allow(clippy::type_complexity)]
+    fn op_attrs(
+        &mut self,
+        dict: &[(Rc<str>, u32)],
+        opcode: Str,
+        num_regions: usize,
+        op_id: u32,
+    ) -> R<(Vec<(Str, Str)>, Option<DFuncInfo>, Option<Str>)> {
+        let mut attrs = Vec::with_capacity(dict.len());
+        let mut sym_name = None;
+        let mut callee = None;
+        let mut arg_attrs = Vec::new();
+        let mut func_results = None;
+        for (key, value) in dict {
+            let k = self.intern(key);
+            let v = self.attr_str(*value)?;
+            attrs.push((k, v));
+            match (&**key, self.at.attr(*value as u64)?.clone()) {
+                ("sym_name", Attr::Str { value: s, .. }) => sym_name = Some(self.intern(&s)),
+                ("callee", Attr::SymbolRef { root, .. }) => callee = Some(self.intern(&root)),
+                ("function_type", Attr::Type(t)) => func_results = self.function_results(t)?,
+                ("arg_attrs", Attr::Array(items)) => arg_attrs = self.arg_attrs(&items)?,
+                _ => {}
+            }
+        }
+        // A function: `sym_name` + `function_type` and one region; a `func.func` whose inherent attributes are
+        // undecodable native properties (v5+) still counts, with a made-up name.
+        let is_func_op = self.out.arena[opcode as usize] == "func.func";
+        let func = match (sym_name, func_results) {
+            (Some(name), Some(results)) if num_regions == 1 => Some(DFuncInfo { name, arg_attrs, results }),
+            (name, results) if is_func_op && num_regions == 1 => {
+                let name = match name {
+                    Some(n) => n,
+                    None => self.push_str(format!("func{op_id}")),
+                };
+                Some(DFuncInfo { name, arg_attrs, results: results.unwrap_or_default() })
+            }
+            _ => None,
+        };
+        Ok((attrs, func, callee))
+    }
+
+    /// The result types of a function type, as text.
+    fn function_results(&mut self, t: u32) -> R<Option<Vec<Str>>> {
+        let Ty::Func { results, .. } = self.at.ty(t as u64)?.clone() else { return Ok(None) };
+        let mut rs = Vec::new();
+        for t in results {
+            rs.push(self.type_str(t)?);
+        }
+        Ok(Some(rs))
+    }
+
+    /// Each argument's attribute dictionary, as text.
+    fn arg_attrs(&mut self, items: &[u32]) -> R<Vec<Vec<(Str, Str)>>> {
+        let mut out = Vec::new();
+        for &it in items {
+            let mut one = Vec::new();
+            if let Attr::Dict(entries) = self.at.attr(it as u64)?.clone() {
+                for (k, v) in entries {
+                    let k = self.intern(&k);
+                    let v = self.attr_str(v)?;
+                    one.push((k, v));
+                }
+            }
+            out.push(one);
+        }
+        Ok(out)
+    }
+
+    /// The result types as text, and the op's type: the one result's, a tuple of several, none.
+    fn result_type_text(&mut self, result_types: &[u32]) -> R<(Vec<Str>, Option<Str>)> {
+        let mut rtypes = Vec::with_capacity(result_types.len());
+        for &t in result_types {
+            rtypes.push(self.type_str(t)?);
+        }
+        let ty = match rtypes.len() {
+            0 => None,
+            1 => Some(rtypes[0]),
+            _ => {
+                let joined = rtypes.iter().map(|&t| self.out.arena[t as usize].clone()).collect::<Vec<_>>().join(", ");
+                Some(self.push_str(format!("({joined})")))
+            }
+        };
+        Ok((rtypes, ty))
     }
 
     fn read_op(&mut self, r: &mut Reader<'b>, block: u32, region: u32, depth: u32) -> R<()> {

@@ -25,6 +25,31 @@ impl<'b> AttrTypes<'b> {
                 Attr::Str { value, ty: Some(self.type_ref(r)?) }
             }
             4 => Attr::SymbolRef { root: self.string_attr_ref(r)?, nested: Vec::new() },
+            6 => Attr::Type(self.type_ref(r)?),
+            7 => Attr::Unit,
+            21 => Attr::Distinct(self.attr_ref(r)?),
+            23 => {
+                let dims = r.varint()?;
+                let syms = r.varint()?;
+                let exprs = self.list(r, "affine expression", |_, r| affine_expr(r, 0))?;
+                Attr::Printed(Rc::from(affine_map_text(dims, syms, &exprs)))
+            }
+            5 | 8 | 9 => self.symbol_or_number_attr(r, code, code_at)?,
+            10..=15 | 22 => self.location_attr(r, code, code_at)?,
+            16..=20 => self.dense_attr(r, code, code_at)?,
+            _ => {
+                return Err(BytecodeError::Malformed {
+                    offset: code_at,
+                    section: "attribute/type section",
+                    message: format!("unknown builtin attribute code {code}"),
+                })
+            }
+        })
+    }
+
+    /// Nested symbol references, integers and floats.
+    fn symbol_or_number_attr(&mut self, r: &mut Reader<'_>, code: u64, code_at: usize) -> R<Attr> {
+        Ok(match code {
             5 => {
                 let root = self.string_attr_ref(r)?;
                 let nested = self.list(r, "nested symbol", |s, r| {
@@ -41,8 +66,6 @@ impl<'b> AttrTypes<'b> {
                 })?;
                 Attr::SymbolRef { root, nested }
             }
-            6 => Attr::Type(self.type_ref(r)?),
-            7 => Attr::Unit,
             8 => {
                 let ty = self.type_ref(r)?;
                 let (width, signedness) = self.int_width(ty, code_at)?;
@@ -64,6 +87,13 @@ impl<'b> AttrTypes<'b> {
                 let bits = self.apint(r, float_bits(name))?;
                 Attr::Scalar { value: float_text(name, &bits), ty, is_bool: false }
             }
+            _ => unreachable_code(code, code_at)?,
+        })
+    }
+
+    /// Locations: call sites, files (and file ranges), fused, named, unknown.
+    fn location_attr(&mut self, r: &mut Reader<'_>, code: u64, code_at: usize) -> R<Attr> {
+        Ok(match code {
             10 => {
                 let callee = self.loc_ref(r)?;
                 let caller = self.loc_ref(r)?;
@@ -90,6 +120,26 @@ impl<'b> AttrTypes<'b> {
                 Attr::Loc(Loc::Name { name, child })
             }
             15 => Attr::Loc(Loc::Unknown),
+            22 => {
+                let file = self.string_attr_ref(r)?;
+                let v = self.list(r, "line/column", |_, r| r.varint())?;
+                let (line, col, end) = match v.as_slice() {
+                    [] => (0, 0, None),
+                    [l] => (*l, 0, None),
+                    [l, c] => (*l, *c, None),
+                    [l, c, ec] => (*l, *c, Some((*l, *ec))),
+                    [l, c, el, ec] => (*l, *c, Some((*el, *ec))),
+                    _ => return Err(r.err("file range location with more than 4 numbers")),
+                };
+                Attr::Loc(Loc::File { file, line, col, end })
+            }
+            _ => unreachable_code(code, code_at)?,
+        })
+    }
+
+    /// Dense resources, arrays, elements and strings, and sparse elements, printed as MLIR text.
+    fn dense_attr(&mut self, r: &mut Reader<'_>, code: u64, code_at: usize) -> R<Attr> {
+        Ok(match code {
             16 => {
                 let ty = self.type_ref(r)?;
                 let h = r.varint()?;
@@ -135,33 +185,7 @@ impl<'b> AttrTypes<'b> {
                 let (i, v) = (self.attr_text(indices)?, self.attr_text(values)?);
                 Attr::Printed(Rc::from(format!("sparse<{i}, {v}> : {t}")))
             }
-            21 => Attr::Distinct(self.attr_ref(r)?),
-            22 => {
-                let file = self.string_attr_ref(r)?;
-                let v = self.list(r, "line/column", |_, r| r.varint())?;
-                let (line, col, end) = match v.as_slice() {
-                    [] => (0, 0, None),
-                    [l] => (*l, 0, None),
-                    [l, c] => (*l, *c, None),
-                    [l, c, ec] => (*l, *c, Some((*l, *ec))),
-                    [l, c, el, ec] => (*l, *c, Some((*el, *ec))),
-                    _ => return Err(r.err("file range location with more than 4 numbers")),
-                };
-                Attr::Loc(Loc::File { file, line, col, end })
-            }
-            23 => {
-                let dims = r.varint()?;
-                let syms = r.varint()?;
-                let exprs = self.list(r, "affine expression", |_, r| affine_expr(r, 0))?;
-                Attr::Printed(Rc::from(affine_map_text(dims, syms, &exprs)))
-            }
-            _ => {
-                return Err(BytecodeError::Malformed {
-                    offset: code_at,
-                    section: "attribute/type section",
-                    message: format!("unknown builtin attribute code {code}"),
-                })
-            }
+            _ => unreachable_code(code, code_at)?,
         })
     }
 
@@ -348,4 +372,13 @@ impl<'b> AttrTypes<'b> {
         }
         Ok(format!("dense<{}> : {t}", nest(&items, &shape)))
     }
+}
+
+/// A code a group of builtin attributes does not hold (only reached if the dispatch and a group disagree).
+fn unreachable_code<T>(code: u64, code_at: usize) -> R<T> {
+    Err(BytecodeError::Malformed {
+        offset: code_at,
+        section: "attribute/type section",
+        message: format!("unknown builtin attribute code {code}"),
+    })
 }

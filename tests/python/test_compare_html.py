@@ -65,6 +65,10 @@ def test_compare_report_renders_in_a_browser(tmp_path, case):
     drv = browser()
     try:
         drv.get(report.as_uri())
+        # a large page can still be parsing when the navigation returns: wait for its last element (the notes)
+        from selenium.webdriver.support.ui import WebDriverWait
+        WebDriverWait(drv, 60).until(lambda d: d.execute_script(
+            "return document.readyState === 'complete' && document.querySelector('ul.notes') !== null"))
         count = lambda css: drv.execute_script(f"return document.querySelectorAll({css!r}).length")
         drawn = lambda css: drv.execute_script(
             f"return Array.from(document.querySelectorAll({css!r}))"

@@ -1,5 +1,6 @@
 //! Versions ranked per target by predicted time, each with its speedup over the target's first version
-//! (`v2 1.12× v1`: v1's time over v2's, above 1 when v2 is faster).
+//! (`v2 1.12× v1`: v1's time over v2's, above 1 when v2 is faster). A version with error findings is marked `✗`
+//! and never the pick: the fastest version is no answer when its DMAs are left unwaited.
 
 use super::{seconds, Column};
 use serde::Serialize;
@@ -13,6 +14,8 @@ pub struct Ranking {
     pub entries: Vec<Entry>,
     /// Versions of this target the model could not time (not ranked).
     pub unranked: Vec<String>,
+    /// The fastest timed version without error findings.
+    pub pick: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -22,6 +25,20 @@ pub struct Entry {
     pub time: f64,
     /// The baseline's time over this one's.
     pub speedup: f64,
+    /// Error findings of its rules (`✗` in the lines).
+    pub errors: usize,
+    /// Warnings (`!`).
+    pub warnings: usize,
+}
+
+impl Entry {
+    fn name(&self) -> String {
+        match (self.errors, self.warnings) {
+            (0, 0) => self.version.clone(),
+            (0, _) => format!("{} !", self.version),
+            _ => format!("{} ✗", self.version),
+        }
+    }
 }
 
 impl Ranking {
@@ -32,16 +49,16 @@ impl Ranking {
             .iter()
             .map(|e| {
                 if e.version == self.baseline || !e.speedup.is_finite() {
-                    format!("{} ({})", e.version, seconds(e.time))
+                    format!("{} ({})", e.name(), seconds(e.time))
                 } else {
-                    format!("{} {:.2}× {} ({})", e.version, e.speedup, self.baseline, seconds(e.time))
+                    format!("{} {:.2}× {} ({})", e.name(), e.speedup, self.baseline, seconds(e.time))
                 }
             })
             .collect();
         if !self.unranked.is_empty() {
             parts.push(format!("not timed: {}", self.unranked.join(", ")));
         }
-        format!("{}: {}", self.target, parts.join(" > "))
+        format!("{}: {}{}", self.target, parts.join(" > "), self.pick_note())
     }
 }
 
@@ -58,16 +75,29 @@ impl Ranking {
             .iter()
             .map(|e| {
                 if e.version == self.baseline || !e.speedup.is_finite() {
-                    e.version.clone()
+                    e.name()
                 } else {
-                    format!("{} {:.2}×", e.version, e.speedup)
+                    format!("{} {:.2}×", e.name(), e.speedup)
                 }
             })
             .collect();
         if !self.unranked.is_empty() {
             parts.push(format!("not timed: {}", self.unranked.join(", ")));
         }
-        format!("{head}: {}", parts.join(" > "))
+        format!("{head}: {}{}", parts.join(" > "), self.pick_note())
+    }
+
+    /// `; pick v3` when some version has findings (otherwise the first of the line is the pick).
+    fn pick_note(&self) -> String {
+        if !self.entries.iter().any(|e| e.errors + e.warnings > 0) {
+            return String::new();
+        }
+        let clean = self.entries.iter().any(|e| e.errors + e.warnings == 0);
+        match &self.pick {
+            Some(p) if clean => format!("; pick {p} (fastest without errors or warnings; ✗ errors, ! warnings)"),
+            Some(p) => format!("; pick {p} (fastest without errors; ✗ errors, ! warnings)"),
+            None => "; no version without errors (✗ errors, ! warnings)".to_string(),
+        }
     }
 }
 
@@ -91,12 +121,24 @@ fn rank_target(columns: &[Column], target: &str) -> Option<Ranking> {
         .filter_map(|c| {
             let time = c.time?.total();
             let speedup = base.map(|b| if time > 0.0 { b / time } else { f64::NAN }).unwrap_or(f64::NAN);
-            Some(Entry { version: c.version.clone(), time, speedup })
+            Some(Entry {
+                version: c.version.clone(),
+                time,
+                speedup,
+                errors: c.verdicts.errors,
+                warnings: c.verdicts.warnings,
+            })
         })
         .collect();
     entries.sort_by(|a, b| a.time.total_cmp(&b.time));
     let unranked = of.iter().filter(|c| c.time.is_none()).map(|c| c.version.clone()).collect();
-    Some(Ranking { target: target.to_string(), baseline: first.version.clone(), entries, unranked })
+    // fastest without errors or warnings, else fastest without errors
+    let pick = entries
+        .iter()
+        .find(|e| e.errors + e.warnings == 0)
+        .or_else(|| entries.iter().find(|e| e.errors == 0))
+        .map(|e| e.version.clone());
+    Some(Ranking { target: target.to_string(), baseline: first.version.clone(), entries, unranked, pick })
 }
 
 #[cfg(test)]
@@ -131,6 +173,28 @@ mod tests {
         assert_eq!(r[0].line(), "tpu7x: v2 1.12× v1 (20.0 µs) > v1 (22.4 µs) > not timed: v3");
         assert_eq!(r[1].line(), "v6e: v1 (10.0 µs) > v2 0.50× v1 (20.0 µs)");
         assert_eq!(r[0].short_line(), "tpu7x, speedup over v1 (22.4 µs): v2 1.12× > v1 > not timed: v3");
+    }
+
+    #[test]
+    fn a_version_with_errors_is_marked_and_never_the_pick() {
+        let mut bug = col("bug_unwaited", "tpu7x", Some(1.0e-5));
+        bug.verdicts.errors = 2;
+        let mut odd = col("odd", "tpu7x", Some(1.5e-5));
+        odd.verdicts.warnings = 1;
+        let r = rank(&[col("v1", "tpu7x", Some(3.0e-5)), bug, odd.clone(), col("v2", "tpu7x", Some(2.0e-5))]);
+        assert_eq!(r[0].entries[0].version, "bug_unwaited");
+        assert_eq!(r[0].pick.as_deref(), Some("v2"));
+        assert_eq!(
+            r[0].short_line(),
+            "tpu7x, speedup over v1 (30.0 µs): bug_unwaited ✗ 3.00× > odd ! 2.00× > v2 1.50× > v1; pick v2 (fastest \
+             without errors or warnings; ✗ errors, ! warnings)"
+        );
+        // only versions with findings: the fastest without errors
+        let mut slow_bug = col("v1", "tpu7x", Some(3.0e-5));
+        slow_bug.verdicts.errors = 1;
+        let r = rank(&[slow_bug, odd]);
+        assert_eq!(r[0].pick.as_deref(), Some("odd"));
+        assert!(r[0].short_line().ends_with("; pick odd (fastest without errors; ✗ errors, ! warnings)"));
     }
 
     #[test]

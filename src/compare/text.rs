@@ -208,7 +208,9 @@ mod tests {
             .collect();
         assert_eq!(widths.len(), 2, "one width per table: {widths:?}\n{out}");
         assert!(out.contains("2 err ✗"), "{out}");
-        assert!(out.contains("rank tpu7x, speedup over v1 (5.00 µs): v2 1.11× > v1\n"), "{out}");
+        // v2 has a warning: marked, and the pick is v1
+        let pick = "; pick v1 (fastest without errors or warnings; ✗ errors, ! warnings)";
+        assert!(out.contains(&format!("rank tpu7x, speedup over v1 (5.00 µs): v2 ! 1.11× > v1{pick}\n")), "{out}");
         assert!(out.contains("rank v6e, speedup over v1 (9.00 µs): v1 > not timed: bug<script>\n"), "{out}");
         // detail rows (FLOPs, the compilation's time split) are counted, not shown
         assert!(!out.contains("FLOPs") && !out.contains("overhead"), "{out}");
@@ -229,6 +231,7 @@ mod tests {
             let cells = |l: &str| l.replace("\\|", "").matches('|').count();
             assert!(lines.iter().all(|l| cells(l) == cells(lines[0])), "{block}");
         }
-        assert!(out.contains("- tpu7x: v2 1.11× v1 (4.50 µs) &gt; v1 (5.00 µs)\n"), "{out}");
+        let pick = "; pick v1 (fastest without errors or warnings; ✗ errors, ! warnings)";
+        assert!(out.contains(&format!("- tpu7x: v2 ! 1.11× v1 (4.50 µs) &gt; v1 (5.00 µs){pick}\n")), "{out}");
     }
 }

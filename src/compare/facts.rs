@@ -42,6 +42,7 @@ fn view(c: &Compilation<'_>, k: &KernelFacts) -> KernelView {
     let slots: Vec<u64> =
         k.buffers.iter().filter(|b| b.memory_space.as_deref() == Some("vmem")).map(|b| b.buffers).collect();
     v.detail("DMA", "VMEM buffers", Cell::text(buffer_slots(&slots)));
+    v.fact("DMA", "overlap", overlap(c, k));
     bundles(&mut v, k);
     time_rows(&mut v, k);
     v.timeline = k
@@ -245,6 +246,44 @@ fn three(x: f64, unit: &str) -> String {
         format!("{x:.1} {unit}")
     } else {
         format!("{x:.2} {unit}")
+    }
+}
+
+/// Whether copies overlap compute in the steady state, as the analyses decide it for the kernel as written: manual
+/// DMAs by the double-buffering simulation (dma-double-buffering), windows by Pallas's pipeline (auto-pipelining:
+/// each window double-buffered across grid steps). The rules' own verdicts, read per kernel; undecided stays
+/// undecided.
+fn overlap(c: &Compilation<'_>, k: &KernelFacts) -> Cell {
+    use crate::analysis::{dma_pipeline, pipelining, Options, Verdict};
+    let Some(unit) = c.canonical_kernel_unit(&k.name) else { return Cell::text("—").note("no Mosaic kernel") };
+    let m = &c.units[unit].module;
+    let own = |h: &crate::analysis::Hit| match h.at {
+        crate::analysis::At::Op { op, .. } => m.func(m.func_of(op)).name == k.name,
+        crate::analysis::At::Span { .. } => true,
+    };
+    let manual = !k.dmas.is_empty();
+    let hits: Vec<_> = if manual {
+        (dma_pipeline::ANALYSIS.run)(c, unit, &Options::new())
+    } else {
+        (pipelining::ANALYSIS.run)(c, unit, &Options::new())
+    };
+    let hits: Vec<_> = hits.into_iter().filter(|h| own(h) && h.verdict != Verdict::Explored).collect();
+    let kind = |h: &crate::analysis::Hit| h.captures.get("kind").cloned().unwrap_or_default();
+    if let Some(h) = hits.iter().find(|h| h.verdict == Verdict::Finding) {
+        let detail = h.captures.get("detail").cloned().unwrap_or_default();
+        return Cell::text(format!("no: {}", kind(h))).tone(Tone::Bad).note(detail);
+    }
+    if let Some(h) = hits.iter().find(|h| h.verdict == Verdict::Inconclusive) {
+        return Cell::text("inconclusive").tone(Tone::Warn).note_opt(h.captures.get("detail").cloned());
+    }
+    match (manual, k.grid_steps.max()) {
+        (true, _) => {
+            Cell::text("yes").tone(Tone::Good).note("manual DMAs double-buffered: every copy overlaps compute")
+        }
+        (false, Some(n)) if n > 1 => {
+            Cell::text("yes").tone(Tone::Good).note("Pallas pipeline: each window double-buffered across grid steps")
+        }
+        (false, _) => Cell::text("—").note("one grid step: nothing to overlap"),
     }
 }
 

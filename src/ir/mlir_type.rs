@@ -12,8 +12,9 @@ use std::fmt;
 pub enum MlirType<'a> {
     /// `f32`, `i32`, `index`, `bf16`, `f8E4M3FN`, `i1` (→ `DType::Pred`). `text` is the spelling.
     Scalar { dtype: DType, text: &'a str },
-    /// `memref<...>`, `vector<...>`, `tensor<...>`.
-    Shaped(ShapedType<'a>),
+    /// `memref<...>`, `vector<...>`, `tensor<...>`. Boxed: every op and operand carries a type, and an unboxed
+    /// shaped type would double the size of all of them.
+    Shaped(Box<ShapedType<'a>>),
     /// `!tpu.dma_semaphore`, `!tpu.semaphore`, `!stablehlo.token`, `!llo.foo<...>`: name without `!`, and the text
     /// of the `<...>` parameters if any.
     Dialect { name: &'a str, params: Option<&'a str> },

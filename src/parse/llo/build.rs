@@ -230,7 +230,10 @@ fn make_op<'a>(
     }
     let operands =
         ns.drain(..).map(|(name, span)| Operand { name, ty: None, role: None, def: Def::Unresolved, span }).collect();
-    let mut attrs = Vec::with_capacity(4 + comments.len());
+    let pred = args.iter().find(|a| matches!(a.kind, ValueKind::Group { open: '(', .. }));
+    // Exactly the attributes pushed below: a growing Vec would double its capacity on most ops.
+    let n = 3 + !markers.is_empty() as usize + (depth > 0) as usize + pred.is_some() as usize + comments.len();
+    let mut attrs = Vec::with_capacity(n);
     attrs.push(attr("bundle", ValueKind::Word(addr_text), span));
     attrs.push(attr("slot", ValueKind::Word(small_num(slot)), span));
     if !markers.is_empty() {
@@ -239,7 +242,7 @@ fn make_op<'a>(
     if depth > 0 {
         attrs.push(attr("depth", ValueKind::Word(small_num(depth as usize)), span));
     }
-    if let Some(p) = args.iter().find(|a| matches!(a.kind, ValueKind::Group { open: '(', .. })) {
+    if let Some(p) = pred {
         attrs.push(Attr { key: "pred", value: p.clone(), span: p.span });
     }
     let args_span = args.first().map(|a| a.span.to(args.last().map(|l| l.span).unwrap_or(a.span))).unwrap_or(span);

@@ -211,6 +211,7 @@ fn bundle<'a>(base: &'a str, i: &'a str) -> PResult<'a, Bundle<'a>> {
         }
     }
     let end = i;
+    comments.shrink_to_fit();
     let i = if let Some(r) = i.strip_prefix("\r\n") {
         r
     } else if let Some(r) = i.strip_prefix('\n') {
@@ -318,6 +319,8 @@ pub fn llo_op<'a>(base: &'a str, i: &'a str) -> PResult<'a, LloOp<'a>> {
         }
         end = i;
     }
+    args.shrink_to_fit();
+    comments.shrink_to_fit();
     Ok((i, LloOp { dest, mnemonic, args, comments, span: Span::between(base, start, end), dest_span, mnemonic_span }))
 }
 
@@ -453,6 +456,8 @@ fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32) -> PResult<'
             return PErr::cut(i, want);
         };
         if c as char == close {
+            // A folder holds millions of these trees until its rules ran: no spare capacity.
+            items.shrink_to_fit();
             return Ok((&i[1..], items));
         }
         if c == b',' {

@@ -211,7 +211,18 @@ fn shaped<'a>(after_kw: &'a str, kw: &'a str, depth: u32) -> PResult<'a, MlirTyp
         },
         _ => encoding = extra.first().copied(),
     }
-    Ok((r, MlirType::Shaped(ShapedType { kind, dims, scalable, elem: Box::new(elem), layout, memory_space, encoding })))
+    Ok((
+        r,
+        MlirType::Shaped(Box::new(ShapedType {
+            kind,
+            dims,
+            scalable,
+            elem: Box::new(elem),
+            layout,
+            memory_space,
+            encoding,
+        })),
+    ))
 }
 
 fn cut_err(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {

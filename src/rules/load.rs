@@ -11,7 +11,7 @@ use super::schema::*;
 use crate::ir::Layer;
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use regex::Regex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// The built-in packs: (name, YAML).
@@ -149,6 +149,15 @@ fn load_one(
         return Ok(()); // already loaded (two packs extend the same one)
     }
     let src = || NamedSource::new(origin.display(), text.clone());
+    if let Some(at) = too_deep(&text) {
+        return Err(RuleError {
+            message: format!("invalid rule pack: brackets nested deeper than {MAX_FLOW_DEPTH}"),
+            src: Some(src()),
+            span: Some((at, 1).into()),
+            label: "too deep here".into(),
+            help: Some("a rule pack needs a handful of levels; this is not a rule pack".into()),
+        });
+    }
     let file: PackFile = serde_norway::from_str(&text).map_err(|e| {
         let span = e.location().map(|l| SourceSpan::from((l.index().min(text.len().saturating_sub(1)), 1)));
         RuleError {
@@ -167,12 +176,21 @@ fn load_one(
     stack.pop();
     let mut ids = Vec::new();
     let mut cursor = 0;
+    // ids and codes already taken, by index into `set.rules`: a pack of n rules loads in O(n), not O(n²)
+    let (mut by_id, mut by_code) = (HashMap::new(), HashMap::new());
+    for (k, r) in set.rules.iter().enumerate() {
+        by_id.insert(r.id.clone(), k);
+        if let Some(c) = &r.code {
+            by_code.insert(c.clone(), k);
+        }
+    }
     for def in file.rules {
         let at = find_rule(&text, &def.id, cursor);
         cursor = at;
         let cx = Cx { text: &text, origin: &origin, at };
         let rule = compile_rule(def, &file.pack, &origin, &cx)?;
-        if let Some(prev) = set.rules.iter().find(|r| r.id == rule.id || (r.code.is_some() && r.code == rule.code)) {
+        let prev = by_id.get(&rule.id).or_else(|| rule.code.as_ref().and_then(|c| by_code.get(c)));
+        if let Some(prev) = prev.map(|&k| &set.rules[k]) {
             return Err(cx.err(
                 &rule.id,
                 format!(
@@ -186,6 +204,10 @@ fn load_one(
             ));
         }
         ids.push(rule.id.clone());
+        by_id.insert(rule.id.clone(), set.rules.len());
+        if let Some(c) = &rule.code {
+            by_code.insert(c.clone(), set.rules.len());
+        }
         set.rules.push(rule);
     }
     set.packs.push(PackInfo {
@@ -196,6 +218,28 @@ fn load_one(
         rules: ids,
     });
     Ok(())
+}
+
+/// Deeper `[`/`{` nesting than any pack needs: the YAML parser takes time quadratic in it.
+const MAX_FLOW_DEPTH: usize = 256;
+
+/// The offset of the bracket that nests past [`MAX_FLOW_DEPTH`], counting every bracket (also inside strings:
+/// text with that many unclosed brackets is no pack either).
+fn too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_FLOW_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// serde_norway appends "at line L column C"; the diagnostic shows the place itself.

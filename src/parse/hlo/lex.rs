@@ -14,7 +14,7 @@ pub fn ws(mut i: &str) -> PResult<'_, ()> {
                 None => return PErr::cut(t, "`*/` closing this comment"),
             }
         } else if let Some(rest) = t.strip_prefix("//") {
-            i = rest.find('\n').map_or("", |n| &rest[n..]);
+            i = rest.find(['\n', '\r']).map_or("", |n| &rest[n..]);
         } else {
             return Ok((t, ()));
         }

@@ -8,7 +8,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(m) = hlolint::parse::hlo::parse_hlo("fuzz", text) {
             // Walk what was built: every edge must point inside the arenas.
-            let _ = hlolint::summary::summarize(&m);
+            // kernels decoded from its custom calls, as a compilation would
+            let (decoded, _failed) = hlolint::parse::calls::decode_calls(&m, true);
+            let _ = hlolint::summary::summarize(&m, &decoded);
             let _ = hlolint::summary::graph_dump(&m);
         }
     }

@@ -8,7 +8,8 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(m) = hlolint::parse::mlir::parse_mlir("fuzz.mlir", text) {
-            let _ = hlolint::summary::mlir::summarize(&m, Some("post-deserialization"));
+            let (decoded, _failed) = hlolint::parse::calls::decode_calls(&m, false);
+            let _ = hlolint::summary::mlir::summarize(&m, Some("post-deserialization"), &decoded);
             let _ = hlolint::parse::mlir::outline::outline(&m, text);
         }
     }

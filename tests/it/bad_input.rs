@@ -218,10 +218,14 @@ fn grammar_xla_accepts_through_the_binary() {
     let cr = std::fs::read_to_string(good()).unwrap().replace('\n', "\r");
     let tuple = |n: usize| format!("{}f32[]{}", "(".repeat(n), ")".repeat(n));
     let operands = |n: usize| (0..n).fold("p".to_string(), |e, _| format!("f32[] negate({e})"));
+    // the same for a Mosaic dump (MLIR text) opening with a `//` comment
+    let kernel = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mlir/manual_dma.mlir");
+    let mlir_cr = format!("// a kernel\n{}", std::fs::read_to_string(kernel).unwrap()).replace('\n', "\r");
     let cases = [
         ("colon.hlo", colon.to_string(), "HLO module `m`"),
         ("cr.hlo", cr, "HLO module `features_test`"),
         ("inline.hlo", inline.to_string(), "HLO module `inl`"),
+        ("cr.mlir", mlir_cr, "Mosaic MLIR module"),
         (
             "tuple.hlo",
             format!("HloModule t\nENTRY e {{\n  ROOT p = {} parameter(0)\n}}\n", tuple(2_000)),

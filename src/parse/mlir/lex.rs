@@ -37,7 +37,8 @@ pub fn ws(mut i: &str) -> &str {
         let n = i.bytes().take_while(|b| b.is_ascii_whitespace()).count();
         i = split(i, n).0;
         if i.starts_with("//") {
-            let n = i.find('\n').unwrap_or(i.len());
+            // a comment ends at the line's end, whichever convention (old Mac files end lines with `\r` alone)
+            let n = i.find(['\n', '\r']).unwrap_or(i.len());
             i = split(i, n).0;
         } else {
             return i;

@@ -4,6 +4,7 @@
   .venv/bin/python scripts/bench.py [FILE ...]      (default: the largest HLO files of ../shared/corpus)
   .venv/bin/python scripts/bench.py --real-kernels  (only: jax's kernels in fixtures/jax_pallas_ops, times and verdicts)
   .venv/bin/python scripts/bench.py --targets       (only: the four ratios against the performance targets)
+  HLOLINT_CORPUS=DIR: the corpus of real dumps when not at ../shared/corpus
 
 - hlolint: `cargo bench --bench parse` (parse into the graph, median of repeated runs, in-process).
 - XLA: `hlo_module_from_text` from jaxlib (median of 3, in-process).
@@ -17,6 +18,7 @@ as far as it can): parse vs XLA (≥ 10× faster), whole-corpus lint with every 
 Timings are measurements, not assertions. ripgrep is installed when missing (apt-get as root, else cargo install).
 """
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -25,10 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# the corpus of real dumps: ../shared/corpus beside the checkout, or wherever HLOLINT_CORPUS says (e.g. from a
+# git worktree)
+CORPUS = Path(os.environ.get("HLOLINT_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 
 def default_files():
-    corpus = ROOT.parent / "shared" / "corpus"
+    corpus = CORPUS
     if not corpus.is_dir():
         sys.exit(f"bench: {corpus} is absent; give HLO files as arguments")
     files = sorted(corpus.rglob("*after_optimizations.txt"), key=lambda p: p.stat().st_size, reverse=True)
@@ -110,7 +115,7 @@ def targets(parse_files):
     """The four ratios of the performance targets, with the target beside each."""
     import os
 
-    corpus = ROOT.parent / "shared" / "corpus"
+    corpus = CORPUS
     exe = str(ROOT / "target" / "release" / "hlolint")
     if not corpus.is_dir():
         return
@@ -155,7 +160,7 @@ def run_measured(args, env=None, fresh=False):
 
 
 def lint_bench():
-    corpus = ROOT.parent / "shared" / "corpus"
+    corpus = CORPUS
     exe = ROOT / "target" / "release" / "hlolint"
     if not corpus.is_dir():
         return

@@ -75,26 +75,11 @@ fn layers(r: &rules::Rule) -> String {
 
 pub fn rules(args: &RulesArgs) -> i32 {
     if args.families {
-        let mut out = String::new();
-        for f in rules::families::FAMILIES {
-            let _ = writeln!(out, "{:<22} {}", f.name, f.doc);
-            for l in
-                [crate::ir::Layer::Hlo, crate::ir::Layer::StableHlo, crate::ir::Layer::Mosaic, crate::ir::Layer::Llo]
-            {
-                let p = f.patterns(l);
-                if !p.is_empty() {
-                    let _ = writeln!(out, "  {:<10} {}", l.name(), p.join(" "));
-                }
-            }
-        }
-        crate::out!("{out}");
+        crate::out!("{}", families_listing());
         return 0;
     }
     if args.analyses {
-        for a in crate::analysis::ANALYSES {
-            let ls: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
-            crate::outln!("{:<24} [{}] {}", a.name, ls.join(","), a.doc.split(". ").next().unwrap_or(a.doc));
-        }
+        print_analyses();
         return 0;
     }
     if args.docs {
@@ -120,20 +105,50 @@ pub fn rules(args: &RulesArgs) -> i32 {
         Err(code) => return code,
     };
     if args.json {
-        let rules: Vec<serde_json::Value> = set
-            .rules
-            .iter()
-            .map(|r| {
-                serde_json::json!({"id": r.id, "code": r.code, "severity": r.severity, "layers": layers(r), "pack": r.pack, "summary": r.summary,
-                    "analysis": match &r.kind { RuleKind::Analysis(a, ..) => Some(a.name), _ => None }})
-            })
-            .collect();
-        crate::outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"packs": set.packs, "rules": rules})).unwrap_or_default()
-        );
-        return 0;
+        crate::outln!("{}", rules_json(&set));
+    } else {
+        crate::out!("{}", rules_listing(&set));
     }
+    0
+}
+
+/// `rules --families`: each op family and its patterns per layer.
+fn families_listing() -> String {
+    let mut out = String::new();
+    for f in rules::families::FAMILIES {
+        let _ = writeln!(out, "{:<22} {}", f.name, f.doc);
+        for l in [crate::ir::Layer::Hlo, crate::ir::Layer::StableHlo, crate::ir::Layer::Mosaic, crate::ir::Layer::Llo] {
+            let p = f.patterns(l);
+            if !p.is_empty() {
+                let _ = writeln!(out, "  {:<10} {}", l.name(), p.join(" "));
+            }
+        }
+    }
+    out
+}
+
+/// `rules --analyses`: each named analysis, its layers and the first sentence of its doc.
+fn print_analyses() {
+    for a in crate::analysis::ANALYSES {
+        let ls: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
+        crate::outln!("{:<24} [{}] {}", a.name, ls.join(","), a.doc.split(". ").next().unwrap_or(a.doc));
+    }
+}
+
+fn rules_json(set: &RuleSet) -> String {
+    let rules: Vec<serde_json::Value> = set
+        .rules
+        .iter()
+        .map(|r| {
+            serde_json::json!({"id": r.id, "code": r.code, "severity": r.severity, "layers": layers(r), "pack": r.pack, "summary": r.summary,
+                "analysis": match &r.kind { RuleKind::Analysis(a, ..) => Some(a.name), _ => None }})
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"packs": set.packs, "rules": rules})).unwrap_or_default()
+}
+
+/// The plain listing: each pack, then one line per rule.
+fn rules_listing(set: &RuleSet) -> String {
     let mut out = String::new();
     for p in &set.packs {
         let ext = if p.extends.is_empty() { String::new() } else { format!(" (extends {})", p.extends.join(", ")) };
@@ -152,8 +167,7 @@ pub fn rules(args: &RulesArgs) -> i32 {
             );
         }
     }
-    crate::out!("{out}");
-    0
+    out
 }
 
 /// A rule's documentation as Markdown (for `explain` and `rules --docs`).

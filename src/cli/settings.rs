@@ -115,78 +115,99 @@ fn is_builtin_pack(name: &str) -> bool {
     name == "none" || crate::rules::load::BUILTIN.iter().any(|(n, _)| *n == name)
 }
 
+/// The file's `rules`: built-in pack names as they are, paths made absolute against `root` (and required to exist).
+fn file_packs(cfg: &config::Config, loaded: Option<&Loaded>, root: &Path) -> Result<Vec<String>, config::ConfigError> {
+    let mut cfg_rules = Vec::new();
+    for spec in &cfg.rules {
+        for name in spec.get_ref().split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if is_builtin_pack(name) {
+                cfg_rules.push(name.to_string());
+                continue;
+            }
+            let path = absolute(root, Path::new(name));
+            if !path.is_file() {
+                let l = loaded.expect("packs come from a file");
+                let names: Vec<&str> = crate::rules::load::BUILTIN.iter().map(|(n, _)| *n).collect();
+                return Err(l.error(
+                    spec.span(),
+                    format!(
+                        "rule pack `{name}` is neither built in ({}) nor a file ({} does not exist)",
+                        names.join(", "),
+                        path.display()
+                    ),
+                ));
+            }
+            cfg_rules.push(path.display().to_string());
+        }
+    }
+    Ok(cfg_rules)
+}
+
+/// The command line's lint options completed by the file's.
+fn merge_lint_options(cli: &LintArgs, cfg: &config::Config, cfg_rules: Vec<String>) -> LintArgs {
+    let mut lint = cli.clone();
+    // Packs: the command line's, else the file's (paths relative to the file), else `core`.
+    if lint.rules.is_empty() {
+        lint.rules = cfg_rules;
+    }
+    if lint.rules.is_empty() {
+        lint.rules = vec!["core".into()];
+    }
+    if lint.select.is_empty() {
+        lint.select = cfg.select.clone();
+    }
+    lint.ignore = cfg.ignore.iter().chain(&cli.ignore).cloned().collect();
+    // Severities: the file's first, the command line's after them (later wins).
+    lint.severity =
+        cfg.severity.iter().map(|(k, v)| format!("{k}={}", v.get_ref())).chain(cli.severity.iter().cloned()).collect();
+    lint
+}
+
+/// A path glob written in the configuration file.
+fn file_glob(g: &toml::Spanned<String>, loaded: Option<&Loaded>) -> Result<PathGlob, config::ConfigError> {
+    PathGlob::new(g.get_ref()).map_err(|e| match loaded {
+        Some(l) => l.error(g.span(), format!("bad glob `{}`: {}", g.get_ref(), e.kind())),
+        None => unreachable!("globs come from a file"),
+    })
+}
+
+/// `exclude` (else the defaults) followed by `extend-exclude`.
+fn exclude_globs(cfg: &config::Config, loaded: Option<&Loaded>) -> Result<Vec<PathGlob>, config::ConfigError> {
+    let mut exclude = match &cfg.exclude {
+        Some(list) => list.iter().map(|g| file_glob(g, loaded)).collect::<Result<Vec<_>, _>>()?,
+        None => DEFAULT_EXCLUDE.iter().map(|p| PathGlob::new(p).expect("default exclude globs")).collect(),
+    };
+    for g in &cfg.extend_exclude {
+        exclude.push(file_glob(g, loaded)?);
+    }
+    Ok(exclude)
+}
+
+/// `per-path-ignores` or `per-kernel-ignores`: each glob with its codes.
+fn ignore_lists(
+    m: &BTreeMap<toml::Spanned<String>, Vec<toml::Spanned<String>>>,
+    loaded: Option<&Loaded>,
+) -> Result<Vec<Ignore>, config::ConfigError> {
+    m.iter()
+        .map(|(g, codes)| {
+            Ok(Ignore { glob: file_glob(g, loaded)?, codes: codes.iter().map(|c| c.get_ref().clone()).collect() })
+        })
+        .collect()
+}
+
 impl Settings {
     /// The settings from the command line and an optional configuration file.
     pub fn resolve(cli: &LintArgs, loaded: Option<&Loaded>, cwd: &Path) -> Result<Settings, config::ConfigError> {
         let default = config::Config::default();
         let cfg = loaded.map(|l| &l.config).unwrap_or(&default);
         let root = loaded.map(|l| absolute(cwd, &l.dir())).unwrap_or_else(|| cwd.to_path_buf());
-        let mut lint = cli.clone();
-        // Packs: the command line's, else the file's (paths relative to the file), else `core`.
-        let mut cfg_rules = Vec::new();
-        for spec in &cfg.rules {
-            for name in spec.get_ref().split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                if is_builtin_pack(name) {
-                    cfg_rules.push(name.to_string());
-                    continue;
-                }
-                let path = absolute(&root, Path::new(name));
-                if !path.is_file() {
-                    let l = loaded.expect("packs come from a file");
-                    let names: Vec<&str> = crate::rules::load::BUILTIN.iter().map(|(n, _)| *n).collect();
-                    return Err(l.error(
-                        spec.span(),
-                        format!(
-                            "rule pack `{name}` is neither built in ({}) nor a file ({} does not exist)",
-                            names.join(", "),
-                            path.display()
-                        ),
-                    ));
-                }
-                cfg_rules.push(path.display().to_string());
-            }
-        }
+        let cfg_rules = file_packs(cfg, loaded, &root)?;
         let explicit = !cli.rules.is_empty() || !cfg_rules.is_empty();
-        if lint.rules.is_empty() {
-            lint.rules = cfg_rules;
-        }
-        if lint.rules.is_empty() {
-            lint.rules = vec!["core".into()];
-        }
-        if lint.select.is_empty() {
-            lint.select = cfg.select.clone();
-        }
-        lint.ignore = cfg.ignore.iter().chain(&cli.ignore).cloned().collect();
-        // Severities: the file's first, the command line's after them (later wins).
-        lint.severity = cfg
-            .severity
-            .iter()
-            .map(|(k, v)| format!("{k}={}", v.get_ref()))
-            .chain(cli.severity.iter().cloned())
-            .collect();
+        let lint = merge_lint_options(cli, cfg, cfg_rules);
         let target = cfg.target.as_ref().map(|t| t.get_ref().clone());
-        let glob = |g: &toml::Spanned<String>| {
-            PathGlob::new(g.get_ref()).map_err(|e| match loaded {
-                Some(l) => l.error(g.span(), format!("bad glob `{}`: {}", g.get_ref(), e.kind())),
-                None => unreachable!("globs come from a file"),
-            })
-        };
-        let mut exclude = match &cfg.exclude {
-            Some(list) => list.iter().map(glob).collect::<Result<Vec<_>, _>>()?,
-            None => DEFAULT_EXCLUDE.iter().map(|p| PathGlob::new(p).expect("default exclude globs")).collect(),
-        };
-        for g in &cfg.extend_exclude {
-            exclude.push(glob(g)?);
-        }
-        let ignores = |m: &BTreeMap<toml::Spanned<String>, Vec<toml::Spanned<String>>>| {
-            m.iter()
-                .map(|(g, codes)| {
-                    Ok(Ignore { glob: glob(g)?, codes: codes.iter().map(|c| c.get_ref().clone()).collect() })
-                })
-                .collect::<Result<Vec<_>, config::ConfigError>>()
-        };
-        let per_path_ignores = ignores(&cfg.per_path_ignores)?;
-        let per_kernel_ignores = ignores(&cfg.per_kernel_ignores)?;
+        let exclude = exclude_globs(cfg, loaded)?;
+        let per_path_ignores = ignore_lists(&cfg.per_path_ignores, loaded)?;
+        let per_kernel_ignores = ignore_lists(&cfg.per_kernel_ignores, loaded)?;
         let baseline = match (&cli.settings.baseline, &cfg.baseline) {
             (Some(b), _) => Some(absolute(cwd, b)),
             (None, Some(b)) => Some(absolute(&root, Path::new(b.get_ref()))),

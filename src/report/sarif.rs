@@ -243,66 +243,8 @@ pub fn log(reports: &[CompilationReport], texts: &Texts, rules: &[&Rule], statis
     let mut descriptors: Vec<ReportingDescriptor> = rules.iter().map(|r| descriptor(r)).collect();
     let mut results = Vec::new();
     for f in reports.iter().flat_map(|r| &r.findings) {
-        // A finding of a rule no pack of the run names (none today) still gets a catalog entry.
-        let index = match descriptors.iter().position(|d| d.id == f.rule) {
-            Some(i) => i,
-            None => {
-                descriptors.push(ReportingDescriptor {
-                    id: f.rule.clone(),
-                    name: f.rule.clone(),
-                    short_description: Text { text: f.rule.clone() },
-                    full_description: Text { text: f.rule.clone() },
-                    help: TextMarkdown { text: String::new(), markdown: String::new() },
-                    default_configuration: Configuration { level: level(f.severity) },
-                    properties: RuleProperties { code: f.code.clone(), pack: f.pack.clone(), layers: Vec::new() },
-                });
-                descriptors.len() - 1
-            }
-        };
-        let mut msg = f.message.clone();
-        for n in &f.notes {
-            msg.push_str(&format!("\nnote: {n}"));
-        }
-        let (locations, related) = match &f.python {
-            Some(py) => (
-                vec![Location {
-                    id: None,
-                    physical_location: PhysicalLocation {
-                        artifact_location: ArtifactLocation { uri: uri(&py.file) },
-                        region: Region {
-                            start_line: py.line.max(1) as usize,
-                            start_column: (py.column > 0).then_some(py.column as usize),
-                            end_line: None,
-                            end_column: None,
-                            byte_offset: None,
-                            byte_length: None,
-                        },
-                    },
-                    message: None,
-                }],
-                vec![dump_location(f, texts, Some(1), Some("in the compiler dump"))],
-            ),
-            None => (vec![dump_location(f, texts, None, None)], Vec::new()),
-        };
-        let fp = fingerprint(f);
-        results.push(SarifResult {
-            rule_id: f.rule.clone(),
-            rule_index: index,
-            level: level(f.severity),
-            message: Text { text: msg },
-            locations,
-            related_locations: related,
-            partial_fingerprints: BTreeMap::from([(VERSION, fp.clone())]),
-            properties: ResultProperties {
-                compilation: f.compilation.clone(),
-                target: f.target.clone(),
-                kernel: f.kernel.clone(),
-                source: f.source.clone(),
-                layer: f.layer,
-                verdict: f.verdict,
-                fingerprint: fp,
-            },
-        });
+        let index = descriptor_index(&mut descriptors, f);
+        results.push(sarif_result(f, index, texts));
     }
     Log {
         schema: "https://json.schemastore.org/sarif-2.1.0.json",
@@ -317,12 +259,84 @@ pub fn log(reports: &[CompilationReport], texts: &Texts, rules: &[&Rule], statis
                 },
             },
             results,
-            properties: {
-                let mut suppressed = super::suppressed::Counts::default();
-                reports.iter().for_each(|r| suppressed.merge(&r.suppressed));
-                let suppressed = (!suppressed.is_empty()).then_some(suppressed);
-                (statistics.is_some() || suppressed.is_some()).then_some(RunProperties { statistics, suppressed })
-            },
+            properties: run_properties(reports, statistics),
         }],
     }
+}
+
+/// The index of the finding's rule in the catalog. A finding of a rule no pack of the run names (none today) still
+/// gets a catalog entry.
+fn descriptor_index(descriptors: &mut Vec<ReportingDescriptor>, f: &Finding) -> usize {
+    if let Some(i) = descriptors.iter().position(|d| d.id == f.rule) {
+        return i;
+    }
+    descriptors.push(ReportingDescriptor {
+        id: f.rule.clone(),
+        name: f.rule.clone(),
+        short_description: Text { text: f.rule.clone() },
+        full_description: Text { text: f.rule.clone() },
+        help: TextMarkdown { text: String::new(), markdown: String::new() },
+        default_configuration: Configuration { level: level(f.severity) },
+        properties: RuleProperties { code: f.code.clone(), pack: f.pack.clone(), layers: Vec::new() },
+    });
+    descriptors.len() - 1
+}
+
+fn sarif_result(f: &Finding, index: usize, texts: &Texts) -> SarifResult {
+    let mut msg = f.message.clone();
+    for n in &f.notes {
+        msg.push_str(&format!("\nnote: {n}"));
+    }
+    let (locations, related) = result_locations(f, texts);
+    let fp = fingerprint(f);
+    SarifResult {
+        rule_id: f.rule.clone(),
+        rule_index: index,
+        level: level(f.severity),
+        message: Text { text: msg },
+        locations,
+        related_locations: related,
+        partial_fingerprints: BTreeMap::from([(VERSION, fp.clone())]),
+        properties: ResultProperties {
+            compilation: f.compilation.clone(),
+            target: f.target.clone(),
+            kernel: f.kernel.clone(),
+            source: f.source.clone(),
+            layer: f.layer,
+            verdict: f.verdict,
+            fingerprint: fp,
+        },
+    }
+}
+
+/// A finding traced to Python is located there, with the dump as related location; otherwise in the dump.
+fn result_locations(f: &Finding, texts: &Texts) -> (Vec<Location>, Vec<Location>) {
+    match &f.python {
+        Some(py) => (
+            vec![Location {
+                id: None,
+                physical_location: PhysicalLocation {
+                    artifact_location: ArtifactLocation { uri: uri(&py.file) },
+                    region: Region {
+                        start_line: py.line.max(1) as usize,
+                        start_column: (py.column > 0).then_some(py.column as usize),
+                        end_line: None,
+                        end_column: None,
+                        byte_offset: None,
+                        byte_length: None,
+                    },
+                },
+                message: None,
+            }],
+            vec![dump_location(f, texts, Some(1), Some("in the compiler dump"))],
+        ),
+        None => (vec![dump_location(f, texts, None, None)], Vec::new()),
+    }
+}
+
+fn run_properties(reports: &[CompilationReport], statistics: Option<Vec<RuleCount>>) -> Option<RunProperties> {
+    let mut suppressed = super::suppressed::Counts::default();
+    reports.iter().for_each(|r| suppressed.merge(&r.suppressed));
+    let suppressed = (!suppressed.is_empty()).then_some(suppressed);
+    (statistics.is_some() || suppressed.is_some()).then_some(RunProperties { statistics, suppressed })
 }

@@ -143,6 +143,23 @@ pub fn custom_call_target(m: &Module<'_>, id: OpId) -> Option<String> {
 
 /// Does op `id` satisfy `mt`? Captures are added to `caps` only when it does.
 pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool {
+    if !(kind_matches(m, id, mt) && type_matches(m, id, mt) && attributes_match(m, id, mt)) {
+        return false;
+    }
+    // Everything below may capture: work on a copy, commit on success.
+    let mut local = caps.clone();
+    if let Some(c) = &mt.capture {
+        local.insert(c.clone(), id);
+    }
+    if !(relations_hold(m, id, mt, &mut local) && combinators_hold(m, id, mt, &mut local)) {
+        return false;
+    }
+    *caps = local;
+    true
+}
+
+/// The op's opcode and name.
+fn kind_matches(m: &Module<'_>, id: OpId, mt: &Matcher) -> bool {
     let op = m.op(id);
     if !mt.ops.is_empty() && !any_pat(&mt.ops, m.layer, op.opcode) {
         return false;
@@ -150,6 +167,12 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
     if mt.name.as_ref().is_some_and(|r| !r.is_match(op.name)) {
         return false;
     }
+    true
+}
+
+/// Result and operand dtypes, rank and element count.
+fn type_matches(m: &Module<'_>, id: OpId, mt: &Matcher) -> bool {
+    let op = m.op(id);
     if !mt.dtype.is_empty() && !dtype_in(&mt.dtype, result_dtype(m, id)) {
         return false;
     }
@@ -170,6 +193,11 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
             return false;
         }
     }
+    true
+}
+
+/// Memory space, attributes (present, absent, by value), metadata, custom-call target and enclosing function.
+fn attributes_match(m: &Module<'_>, id: OpId, mt: &Matcher) -> bool {
     if !mt.memory_space.is_empty() {
         let space = memory_space(m, id);
         let ok =
@@ -183,7 +211,7 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
             return false;
         }
     }
-    if mt.no_attr.iter().any(|k| op.attr_entry(k).is_some()) {
+    if mt.no_attr.iter().any(|k| m.op(id).attr_entry(k).is_some()) {
         return false;
     }
     for (k, r) in &mt.metadata {
@@ -201,18 +229,18 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
             return false;
         }
     }
-    // Everything below may capture: work on a copy, commit on success.
-    let mut local = caps.clone();
-    if let Some(c) = &mt.capture {
-        local.insert(c.clone(), id);
-    }
+    true
+}
+
+/// The relations and `scheduled_between`, which may add captures to `caps`.
+fn relations_hold(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool {
     for rel in &mt.relations {
-        if !relation_holds(m, id, rel, &mut local) {
+        if !relation_holds(m, id, rel, caps) {
             return false;
         }
     }
     if let Some(b) = &mt.between {
-        let Some(&other) = local.get(&b.and) else { return false };
+        let Some(&other) = caps.get(&b.and) else { return false };
         if !b.count.holds(between(m, id, other, &b.ignore)) {
             return false;
         }
@@ -220,20 +248,24 @@ pub fn matches(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool 
             return false;
         }
     }
+    true
+}
+
+/// `all`, `any` and `not`; `not` never captures.
+fn combinators_hold(m: &Module<'_>, id: OpId, mt: &Matcher, caps: &mut Caps) -> bool {
     for a in &mt.all {
-        if !matches(m, id, a, &mut local) {
+        if !matches(m, id, a, caps) {
             return false;
         }
     }
-    if !mt.any.is_empty() && !mt.any.iter().any(|a| matches(m, id, a, &mut local)) {
+    if !mt.any.is_empty() && !mt.any.iter().any(|a| matches(m, id, a, caps)) {
         return false;
     }
     if let Some(n) = &mt.not {
-        if matches(m, id, n, &mut local.clone()) {
+        if matches(m, id, n, &mut caps.clone()) {
             return false;
         }
     }
-    *caps = local;
     true
 }
 

@@ -8,6 +8,7 @@
 use super::families::{self, check_op_name, MOSAIC_SPACES};
 use super::model::*;
 use super::schema::*;
+use crate::analysis::{Analysis, Options};
 use crate::ir::Layer;
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use regex::Regex;
@@ -116,40 +117,64 @@ fn load_one(
     set: &mut RuleSet,
     stack: &mut Vec<String>,
 ) -> Result<(), RuleError> {
-    let base = match from {
-        Some((Origin::File(p), ..)) => p.parent().map(Path::to_path_buf),
-        _ => None,
-    };
-    let (origin, text) = match resolve(spec, base.as_deref()) {
-        Ok(x) => x,
-        Err(mut e) => {
-            // point at the `extends` entry that names it
-            if let Some((o, t, at)) = from {
-                e.span = locate(t, at, spec).map(Into::into);
-                e.label = "extended here".into();
-                e.src = Some(NamedSource::new(o.display(), t.to_string()));
-            }
-            return Err(e);
-        }
-    };
+    let (origin, text) = resolve_extended(spec, from)?;
     let key = key_of(&origin);
     if stack.contains(&key) {
-        let (o, t, at) = from.expect("a cycle needs an extending pack");
-        let mut chain: Vec<String> = stack.clone();
-        chain.push(key.clone());
-        return Err(RuleError {
-            message: format!("cycle in `extends`: {}", chain.join(" → ")),
-            src: Some(NamedSource::new(o.display(), t.to_string())),
-            span: locate(t, at, spec).map(Into::into),
-            label: "extends a pack that extends this one".into(),
-            help: Some("a pack may extend another only once along any chain".into()),
-        });
+        return Err(extends_cycle(spec, from, stack, &key));
     }
     if set.packs.iter().any(|p| key_of(&p.origin) == key) {
         return Ok(()); // already loaded (two packs extend the same one)
     }
-    let src = || NamedSource::new(origin.display(), text.clone());
-    if let Some(at) = too_deep(&text) {
+    let file = parse_pack(&origin, &text)?;
+    stack.push(key);
+    let extends_at = text.find("extends").unwrap_or(0);
+    for e in &file.extends {
+        load_one(e, Some((&origin, &text, extends_at)), set, stack)?;
+    }
+    stack.pop();
+    let ids = add_rules(file.rules, &file.pack, &origin, &text, set)?;
+    set.packs.push(PackInfo {
+        name: file.pack,
+        description: file.description,
+        origin,
+        extends: file.extends,
+        rules: ids,
+    });
+    Ok(())
+}
+
+/// Resolves `spec` relative to the pack that extends it; an error then points at that pack's `extends` entry.
+fn resolve_extended(spec: &str, from: Option<(&Origin, &str, usize)>) -> Result<(Origin, String), RuleError> {
+    let base = match from {
+        Some((Origin::File(p), ..)) => p.parent().map(Path::to_path_buf),
+        _ => None,
+    };
+    resolve(spec, base.as_deref()).map_err(|mut e| {
+        if let Some((o, t, at)) = from {
+            e.span = locate(t, at, spec).map(Into::into);
+            e.label = "extended here".into();
+            e.src = Some(NamedSource::new(o.display(), t.to_string()));
+        }
+        e
+    })
+}
+
+fn extends_cycle(spec: &str, from: Option<(&Origin, &str, usize)>, stack: &[String], key: &str) -> RuleError {
+    let (o, t, at) = from.expect("a cycle needs an extending pack");
+    let mut chain: Vec<String> = stack.to_vec();
+    chain.push(key.to_string());
+    RuleError {
+        message: format!("cycle in `extends`: {}", chain.join(" → ")),
+        src: Some(NamedSource::new(o.display(), t.to_string())),
+        span: locate(t, at, spec).map(Into::into),
+        label: "extends a pack that extends this one".into(),
+        help: Some("a pack may extend another only once along any chain".into()),
+    }
+}
+
+fn parse_pack(origin: &Origin, text: &str) -> Result<PackFile, RuleError> {
+    let src = || NamedSource::new(origin.display(), text.to_string());
+    if let Some(at) = too_deep(text) {
         return Err(RuleError {
             message: format!("invalid rule pack: brackets nested deeper than {MAX_FLOW_DEPTH}"),
             src: Some(src()),
@@ -158,7 +183,7 @@ fn load_one(
             help: Some("a rule pack needs a handful of levels; this is not a rule pack".into()),
         });
     }
-    let file: PackFile = serde_norway::from_str(&text).map_err(|e| {
+    serde_norway::from_str(text).map_err(|e| {
         let span = e.location().map(|l| SourceSpan::from((l.index().min(text.len().saturating_sub(1)), 1)));
         RuleError {
             message: format!("invalid rule pack: {}", strip_location(&e.to_string())),
@@ -167,13 +192,17 @@ fn load_one(
             label: "here".into(),
             help: Some("see rules/README.md for the schema; `hlolint rules` lists the built-in packs".into()),
         }
-    })?;
-    stack.push(key);
-    let extends_at = text.find("extends").unwrap_or(0);
-    for e in &file.extends {
-        load_one(e, Some((&origin, &text, extends_at)), set, stack)?;
-    }
-    stack.pop();
+    })
+}
+
+/// Compiles a pack's rules into `set`, refusing an id or code another rule already has; returns the new ids.
+fn add_rules(
+    defs: Vec<RuleDef>,
+    pack: &str,
+    origin: &Origin,
+    text: &str,
+    set: &mut RuleSet,
+) -> Result<Vec<String>, RuleError> {
     let mut ids = Vec::new();
     let mut cursor = 0;
     // ids and codes already taken, by index into `set.rules`: a pack of n rules loads in O(n), not O(n²)
@@ -184,11 +213,11 @@ fn load_one(
             by_code.insert(c.clone(), k);
         }
     }
-    for def in file.rules {
-        let at = find_rule(&text, &def.id, cursor);
+    for def in defs {
+        let at = find_rule(text, &def.id, cursor);
         cursor = at;
-        let cx = Cx { text: &text, origin: &origin, at };
-        let rule = compile_rule(def, &file.pack, &origin, &cx)?;
+        let cx = Cx { text, origin, at };
+        let rule = compile_rule(def, pack, origin, &cx)?;
         let prev = by_id.get(&rule.id).or_else(|| rule.code.as_ref().and_then(|c| by_code.get(c)));
         if let Some(prev) = prev.map(|&k| &set.rules[k]) {
             return Err(cx.err(
@@ -210,14 +239,7 @@ fn load_one(
         }
         set.rules.push(rule);
     }
-    set.packs.push(PackInfo {
-        name: file.pack,
-        description: file.description,
-        origin,
-        extends: file.extends,
-        rules: ids,
-    });
-    Ok(())
+    Ok(ids)
 }
 
 /// Deeper `[`/`{` nesting than any pack needs: the YAML parser takes time quadratic in it.
@@ -323,14 +345,7 @@ fn parse_layers(def: &RuleDef, cx: &Cx) -> Result<Vec<Layer>, RuleError> {
 }
 
 fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Rule, RuleError> {
-    if def.id.is_empty() || !def.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-        return Err(cx.err(
-            &def.id,
-            format!("rule id `{}` must be kebab-case letters, digits and dashes", def.id),
-            "this id",
-            None,
-        ));
-    }
+    check_rule_id(&def, cx)?;
     let severity = Severity::parse(&def.severity).ok_or_else(|| {
         cx.err(
             &def.severity,
@@ -340,105 +355,7 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
         )
     })?;
     let layers = parse_layers(&def, cx)?;
-    let kind = match (&def.select, &def.analysis) {
-        (Some(_), Some(a)) | (None, Some(a)) if def.select.is_some() => {
-            return Err(cx.err(
-                a,
-                format!("rule `{}` has both `select` and `analysis`", def.id),
-                "one of the two",
-                None,
-            ))
-        }
-        (Some(m), None) => {
-            if !def.when.is_empty() {
-                return Err(cx.err(
-                    "when",
-                    "`when` filters an analysis's hits; use the matcher for `select` rules".into(),
-                    "here",
-                    None,
-                ));
-            }
-            let mut captures = vec!["op".to_string()];
-            let matcher = compile_matcher(m, &layers, cx, false, &mut captures)?;
-            check_templates(&def, &captures, false, cx)?;
-            RuleKind::Select(Box::new(matcher))
-        }
-        (None, Some(name)) => {
-            let a = crate::analysis::analysis(name).ok_or_else(|| {
-                let names: Vec<&str> = crate::analysis::ANALYSES.iter().map(|a| a.name).collect();
-                cx.err(
-                    name,
-                    format!("unknown analysis `{name}` in rule `{}`", def.id),
-                    "no such analysis",
-                    Some(format!("analyses: {}", names.join(", "))),
-                )
-            })?;
-            for l in &layers {
-                if !a.layers.contains(l) {
-                    let has: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
-                    return Err(cx.err(
-                        name,
-                        format!("analysis `{name}` does not read layer {} (it reads: {})", l.name(), has.join(", ")),
-                        "for this layer",
-                        None,
-                    ));
-                }
-            }
-            let mut options = BTreeMap::new();
-            for (k, v) in &def.options {
-                if !a.options.iter().any(|(n, _)| n == k) {
-                    let known: Vec<&str> = a.options.iter().map(|(n, _)| *n).collect();
-                    return Err(cx.err(
-                        k,
-                        format!("analysis `{name}` has no option `{k}`"),
-                        "unknown option",
-                        Some(if known.is_empty() {
-                            "it takes no options".into()
-                        } else {
-                            format!("options: {}", known.join(", "))
-                        }),
-                    ));
-                }
-                let json = serde_json::to_value(v).unwrap_or(serde_json::Value::Null);
-                options.insert(k.clone(), json);
-            }
-            let mut captures = vec!["op".to_string()];
-            captures.extend(a.captures.iter().map(|c| format!("analysis.{c}")));
-            captures.push("analysis.detail".into());
-            check_templates(&def, &captures, true, cx)?;
-            let mut when = Vec::new();
-            for (k, r) in &def.when {
-                if k != "detail" && !a.captures.contains(&k.as_str()) {
-                    return Err(cx.err(
-                        k,
-                        format!("analysis `{name}` has no capture `{k}`"),
-                        "unknown capture",
-                        Some(format!("captures: detail, {}", a.captures.join(", "))),
-                    ));
-                }
-                let re = regex(r, cx)?;
-                if k == "kind" && !a.kinds.is_empty() && !a.kinds.iter().any(|kind| re.is_match(kind)) {
-                    return Err(cx.err(
-                        k,
-                        format!("`when: {{kind: {r:?}}}` matches no kind of analysis `{name}`"),
-                        "matches no kind",
-                        Some(format!("kinds: {}", a.kinds.join(", "))),
-                    ));
-                }
-                when.push((k.clone(), re));
-            }
-            RuleKind::Analysis(a, options, when)
-        }
-        (None, None) => {
-            return Err(cx.err(
-                &def.id,
-                format!("rule `{}` needs `select` (a matcher) or `analysis` (a named analysis)", def.id),
-                "this rule",
-                None,
-            ))
-        }
-        _ => unreachable!("all four combinations are handled above"),
-    };
+    let kind = compile_kind(&def, &layers, cx)?;
     let base = match origin {
         Origin::File(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
         Origin::Builtin(_) => builtin_dir(),
@@ -460,6 +377,133 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
         pack: pack.to_string(),
         origin: origin.clone(),
     })
+}
+
+fn check_rule_id(def: &RuleDef, cx: &Cx) -> Result<(), RuleError> {
+    if def.id.is_empty() || !def.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err(cx.err(
+            &def.id,
+            format!("rule id `{}` must be kebab-case letters, digits and dashes", def.id),
+            "this id",
+            None,
+        ));
+    }
+    Ok(())
+}
+
+/// A rule is either a matcher (`select`) or a named analysis, never both nor neither.
+fn compile_kind(def: &RuleDef, layers: &[Layer], cx: &Cx) -> Result<RuleKind, RuleError> {
+    match (&def.select, &def.analysis) {
+        (Some(_), Some(a)) => {
+            Err(cx.err(a, format!("rule `{}` has both `select` and `analysis`", def.id), "one of the two", None))
+        }
+        (Some(m), None) => compile_select(def, m, layers, cx),
+        (None, Some(name)) => compile_analysis_rule(def, name, layers, cx),
+        (None, None) => Err(cx.err(
+            &def.id,
+            format!("rule `{}` needs `select` (a matcher) or `analysis` (a named analysis)", def.id),
+            "this rule",
+            None,
+        )),
+    }
+}
+
+fn compile_select(def: &RuleDef, m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<RuleKind, RuleError> {
+    if !def.when.is_empty() {
+        return Err(cx.err(
+            "when",
+            "`when` filters an analysis's hits; use the matcher for `select` rules".into(),
+            "here",
+            None,
+        ));
+    }
+    let mut captures = vec!["op".to_string()];
+    let matcher = compile_matcher(m, layers, cx, false, &mut captures)?;
+    check_templates(def, &captures, false, cx)?;
+    Ok(RuleKind::Select(Box::new(matcher)))
+}
+
+fn compile_analysis_rule(def: &RuleDef, name: &str, layers: &[Layer], cx: &Cx) -> Result<RuleKind, RuleError> {
+    let a = crate::analysis::analysis(name).ok_or_else(|| {
+        let names: Vec<&str> = crate::analysis::ANALYSES.iter().map(|a| a.name).collect();
+        cx.err(
+            name,
+            format!("unknown analysis `{name}` in rule `{}`", def.id),
+            "no such analysis",
+            Some(format!("analyses: {}", names.join(", "))),
+        )
+    })?;
+    check_analysis_layers(a, name, layers, cx)?;
+    let options = analysis_options(def, a, name, cx)?;
+    let mut captures = vec!["op".to_string()];
+    captures.extend(a.captures.iter().map(|c| format!("analysis.{c}")));
+    captures.push("analysis.detail".into());
+    check_templates(def, &captures, true, cx)?;
+    let when = analysis_when(def, a, name, cx)?;
+    Ok(RuleKind::Analysis(a, options, when))
+}
+
+fn check_analysis_layers(a: &Analysis, name: &str, layers: &[Layer], cx: &Cx) -> Result<(), RuleError> {
+    for l in layers {
+        if !a.layers.contains(l) {
+            let has: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
+            return Err(cx.err(
+                name,
+                format!("analysis `{name}` does not read layer {} (it reads: {})", l.name(), has.join(", ")),
+                "for this layer",
+                None,
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn analysis_options(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<Options, RuleError> {
+    let mut options = BTreeMap::new();
+    for (k, v) in &def.options {
+        if !a.options.iter().any(|(n, _)| n == k) {
+            let known: Vec<&str> = a.options.iter().map(|(n, _)| *n).collect();
+            return Err(cx.err(
+                k,
+                format!("analysis `{name}` has no option `{k}`"),
+                "unknown option",
+                Some(if known.is_empty() {
+                    "it takes no options".into()
+                } else {
+                    format!("options: {}", known.join(", "))
+                }),
+            ));
+        }
+        let json = serde_json::to_value(v).unwrap_or(serde_json::Value::Null);
+        options.insert(k.clone(), json);
+    }
+    Ok(options)
+}
+
+/// `when:` filters on the analysis's captures; a `kind` pattern must match one of the kinds it reports.
+fn analysis_when(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<Vec<(String, Regex)>, RuleError> {
+    let mut when = Vec::new();
+    for (k, r) in &def.when {
+        if k != "detail" && !a.captures.contains(&k.as_str()) {
+            return Err(cx.err(
+                k,
+                format!("analysis `{name}` has no capture `{k}`"),
+                "unknown capture",
+                Some(format!("captures: detail, {}", a.captures.join(", "))),
+            ));
+        }
+        let re = regex(r, cx)?;
+        if k == "kind" && !a.kinds.is_empty() && !a.kinds.iter().any(|kind| re.is_match(kind)) {
+            return Err(cx.err(
+                k,
+                format!("`when: {{kind: {r:?}}}` matches no kind of analysis `{name}`"),
+                "matches no kind",
+                Some(format!("kinds: {}", a.kinds.join(", "))),
+            ));
+        }
+        when.push((k.clone(), re));
+    }
+    Ok(when)
 }
 
 /// Where the built-in packs' test paths are relative to: `rules/` in the folder the binary writes its embedded cases
@@ -621,22 +665,7 @@ fn compile_matcher(
     caps: &mut Vec<String>,
 ) -> Result<Matcher, RuleError> {
     if !relation {
-        for (k, present) in [
-            ("index", m.index.is_some()),
-            ("depth", m.depth.is_some()),
-            ("through", !m.through.is_empty()),
-            ("count", m.count.is_some()),
-            ("every", m.every),
-        ] {
-            if present {
-                return Err(cx.err(
-                    k,
-                    format!("`{k}` belongs under a relation (operand, user, inside, precedes, follows, paired)"),
-                    "not a relation",
-                    None,
-                ));
-            }
-        }
+        reject_relation_keys(m, cx)?;
     }
     let mut out = Matcher { ops: op_pats(&m.op.items(), layers, cx)?, ..Default::default() };
     out.name = m.name.as_deref().map(|r| regex(r, cx)).transpose()?;
@@ -647,12 +676,62 @@ fn compile_matcher(
     out.operand_dtype = dtype_pats(&m.operand_dtype.items(), cx)?;
     out.rank = m.rank.map(count);
     out.elements = m.elements.map(count);
+    out.memory_space = memory_spaces(m, layers, cx)?;
+    out.attr = attribute_pats(m, layers, cx)?;
+    out.no_attr = absent_attributes(m, layers, cx)?;
+    out.metadata = metadata_pats(m, layers, cx)?;
+    out.custom_call_target = m.custom_call_target.as_deref().map(|r| regex(r, cx)).transpose()?;
+    out.function = m.function.as_deref().map(|r| regex(r, cx)).transpose()?;
+    if let Some(c) = &m.capture {
+        register_capture(c, caps, cx)?;
+        out.capture = Some(c.clone());
+    }
+    out.relations = compile_relations(m, layers, cx, caps)?;
+    if let Some(b) = &m.scheduled_between {
+        out.between = Some(compile_between(b, layers, cx, caps)?);
+    }
+    for a in &m.all {
+        out.all.push(compile_matcher(a, layers, cx, false, caps)?);
+    }
+    for a in &m.any {
+        out.any.push(compile_matcher(a, layers, cx, false, caps)?);
+    }
+    if let Some(n) = &m.not {
+        out.not = Some(Box::new(compile_matcher(n, layers, cx, false, caps)?));
+    }
+    Ok(out)
+}
+
+/// Keys that only make sense on a relation's matcher, refused at the top of a matcher.
+fn reject_relation_keys(m: &MatcherDef, cx: &Cx) -> Result<(), RuleError> {
+    for (k, present) in [
+        ("index", m.index.is_some()),
+        ("depth", m.depth.is_some()),
+        ("through", !m.through.is_empty()),
+        ("count", m.count.is_some()),
+        ("every", m.every),
+    ] {
+        if present {
+            return Err(cx.err(
+                k,
+                format!("`{k}` belongs under a relation (operand, user, inside, precedes, follows, paired)"),
+                "not a relation",
+                None,
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn hlo_only(layers: &[Layer]) -> bool {
+    layers.iter().all(|l| *l == Layer::Hlo)
+}
+
+fn memory_spaces(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<String>, RuleError> {
+    let mut spaces = Vec::new();
     for s in m.memory_space.items() {
-        let ok = if layers.iter().all(|l| *l == Layer::Hlo) {
-            s.starts_with("S(") || s.parse::<i64>().is_ok()
-        } else {
-            MOSAIC_SPACES.contains(&s.as_str()) || s.starts_with("S(") || s.parse::<i64>().is_ok()
-        };
+        let numbered = s.starts_with("S(") || s.parse::<i64>().is_ok();
+        let ok = if hlo_only(layers) { numbered } else { MOSAIC_SPACES.contains(&s.as_str()) || numbered };
         if !ok {
             return Err(cx.err(
                 &s,
@@ -661,10 +740,15 @@ fn compile_matcher(
                 Some(format!("Mosaic spaces: {}; HLO spaces: S(1), S(2), ...", MOSAIC_SPACES.join(", "))),
             ));
         }
-        out.memory_space.push(s);
+        spaces.push(s);
     }
+    Ok(spaces)
+}
+
+fn attribute_pats(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<(String, Regex)>, RuleError> {
+    let mut pats = Vec::new();
     for (k, r) in &m.attr {
-        if layers.iter().all(|l| *l == Layer::Hlo) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
+        if hlo_only(layers) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
             return Err(cx.err(
                 k,
                 format!("HLO has no attribute `{k}`"),
@@ -672,14 +756,24 @@ fn compile_matcher(
                 Some("HLO attributes are XLA's (custom_call_target, backend_config, dimensions, ...)".into()),
             ));
         }
-        out.attr.push((k.clone(), regex(r, cx)?));
+        pats.push((k.clone(), regex(r, cx)?));
     }
+    Ok(pats)
+}
+
+fn absent_attributes(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<String>, RuleError> {
+    let mut names = Vec::new();
     for k in &m.no_attr {
-        if layers.iter().all(|l| *l == Layer::Hlo) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
+        if hlo_only(layers) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
             return Err(cx.err(k, format!("HLO has no attribute `{k}`"), "unknown attribute", None));
         }
-        out.no_attr.push(k.clone());
+        names.push(k.clone());
     }
+    Ok(names)
+}
+
+fn metadata_pats(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<(String, Regex)>, RuleError> {
+    let mut pats = Vec::new();
     for (k, r) in &m.metadata {
         if !["op_name", "op_type", "source_file", "source_line", "source"].contains(&k.as_str()) {
             return Err(cx.err(
@@ -695,17 +789,25 @@ fn compile_matcher(
         if !layers.contains(&Layer::Hlo) {
             return Err(cx.err(k, "`metadata` is HLO's; this rule's layers have none".into(), "here", None));
         }
-        out.metadata.push((k.clone(), regex(r, cx)?));
+        pats.push((k.clone(), regex(r, cx)?));
     }
-    out.custom_call_target = m.custom_call_target.as_deref().map(|r| regex(r, cx)).transpose()?;
-    out.function = m.function.as_deref().map(|r| regex(r, cx)).transpose()?;
-    if let Some(c) = &m.capture {
-        if caps.contains(c) || c == "analysis" || GLOBALS.contains(&c.as_str()) {
-            return Err(cx.err(c, format!("capture name `{c}` is used twice or reserved"), "here", None));
-        }
-        caps.push(c.clone());
-        out.capture = Some(c.clone());
+    Ok(pats)
+}
+
+fn register_capture(c: &String, caps: &mut Vec<String>, cx: &Cx) -> Result<(), RuleError> {
+    if caps.contains(c) || c == "analysis" || GLOBALS.contains(&c.as_str()) {
+        return Err(cx.err(c, format!("capture name `{c}` is used twice or reserved"), "here", None));
     }
+    caps.push(c.clone());
+    Ok(())
+}
+
+fn compile_relations(
+    m: &MatcherDef,
+    layers: &[Layer],
+    cx: &Cx,
+    caps: &mut Vec<String>,
+) -> Result<Vec<Relation>, RuleError> {
     let rels: [(RelKind, &Option<Box<MatcherDef>>); 6] = [
         (RelKind::Operand, &m.operand),
         (RelKind::User, &m.user),
@@ -714,67 +816,74 @@ fn compile_matcher(
         (RelKind::Follows, &m.follows),
         (RelKind::Paired, &m.paired),
     ];
+    let mut out = Vec::new();
     for (kind, def) in rels {
         let Some(d) = def else { continue };
-        let sub = compile_matcher(d, layers, cx, true, caps)?;
-        let mut through = Vec::new();
-        let (mut tfp, mut tf) = (false, false);
-        let plain: Vec<String> = d
-            .through
-            .iter()
-            .filter(|t| match t.as_str() {
-                "fusion-parameter" => {
-                    tfp = true;
-                    false
-                }
-                "fusion" | "call" => {
-                    tf = true;
-                    false
-                }
-                _ => true,
-            })
-            .cloned()
-            .collect();
-        through.extend(op_pats(&plain, layers, cx)?);
-        if d.index.is_some() && kind != RelKind::Operand {
-            return Err(cx.err("index", format!("`index` applies to `operand`, not `{}`", kind.key()), "here", None));
-        }
-        out.relations.push(Relation {
-            kind,
-            matcher: sub,
-            index: d.index,
-            depth: d.depth.unwrap_or(if kind == RelKind::Inside { 64 } else { 1 }).min(64),
-            through,
-            through_fusion_parameter: tfp,
-            through_fusion: tf,
-            count: d.count.map(count).unwrap_or(Count::AT_LEAST_ONE),
-            every: d.every,
-        });
-    }
-    if let Some(b) = &m.scheduled_between {
-        if !caps.contains(&b.and) {
-            return Err(cx.err(
-                &b.and,
-                format!("`scheduled_between.and`: `{}` is not captured before it", b.and),
-                "not captured",
-                Some(format!("captures so far: {}", caps.join(", "))),
-            ));
-        }
-        out.between = Some(Between {
-            and: b.and.clone(),
-            count: count(b.count),
-            ignore: op_pats(&b.ignore, layers, cx)?,
-            independent_work: b.independent_work,
-        });
-    }
-    for a in &m.all {
-        out.all.push(compile_matcher(a, layers, cx, false, caps)?);
-    }
-    for a in &m.any {
-        out.any.push(compile_matcher(a, layers, cx, false, caps)?);
-    }
-    if let Some(n) = &m.not {
-        out.not = Some(Box::new(compile_matcher(n, layers, cx, false, caps)?));
+        out.push(compile_relation(kind, d, layers, cx, caps)?);
     }
     Ok(out)
+}
+
+fn compile_relation(
+    kind: RelKind,
+    d: &MatcherDef,
+    layers: &[Layer],
+    cx: &Cx,
+    caps: &mut Vec<String>,
+) -> Result<Relation, RuleError> {
+    let sub = compile_matcher(d, layers, cx, true, caps)?;
+    let through = ThroughList::split(&d.through);
+    let through_ops = op_pats(&through.ops, layers, cx)?;
+    if d.index.is_some() && kind != RelKind::Operand {
+        return Err(cx.err("index", format!("`index` applies to `operand`, not `{}`", kind.key()), "here", None));
+    }
+    Ok(Relation {
+        kind,
+        matcher: sub,
+        index: d.index,
+        depth: d.depth.unwrap_or(if kind == RelKind::Inside { 64 } else { 1 }).min(64),
+        through: through_ops,
+        through_fusion_parameter: through.fusion_parameter,
+        through_fusion: through.fusion,
+        count: d.count.map(count).unwrap_or(Count::AT_LEAST_ONE),
+        every: d.every,
+    })
+}
+
+/// A relation's `through:` list: the two structural keywords, and op names for the rest.
+struct ThroughList {
+    ops: Vec<String>,
+    fusion_parameter: bool,
+    fusion: bool,
+}
+
+impl ThroughList {
+    fn split(items: &[String]) -> Self {
+        let mut t = ThroughList { ops: Vec::new(), fusion_parameter: false, fusion: false };
+        for item in items {
+            match item.as_str() {
+                "fusion-parameter" => t.fusion_parameter = true,
+                "fusion" | "call" => t.fusion = true,
+                _ => t.ops.push(item.clone()),
+            }
+        }
+        t
+    }
+}
+
+fn compile_between(b: &BetweenDef, layers: &[Layer], cx: &Cx, caps: &[String]) -> Result<Between, RuleError> {
+    if !caps.contains(&b.and) {
+        return Err(cx.err(
+            &b.and,
+            format!("`scheduled_between.and`: `{}` is not captured before it", b.and),
+            "not captured",
+            Some(format!("captures so far: {}", caps.join(", "))),
+        ));
+    }
+    Ok(Between {
+        and: b.and.clone(),
+        count: count(b.count),
+        ignore: op_pats(&b.ignore, layers, cx)?,
+        independent_work: b.independent_work,
+    })
 }

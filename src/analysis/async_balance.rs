@@ -240,16 +240,7 @@ impl<'m, 'a> Forward<'m, 'a> {
             };
         }
         match uo.opcode {
-            "tuple" => {
-                let mut acc = Outcome::zero();
-                for k in positions {
-                    let mut p = vec![k as i64];
-                    p.extend_from_slice(path);
-                    let o = self.flow(u, &p, ctx);
-                    acc = acc.sum(&o);
-                }
-                acc
-            }
+            "tuple" => self.flow_into_elements(u, &positions, path, ctx),
             "get-tuple-element" => match (path.first(), gte_index(m, u)) {
                 (Some(&h), Some(i)) if h == i => self.flow(u, &path[1..], ctx),
                 _ => Outcome::zero(),
@@ -259,68 +250,86 @@ impl<'m, 'a> Forward<'m, 'a> {
                 if positions.len() == 1 && uo.operands.len() == 1 {
                     self.flow(u, path, ctx)
                 } else {
-                    let mut acc = Outcome::zero();
-                    for k in positions {
-                        let mut p = vec![k as i64];
-                        p.extend_from_slice(path);
-                        let o = self.flow(u, &p, ctx);
-                        acc = acc.sum(&o);
-                    }
-                    acc
+                    self.flow_into_elements(u, &positions, path, ctx)
                 }
             }
-            "while" if positions.contains(&0) => {
-                let Some(body) = callee(m, u, "body") else { return Outcome::zero() };
-                let mut inner = ctx.to_vec();
-                inner.push(u);
-                let iter = match param(m, body, 0) {
-                    Some(p) => self.flow(p, path, &inner),
-                    None => Outcome::zero(),
-                };
-                let iter = iter.after(Step::Choice(u, format!("the body of {} runs", name(m, u))));
-                if known_trip_count(m, u).is_some_and(|n| n >= 1) {
-                    return iter;
-                }
-                let exit = self.flow(u, path, ctx).after(Step::Choice(u, format!("{} runs zero times", name(m, u))));
-                iter.union(&exit)
-            }
-            "conditional" => {
-                let mut inner = ctx.to_vec();
-                inner.push(u);
-                let mut acc = Outcome::none();
-                for (b, f) in branches(m, u).into_iter().enumerate() {
-                    let o = if positions.contains(&(b + 1)) {
-                        match param(m, f, 0) {
-                            Some(p) => self.flow(p, path, &inner),
-                            None => Outcome::zero(),
-                        }
-                    } else {
-                        Outcome::zero()
-                    };
-                    let fname = m.func(f).name;
-                    acc = acc.union(&o.after(Step::Choice(u, format!("{} takes branch %{fname}", name(m, u)))));
-                }
-                if acc.counts() == [false; 3] {
-                    Outcome::zero()
-                } else {
-                    acc
-                }
-            }
-            "call" => {
-                let Some(f) = uo.calls.first().map(|c| c.func) else { return Outcome::zero() };
-                let mut inner = ctx.to_vec();
-                inner.push(u);
-                let mut acc = Outcome::zero();
-                for k in positions {
-                    if let Some(p) = param(m, f, k) {
-                        let o = self.flow(p, path, &inner);
-                        acc = acc.sum(&o);
-                    }
-                }
-                acc
-            }
+            "while" if positions.contains(&0) => self.flow_into_loop(u, path, ctx),
+            "conditional" => self.flow_into_branches(u, &positions, path, ctx),
+            "call" => self.flow_into_call(u, &positions, path, ctx),
             _ => Outcome::zero(),
         }
+    }
+
+    /// The value becomes element k of `u` for each operand position k it is at: every element is used.
+    fn flow_into_elements(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> Outcome {
+        let mut acc = Outcome::zero();
+        for &k in positions {
+            let mut p = vec![k as i64];
+            p.extend_from_slice(path);
+            let o = self.flow(u, &p, ctx);
+            acc = acc.sum(&o);
+        }
+        acc
+    }
+
+    /// The value is the init of `while` `u`: its body runs (with it as parameter), or, unless the trip count is
+    /// known to be at least one, the loop runs zero times and returns it.
+    fn flow_into_loop(&mut self, u: OpId, path: &[i64], ctx: &[OpId]) -> Outcome {
+        let m = self.m;
+        let Some(body) = callee(m, u, "body") else { return Outcome::zero() };
+        let mut inner = ctx.to_vec();
+        inner.push(u);
+        let iter = match param(m, body, 0) {
+            Some(p) => self.flow(p, path, &inner),
+            None => Outcome::zero(),
+        };
+        let iter = iter.after(Step::Choice(u, format!("the body of {} runs", name(m, u))));
+        if known_trip_count(m, u).is_some_and(|n| n >= 1) {
+            return iter;
+        }
+        let exit = self.flow(u, path, ctx).after(Step::Choice(u, format!("{} runs zero times", name(m, u))));
+        iter.union(&exit)
+    }
+
+    /// The value is an operand of `conditional` `u`: one branch runs, and the branch whose operand it is sees it.
+    fn flow_into_branches(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> Outcome {
+        let m = self.m;
+        let mut inner = ctx.to_vec();
+        inner.push(u);
+        let mut acc = Outcome::none();
+        for (b, f) in branches(m, u).into_iter().enumerate() {
+            let o = if positions.contains(&(b + 1)) {
+                match param(m, f, 0) {
+                    Some(p) => self.flow(p, path, &inner),
+                    None => Outcome::zero(),
+                }
+            } else {
+                Outcome::zero()
+            };
+            let fname = m.func(f).name;
+            acc = acc.union(&o.after(Step::Choice(u, format!("{} takes branch %{fname}", name(m, u)))));
+        }
+        if acc.counts() == [false; 3] {
+            Outcome::zero()
+        } else {
+            acc
+        }
+    }
+
+    /// The value is an argument of `call` `u`: it flows on from the callee's matching parameters.
+    fn flow_into_call(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> Outcome {
+        let m = self.m;
+        let Some(f) = m.op(u).calls.first().map(|c| c.func) else { return Outcome::zero() };
+        let mut inner = ctx.to_vec();
+        inner.push(u);
+        let mut acc = Outcome::zero();
+        for &k in positions {
+            if let Some(p) = param(m, f, k) {
+                let o = self.flow(p, path, &inner);
+                acc = acc.sum(&o);
+            }
+        }
+        acc
     }
 
     /// The value reaches the ROOT of computation `f`: it goes back to the caller in `ctx`, or (no context: the
@@ -435,39 +444,53 @@ impl Backward<'_, '_> {
                     }
                 }
             }
-            "parameter" => {
-                let f = m.func_of(op);
-                let k = m.parameter_number(op).unwrap_or(0);
-                let callers: Vec<(OpId, Vec<OpId>)> = match ctx.split_last() {
-                    Some((&c, outer)) => vec![(c, outer.to_vec())],
-                    None => m.func(f).callers.iter().map(|&c| (c, Vec::new())).collect(),
-                };
-                if callers.is_empty() {
-                    self.stray = self.stray.or(Some(op));
-                }
-                for (c, outer) in callers {
-                    match m.op(c).opcode {
-                        "while" if callee(m, c, "body") == Some(f) => {
-                            // the first iteration reads the init operand; later ones the previous ROOT
-                            self.trace(self.operand(c, 0), path, &outer);
-                            if let Some(r) = m.root(f) {
-                                self.trace(Def::Op { op: r, index: 0 }, path, ctx);
-                            }
-                        }
-                        "while" => {}
-                        "conditional" => {
-                            if let Some(b) = branches(m, c).iter().position(|&x| x == f) {
-                                self.trace(self.operand(c, b + 1), path, &outer);
-                            }
-                        }
-                        "call" => self.trace(self.operand(c, k), path, &outer),
-                        _ => self.stray = self.stray.or(Some(op)),
+            "parameter" => self.trace_parameter(op, path, ctx),
+            "while" | "conditional" | "call" => self.trace_result(op, path, ctx),
+            _ => self.stray = self.stray.or(Some(op)),
+        }
+    }
+
+    /// A parameter comes from the caller in `ctx`, or (no context) from every caller of its computation.
+    fn trace_parameter(&mut self, op: OpId, path: &[i64], ctx: &[OpId]) {
+        let m = self.m;
+        let f = m.func_of(op);
+        let k = m.parameter_number(op).unwrap_or(0);
+        let callers: Vec<(OpId, Vec<OpId>)> = match ctx.split_last() {
+            Some((&c, outer)) => vec![(c, outer.to_vec())],
+            None => m.func(f).callers.iter().map(|&c| (c, Vec::new())).collect(),
+        };
+        if callers.is_empty() {
+            self.stray = self.stray.or(Some(op));
+        }
+        for (c, outer) in callers {
+            match m.op(c).opcode {
+                "while" if callee(m, c, "body") == Some(f) => {
+                    // the first iteration reads the init operand; later ones the previous ROOT
+                    self.trace(self.operand(c, 0), path, &outer);
+                    if let Some(r) = m.root(f) {
+                        self.trace(Def::Op { op: r, index: 0 }, path, ctx);
                     }
                 }
+                "while" => {}
+                "conditional" => {
+                    if let Some(b) = branches(m, c).iter().position(|&x| x == f) {
+                        self.trace(self.operand(c, b + 1), path, &outer);
+                    }
+                }
+                "call" => self.trace(self.operand(c, k), path, &outer),
+                _ => self.stray = self.stray.or(Some(op)),
             }
+        }
+    }
+
+    /// The result of a `while`, `conditional` or `call` comes from the ROOT of what it runs (and, for a loop
+    /// that may run zero times, from its init operand).
+    fn trace_result(&mut self, op: OpId, path: &[i64], ctx: &[OpId]) {
+        let m = self.m;
+        let mut inner = ctx.to_vec();
+        inner.push(op);
+        match m.op(op).opcode {
             "while" => {
-                let mut inner = ctx.to_vec();
-                inner.push(op);
                 if let Some(r) = callee(m, op, "body").and_then(|b| m.root(b)) {
                     self.trace(Def::Op { op: r, index: 0 }, path, &inner);
                 }
@@ -476,22 +499,17 @@ impl Backward<'_, '_> {
                 }
             }
             "conditional" => {
-                let mut inner = ctx.to_vec();
-                inner.push(op);
                 for b in branches(m, op) {
                     if let Some(r) = m.root(b) {
                         self.trace(Def::Op { op: r, index: 0 }, path, &inner);
                     }
                 }
             }
-            "call" => {
-                let mut inner = ctx.to_vec();
-                inner.push(op);
-                if let Some(r) = o.calls.first().and_then(|c| m.root(c.func)) {
+            _ => {
+                if let Some(r) = m.op(op).calls.first().and_then(|c| m.root(c.func)) {
                     self.trace(Def::Op { op: r, index: 0 }, path, &inner);
                 }
             }
-            _ => self.stray = self.stray.or(Some(op)),
         }
     }
 }
@@ -514,123 +532,133 @@ fn describe_path(choices: &[(OpId, String)]) -> String {
     v.join(", then ")
 }
 
+/// The `never-done` finding of start `id`: `zero` is a witness path with no done, `one` one with a done (if any).
+fn never_done_hit(m: &Module<'_>, unit: usize, id: OpId, family: &str, zero: &[Step], one: Option<&[Step]>) -> Hit {
+    let at = |op: OpId| At::Op { unit, op };
+    let op = m.op(id);
+    let sname = name(m, id);
+    let choices = choices_in(zero);
+    let (detail, label) = if choices.is_empty() {
+        (
+            format!("`{sname}` ({}) is never done: no `{family}-done` consumes its value", op.opcode),
+            "started here, never done".to_string(),
+        )
+    } else {
+        (
+            format!("`{sname}` ({}) is not done on the path where {}", op.opcode, describe_path(&choices)),
+            "started here; not done on every path".to_string(),
+        )
+    };
+    let mut h = Hit::new(at(id), label, detail)
+        .capture("kind", "never-done")
+        .capture("family", family)
+        .capture("start", sname.clone())
+        .capture("done", "");
+    for (c, t) in choices.iter().take(4) {
+        h = h.with_label(at(*c), format!("path without a done: {t}"));
+    }
+    // where it is done on the other paths
+    if let Some(d) = one.and_then(|w1| dones_in(w1).first().copied()) {
+        h = h.with_label(at(d), "done here on other paths");
+    }
+    h
+}
+
+/// The `done-twice` finding of start `id`, `twice` a witness path with two or more dones.
+fn done_twice_hit(m: &Module<'_>, unit: usize, id: OpId, family: &str, twice: &[Step]) -> Hit {
+    let at = |op: OpId| At::Op { unit, op };
+    let op = m.op(id);
+    let sname = name(m, id);
+    let dones = dones_in(twice);
+    let choices = choices_in(twice);
+    let mut names: Vec<String> = dones.iter().map(|&d| name(m, d)).collect();
+    names.dedup();
+    let where_ = if choices.is_empty() { String::new() } else { format!(" (when {})", describe_path(&choices)) };
+    let detail = format!(
+        "`{sname}` ({}) is done more than once on one path{where_}: {}",
+        op.opcode,
+        if names.len() == 1 {
+            format!("`{}` runs twice on it", names[0])
+        } else {
+            format!("by {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" and "))
+        }
+    );
+    let mut h = Hit::new(at(id), "started once here", detail)
+        .capture("kind", "done-twice")
+        .capture("family", family)
+        .capture("start", sname.clone())
+        .capture("done", names.join(", "));
+    let mut labelled = HashSet::new();
+    for d in dones {
+        if labelled.insert(d) {
+            h = h.with_label(at(d), "done here");
+        }
+    }
+    h
+}
+
+/// The findings of start `id`: a path where it is never done, a path where it is done twice.
+fn check_start(m: &Module<'_>, unit: usize, id: OpId, family: &str) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let mut fw = Forward::new(m, family);
+    let Some(out) = fw.run(id) else { return hits };
+    if let Some(w) = &out.by[0] {
+        hits.push(never_done_hit(m, unit, id, family, w, out.by[1].as_deref()));
+    }
+    if let Some(w) = &out.by[2] {
+        hits.push(done_twice_hit(m, unit, id, family, w));
+    }
+    hits
+}
+
+/// The `done-without-start` finding of done `id`, when some path of its operand reaches no start of its family.
+fn check_done(m: &Module<'_>, unit: usize, id: OpId, family: &str) -> Option<Hit> {
+    let at = |op: OpId| At::Op { unit, op };
+    let op = m.op(id);
+    let first = op.operands.first()?;
+    let mut bw = Backward { m, family, stack: HashSet::new(), steps: 0, stray: None, starts: Vec::new() };
+    bw.trace(first.def, &[], &[]);
+    if bw.steps > MAX_STEPS {
+        return None;
+    }
+    let s = match (bw.stray, first.def) {
+        (Some(s), _) => s,
+        (None, Def::Op { .. }) => return None,
+        (None, _) => id,
+    };
+    let dname = name(m, id);
+    let from = if s == id { format!("`{}`", first.name) } else { format!("`{}` ({})", name(m, s), m.op(s).opcode) };
+    let detail = if bw.starts.is_empty() {
+        format!("`{dname}` ({}) has no `{family}` start: its operand comes from {from}", op.opcode)
+    } else {
+        format!(
+            "`{dname}` ({}) has no `{family}` start on some path: its operand can come from {from} besides {}",
+            op.opcode,
+            bw.starts.iter().map(|&x| format!("`{}`", name(m, x))).collect::<Vec<_>>().join(", ")
+        )
+    };
+    let mut h = Hit::new(at(id), "done without a start", detail)
+        .capture("kind", "done-without-start")
+        .capture("family", family)
+        .capture("start", bw.starts.iter().map(|&x| name(m, x)).collect::<Vec<_>>().join(", "))
+        .capture("done", dname);
+    if s != id {
+        h = h.with_label(at(s), "its operand comes from here");
+    }
+    Some(h)
+}
+
 /// The findings of one HLO module (unit index `unit` for locations).
 pub fn check_module(m: &Module<'_>, unit: usize) -> Vec<Hit> {
     let mut hits = Vec::new();
     if m.layer != Layer::Hlo {
         return hits;
     }
-    let at = |op: OpId| At::Op { unit, op };
     for id in m.op_ids() {
-        let op = m.op(id);
-        let Some((family, role)) = async_role(op.opcode) else { continue };
+        let Some((family, role)) = async_role(m.op(id).opcode) else { continue };
         match role {
-            AsyncRole::Start => {
-                let mut fw = Forward::new(m, family);
-                let Some(out) = fw.run(id) else { continue };
-                let sname = name(m, id);
-                if let Some(w) = &out.by[0] {
-                    let choices = choices_in(w);
-                    let (detail, label) = if choices.is_empty() {
-                        (
-                            format!("`{sname}` ({}) is never done: no `{family}-done` consumes its value", op.opcode),
-                            "started here, never done".to_string(),
-                        )
-                    } else {
-                        (
-                            format!(
-                                "`{sname}` ({}) is not done on the path where {}",
-                                op.opcode,
-                                describe_path(&choices)
-                            ),
-                            "started here; not done on every path".to_string(),
-                        )
-                    };
-                    let mut h = Hit::new(at(id), label, detail)
-                        .capture("kind", "never-done")
-                        .capture("family", family)
-                        .capture("start", sname.clone())
-                        .capture("done", "");
-                    for (c, t) in choices.iter().take(4) {
-                        h = h.with_label(at(*c), format!("path without a done: {t}"));
-                    }
-                    // where it is done on the other paths
-                    if let Some(w1) = &out.by[1] {
-                        if let Some(&d) = dones_in(w1).first() {
-                            h = h.with_label(at(d), "done here on other paths");
-                        }
-                    }
-                    hits.push(h);
-                }
-                if let Some(w) = &out.by[2] {
-                    let dones = dones_in(w);
-                    let choices = choices_in(w);
-                    let mut names: Vec<String> = dones.iter().map(|&d| name(m, d)).collect();
-                    names.dedup();
-                    let where_ =
-                        if choices.is_empty() { String::new() } else { format!(" (when {})", describe_path(&choices)) };
-                    let detail = format!(
-                        "`{sname}` ({}) is done more than once on one path{where_}: {}",
-                        op.opcode,
-                        if names.len() == 1 {
-                            format!("`{}` runs twice on it", names[0])
-                        } else {
-                            format!("by {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" and "))
-                        }
-                    );
-                    let mut h = Hit::new(at(id), "started once here", detail)
-                        .capture("kind", "done-twice")
-                        .capture("family", family)
-                        .capture("start", sname.clone())
-                        .capture("done", names.join(", "));
-                    let mut labelled = HashSet::new();
-                    for d in dones {
-                        if labelled.insert(d) {
-                            h = h.with_label(at(d), "done here");
-                        }
-                    }
-                    hits.push(h);
-                }
-            }
-            AsyncRole::Done => {
-                let Some(first) = op.operands.first() else { continue };
-                let mut bw = Backward { m, family, stack: HashSet::new(), steps: 0, stray: None, starts: Vec::new() };
-                bw.trace(first.def, &[], &[]);
-                if bw.steps > MAX_STEPS {
-                    continue;
-                }
-                let stray = match (bw.stray, first.def) {
-                    (Some(s), _) => Some(s),
-                    (None, Def::Op { .. }) => None,
-                    (None, _) => Some(id),
-                };
-                if let Some(s) = stray {
-                    let dname = name(m, id);
-                    let from = if s == id {
-                        format!("`{}`", first.name)
-                    } else {
-                        format!("`{}` ({})", name(m, s), m.op(s).opcode)
-                    };
-                    let detail = if bw.starts.is_empty() {
-                        format!("`{dname}` ({}) has no `{family}` start: its operand comes from {from}", op.opcode)
-                    } else {
-                        format!(
-                            "`{dname}` ({}) has no `{family}` start on some path: its operand can come from {from} besides {}",
-                            op.opcode,
-                            bw.starts.iter().map(|&x| format!("`{}`", name(m, x))).collect::<Vec<_>>().join(", ")
-                        )
-                    };
-                    let mut h = Hit::new(at(id), "done without a start", detail)
-                        .capture("kind", "done-without-start")
-                        .capture("family", family)
-                        .capture("start", bw.starts.iter().map(|&x| name(m, x)).collect::<Vec<_>>().join(", "))
-                        .capture("done", dname);
-                    if s != id {
-                        h = h.with_label(at(s), "its operand comes from here");
-                    }
-                    hits.push(h);
-                }
-            }
+            AsyncRole::Start => hits.extend(check_start(m, unit, id, family)),
+            AsyncRole::Done => hits.extend(check_done(m, unit, id, family)),
             AsyncRole::Update => {}
         }
     }

@@ -158,6 +158,160 @@ fn dims(v: &[i64]) -> String {
 /// bytes it moves over the grid.
 type WindowFacts = (Option<Vec<i64>>, bool, bool, Option<f64>);
 
+/// Where findings about one kernel point, and how its windows map to its arguments.
+struct KernelSite<'a, 'k> {
+    func: &'a crate::ir::Func<'k>,
+    unit: usize,
+    host_span: Option<Span>,
+    k: &'a Kernel<'k>,
+}
+
+impl<'k> KernelSite<'_, 'k> {
+    fn arg_of(&self, w: usize) -> Option<&kernel::KernelArg<'k>> {
+        self.k.args.iter().find(|a| a.role == ArgRole::Window(w as u32))
+    }
+
+    /// Where a finding about the kernel or one operand points: the argument in a dump, the host call for a body.
+    fn at_arg(&self, w: Option<usize>) -> At {
+        let unit = self.unit;
+        let p = w.and_then(|w| self.arg_of(w)).and_then(|a| self.func.params.get(a.index));
+        match (self.host_span, p) {
+            (Some(span), _) => At::Span { unit, span },
+            (None, Some(p)) => At::Span { unit, span: p.span },
+            (None, None) => At::Span { unit, span: self.func.name_span },
+        }
+    }
+}
+
+/// The number of grid steps (`i64::MAX` when unknown or overflowing) and whether a bound is dynamic: a negative
+/// bound is Mosaic's spelling of a dynamic one (`?`), so the number of steps is not known here.
+fn grid_steps(k: &Kernel<'_>) -> (i64, bool) {
+    let dynamic = k.iteration_bounds.iter().any(|&b| b < 0);
+    let steps: i64 = if dynamic {
+        i64::MAX
+    } else {
+        k.iteration_bounds.iter().try_fold(1i64, |a, &b| a.checked_mul(b)).unwrap_or(i64::MAX)
+    };
+    (steps, dynamic)
+}
+
+/// The `no-grid-steps` finding: windowed operands but one grid step, so nothing to overlap.
+fn single_step_hit(site: &KernelSite<'_, '_>, windows: &[(usize, &kernel::WindowParam<'_>)]) -> Hit {
+    let k = site.k;
+    let names: Vec<String> =
+        windows.iter().filter_map(|(w, _)| site.arg_of(*w)).map(|a| format!("`%{}`", a.name)).collect();
+    let grid = if k.iteration_bounds.is_empty() {
+        "no grid".to_string()
+    } else {
+        format!("grid ({})", k.iteration_bounds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "))
+    };
+    let detail = format!(
+        "kernel `@{}` has {grid}: one step, so its {} windowed operand(s) ({}) are fetched, computed and written \
+         back in sequence with nothing to overlap",
+        k.name,
+        windows.len(),
+        names.join(", ")
+    );
+    Hit::new(site.at_arg(None), "single grid step", detail)
+        .capture("kind", "no-grid-steps")
+        .capture("operand", names.join(", "))
+        .capture("window", "")
+        .capture("array", "")
+}
+
+/// The facts of window `w` (see [`WindowFacts`]) over a grid of `steps` steps.
+fn window_facts(
+    m: &Module<'_>,
+    site: &KernelSite<'_, '_>,
+    arrays: Option<&CallArrays>,
+    (w, wp): (usize, &kernel::WindowParam<'_>),
+    (steps, dynamic): (i64, bool),
+) -> WindowFacts {
+    let k = site.k;
+    let bounds = wp.window_bounds.as_deref().unwrap_or(&[]);
+    let array = arrays.and_then(|ar| full_array(ar, k, w));
+    let full = array.as_deref() == Some(bounds);
+    let dep = index_map_dims(m, wp.transform, k.iteration_bounds.len());
+    // a whole-array block has one in-bounds index, 0: it is copied once whatever the map says
+    let invariant = full || dep.as_ref().is_some_and(|d| d.iter().all(|x| !x));
+    let bits = site.arg_of(w).and_then(|a| a.ty.as_ref()).and_then(|t| t.dtype()).map(|d| d.bits());
+    let block: Option<f64> =
+        bits.filter(|&b| b > 0).map(|b| bounds.iter().map(|&d| d.max(0) as f64).product::<f64>() * b as f64 / 8.0);
+    let n = if invariant {
+        Some(1)
+    } else {
+        dep.as_deref().map_or(if dynamic { None } else { Some(steps) }, |d| fetches(&k.iteration_bounds, d))
+    };
+    let bytes = block.zip(n).map(|(b, n)| b * n as f64);
+    (array, full, invariant, bytes)
+}
+
+/// One window of a kernel, as the per-window findings see it.
+struct WindowCase<'a> {
+    w: usize,
+    name: String,
+    bounds: &'a [i64],
+    synchronous: bool,
+    steps: i64,
+}
+
+/// The `full-array-window` finding, when the whole-array window's one exposed copy is at least [`EXPOSED_SHARE`]
+/// of the bytes the kernel's windows move (`total`).
+fn whole_array_hit(
+    site: &KernelSite<'_, '_>,
+    arrays: Option<&CallArrays>,
+    win: WindowCase<'_>,
+    facts: &WindowFacts,
+    total: Option<f64>,
+) -> Option<Hit> {
+    let (k, w, steps, name, bounds) = (site.k, win.w, win.steps, win.name, win.bounds);
+    let (array, _, _, bytes) = facts;
+    let share = bytes.zip(total).filter(|&(_, t)| t > 0.0).map(|(b, t)| b / t);
+    let share = share.filter(|&s| s >= EXPOSED_SHARE)?;
+    let forced =
+        if win.synchronous { " (Pallas made it single-buffered: `#tpu.pipeline_mode<synchronous>`)" } else { "" };
+    let output = arrays.is_some_and(|(ops, _)| w + k.scalar_prefetch >= ops.len());
+    let when = if output {
+        format!("written back once{forced}, after the last of the {steps} grid steps")
+    } else {
+        format!("copied in once{forced}, before the first of the {steps} grid steps")
+    };
+    let detail = format!(
+        "windowed operand `{name}` of `@{}` has a window of {} that is its whole array {}: it is {when}, and \
+         that copy ({}, {:.0}% of the bytes the kernel's windows move) overlaps with no compute; a block along \
+         a grid dimension would be pipelined",
+        k.name,
+        dims(bounds),
+        dims(array.as_deref().unwrap_or(&[])),
+        human_bytes(bytes.unwrap_or(0.0)),
+        share * 100.0,
+    );
+    Some(
+        Hit::new(site.at_arg(Some(w)), "window = whole array", detail)
+            .capture("kind", "full-array-window")
+            .capture("operand", name.clone())
+            .capture("window", dims(bounds))
+            .capture("array", dims(array.as_deref().unwrap_or(&[]))),
+    )
+}
+
+/// The `single-buffered` finding for a window whose block index varies over the grid.
+fn single_buffered_hit(site: &KernelSite<'_, '_>, win: WindowCase<'_>, array: Option<&[i64]>) -> Hit {
+    let (k, w, steps, name, bounds) = (site.k, win.w, win.steps, win.name, win.bounds);
+    let detail = format!(
+        "windowed operand `{name}` of `@{}` (window {}) has one buffer (`#tpu.pipeline_mode<synchronous>`, \
+         `pl.Buffered(1)`): the next block is not prefetched while the current one is computed, so each of \
+         the {steps} grid steps waits for its copy",
+        k.name,
+        dims(bounds)
+    );
+    Hit::new(site.at_arg(Some(w)), "single-buffered window", detail)
+        .capture("kind", "single-buffered")
+        .capture("operand", name)
+        .capture("window", dims(bounds))
+        .capture("array", array.map(dims).unwrap_or_default())
+}
+
 /// `host_span`: for a kernel decoded from a custom call, where its findings point (the call's backend_config).
 pub fn check_kernel(
     c: Option<&Compilation<'_>>,
@@ -167,133 +321,38 @@ pub fn check_kernel(
     k: &Kernel<'_>,
 ) -> Vec<Hit> {
     let mut hits = Vec::new();
-    let func = m.func(k.func);
+    let site = KernelSite { func: m.func(k.func), unit, host_span, k };
     let windows: Vec<(usize, &kernel::WindowParam<'_>)> =
         k.window_params.iter().enumerate().filter(|(_, w)| w.window_bounds.is_some()).collect();
     if windows.is_empty() {
         return hits;
     }
-    let arg_of = |w: usize| k.args.iter().find(|a| a.role == ArgRole::Window(w as u32));
-    // Where a finding about the kernel or one operand points: the argument in a dump, the host call for a body.
-    let at_arg = |w: Option<usize>| -> At {
-        let p = w.and_then(arg_of).and_then(|a| func.params.get(a.index));
-        match (host_span, p) {
-            (Some(span), _) => At::Span { unit, span },
-            (None, Some(p)) => At::Span { unit, span: p.span },
-            (None, None) => At::Span { unit, span: func.name_span },
-        }
-    };
     let arrays = c.and_then(|c| {
         let (hu, call) = host_call(c, unit, k.name)?;
         Some(call_arrays(&c.units.get(hu)?.module, call))
     });
-    // a negative bound is Mosaic's spelling of a dynamic one (`?`): the number of steps is not known here
-    let dynamic = k.iteration_bounds.iter().any(|&b| b < 0);
-    let steps: i64 = if dynamic {
-        i64::MAX
-    } else {
-        k.iteration_bounds.iter().try_fold(1i64, |a, &b| a.checked_mul(b)).unwrap_or(i64::MAX)
-    };
+    let grid = grid_steps(k);
+    let steps = grid.0;
     if steps <= 1 {
-        let names: Vec<String> =
-            windows.iter().filter_map(|(w, _)| arg_of(*w)).map(|a| format!("`%{}`", a.name)).collect();
-        let grid = if k.iteration_bounds.is_empty() {
-            "no grid".to_string()
-        } else {
-            format!("grid ({})", k.iteration_bounds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "))
-        };
-        let detail = format!(
-            "kernel `@{}` has {grid}: one step, so its {} windowed operand(s) ({}) are fetched, computed and written \
-             back in sequence with nothing to overlap",
-            k.name,
-            windows.len(),
-            names.join(", ")
-        );
-        hits.push(
-            Hit::new(at_arg(None), "single grid step", detail)
-                .capture("kind", "no-grid-steps")
-                .capture("operand", names.join(", "))
-                .capture("window", "")
-                .capture("array", ""),
-        );
+        hits.push(single_step_hit(&site, &windows));
     }
-    let rank = k.iteration_bounds.len();
-    let info: Vec<WindowFacts> = windows
-        .iter()
-        .map(|&(w, wp)| {
-            let bounds = wp.window_bounds.as_deref().unwrap_or(&[]);
-            let array = arrays.as_ref().and_then(|ar| full_array(ar, k, w));
-            let full = array.as_deref() == Some(bounds);
-            let dep = index_map_dims(m, wp.transform, rank);
-            // a whole-array block has one in-bounds index, 0: it is copied once whatever the map says
-            let invariant = full || dep.as_ref().is_some_and(|d| d.iter().all(|x| !x));
-            let bits = arg_of(w).and_then(|a| a.ty.as_ref()).and_then(|t| t.dtype()).map(|d| d.bits());
-            let block: Option<f64> = bits
-                .filter(|&b| b > 0)
-                .map(|b| bounds.iter().map(|&d| d.max(0) as f64).product::<f64>() * b as f64 / 8.0);
-            let n = if invariant {
-                Some(1)
-            } else {
-                dep.as_deref().map_or(if dynamic { None } else { Some(steps) }, |d| fetches(&k.iteration_bounds, d))
-            };
-            let bytes = block.zip(n).map(|(b, n)| b * n as f64);
-            (array, full, invariant, bytes)
-        })
-        .collect();
+    let info: Vec<WindowFacts> =
+        windows.iter().map(|&win| window_facts(m, &site, arrays.as_ref(), win, grid)).collect();
     let total: Option<f64> = info.iter().map(|x| x.3).sum();
     for (i, &(w, wp)) in windows.iter().enumerate() {
         let Some(bounds) = wp.window_bounds.as_ref() else { continue };
-        let (array, full, invariant, bytes) = &info[i];
-        let a = arg_of(w);
-        let name = a.map(|a| format!("%{}", a.name)).unwrap_or_else(|| format!("window {w}"));
+        let facts = &info[i];
+        let (array, full, invariant, _) = facts;
+        let name = site.arg_of(w).map(|a| format!("%{}", a.name)).unwrap_or_else(|| format!("window {w}"));
         let synchronous = wp.pipeline_mode.is_some_and(|p| p == "synchronous");
+        let win = WindowCase { w, name, bounds, synchronous, steps };
         if *full && steps > 1 {
-            let share = bytes.zip(total).filter(|&(_, t)| t > 0.0).map(|(b, t)| b / t);
-            let Some(share) = share.filter(|&s| s >= EXPOSED_SHARE) else { continue };
-            let forced =
-                if synchronous { " (Pallas made it single-buffered: `#tpu.pipeline_mode<synchronous>`)" } else { "" };
-            let output = arrays.as_ref().is_some_and(|(ops, _)| w + k.scalar_prefetch >= ops.len());
-            let when = if output {
-                format!("written back once{forced}, after the last of the {steps} grid steps")
-            } else {
-                format!("copied in once{forced}, before the first of the {steps} grid steps")
-            };
-            let detail = format!(
-                "windowed operand `{name}` of `@{}` has a window of {} that is its whole array {}: it is {when}, and \
-                 that copy ({}, {:.0}% of the bytes the kernel's windows move) overlaps with no compute; a block along \
-                 a grid dimension would be pipelined",
-                k.name,
-                dims(bounds),
-                dims(array.as_deref().unwrap_or(&[])),
-                human_bytes(bytes.unwrap_or(0.0)),
-                share * 100.0,
-            );
-            hits.push(
-                Hit::new(at_arg(Some(w)), "window = whole array", detail)
-                    .capture("kind", "full-array-window")
-                    .capture("operand", name.clone())
-                    .capture("window", dims(bounds))
-                    .capture("array", dims(array.as_deref().unwrap_or(&[]))),
-            );
+            hits.extend(whole_array_hit(&site, arrays.as_ref(), win, facts, total));
         } else if synchronous && steps > 1 && !*full {
-            if *invariant {
-                // one copy for the whole grid: a second buffer would have nothing to prefetch
-                continue;
+            // an invariant block is copied once for the whole grid: a second buffer would have nothing to prefetch
+            if !*invariant {
+                hits.push(single_buffered_hit(&site, win, array.as_deref()));
             }
-            let detail = format!(
-                "windowed operand `{name}` of `@{}` (window {}) has one buffer (`#tpu.pipeline_mode<synchronous>`, \
-                 `pl.Buffered(1)`): the next block is not prefetched while the current one is computed, so each of \
-                 the {steps} grid steps waits for its copy",
-                k.name,
-                dims(bounds)
-            );
-            hits.push(
-                Hit::new(at_arg(Some(w)), "single-buffered window", detail)
-                    .capture("kind", "single-buffered")
-                    .capture("operand", name)
-                    .capture("window", dims(bounds))
-                    .capture("array", array.as_deref().map(dims).unwrap_or_default()),
-            );
         }
     }
     hits

@@ -190,109 +190,131 @@ struct Derived {
     raw: bool,
 }
 
-fn analyze_kernel(m: &Module<'_>, f: FuncId, k: &Kernel<'_>) -> HashMap<usize, ArgUse> {
-    let entry = m.regions[m.func(f).body.idx()].blocks.first().copied();
-    let mut uses: HashMap<usize, ArgUse> = HashMap::new();
-    let mut vals: HashMap<VKey, Derived> = HashMap::new();
-    let mut work: Vec<Def> = Vec::new();
-    let ops = m.func_ops(f);
-    for &id in &ops {
-        let o = m.op(id);
-        if is_load(o.opcode) {
-            let r = o.operands.iter().find(|x| x.role.is_none() || x.role == Some("base") || x.role == Some("ref"));
-            if let Some(a) = r.and_then(|r| base_arg(m, entry, k, r.def, 0)) {
-                uses.entry(a).or_default().loads.push(id);
-                let d = Def::Op { op: id, index: 0 };
-                vals.insert(vkey(d), Derived { args: vec![a], single: is_single(value_type(m, d)), raw: true });
-                work.push(d);
-            }
-        } else if is_store(o.opcode) {
-            for x in &o.operands {
-                if let Some(a) = base_arg(m, entry, k, x.def, 0) {
-                    uses.entry(a).or_default().stored = true;
+/// The forward walk of one kernel: from the loads of its arguments through what their values become.
+struct ScaleFlow<'m, 'a> {
+    m: &'m Module<'a>,
+    uses: HashMap<usize, ArgUse>,
+    vals: HashMap<VKey, Derived>,
+    work: Vec<Def>,
+}
+
+impl ScaleFlow<'_, '_> {
+    /// Records the kernel's loads and stores of its arguments; each loaded value starts the walk.
+    fn seed(&mut self, f: FuncId, k: &Kernel<'_>) {
+        let m = self.m;
+        let entry = m.regions[m.func(f).body.idx()].blocks.first().copied();
+        for &id in &m.func_ops(f) {
+            let o = m.op(id);
+            if is_load(o.opcode) {
+                let r = o.operands.iter().find(|x| x.role.is_none() || x.role == Some("base") || x.role == Some("ref"));
+                if let Some(a) = r.and_then(|r| base_arg(m, entry, k, r.def, 0)) {
+                    self.uses.entry(a).or_default().loads.push(id);
+                    let d = Def::Op { op: id, index: 0 };
+                    self.vals
+                        .insert(vkey(d), Derived { args: vec![a], single: is_single(value_type(m, d)), raw: true });
+                    self.work.push(d);
+                }
+            } else if is_store(o.opcode) {
+                for x in &o.operands {
+                    if let Some(a) = base_arg(m, entry, k, x.def, 0) {
+                        self.uses.entry(a).or_default().stored = true;
+                    }
                 }
             }
         }
     }
+
+    /// Merges `new` into what `out` derives from; `out` is walked again when that grew.
+    fn propagate(&mut self, out: Def, new: Derived) {
+        let e = self.vals.entry(vkey(out)).or_insert_with(|| Derived { args: Vec::new(), single: false, raw: new.raw });
+        let mut grew = false;
+        for a in new.args {
+            if !e.args.contains(&a) {
+                e.args.push(a);
+                grew = true;
+            }
+        }
+        if new.single && !e.single {
+            e.single = true;
+            grew = true;
+        }
+        if grew {
+            self.work.push(out);
+        }
+    }
+
+    /// What user `u` of value `d` (derived as `cur`) does with it: a matmul operand, a shape-only op, or a
+    /// multiply or divide by a scale.
+    fn follow_use(&mut self, d: Def, cur: &Derived, u: OpId) {
+        let m = self.m;
+        let uo = m.op(u);
+        let positions: Vec<usize> =
+            uo.operands.iter().enumerate().filter(|(_, x)| x.def == d).map(|(i, _)| i).collect();
+        if positions.is_empty() {
+            return;
+        }
+        let out = Def::Op { op: u, index: 0 };
+        if is_matmul_input(uo.opcode) {
+            if cur.raw {
+                for &a in &cur.args {
+                    self.uses.entry(a).or_default().matmul_operand.get_or_insert(u);
+                }
+            }
+            return;
+        }
+        if is_passthrough(uo.opcode) {
+            let single = cur.single || is_single(value_type(m, out));
+            self.propagate(out, Derived { args: cur.args.clone(), single, raw: cur.raw });
+            return;
+        }
+        let mul = is_mul(uo.opcode);
+        let div = is_div(uo.opcode) && positions == [1];
+        if !(mul || div) || uo.operands.len() < 2 {
+            return;
+        }
+        let other_pos = if positions.contains(&0) { 1 } else { 0 };
+        if positions.len() >= 2 {
+            // x * x: a square, still the same scale
+            self.propagate(out, Derived { args: cur.args.clone(), single: cur.single, raw: false });
+            return;
+        }
+        let other = uo.operands[other_pos].def;
+        if let Some(o2) = self.vals.get(&vkey(other)).cloned() {
+            // scale × scale (x_scale * w_scale): the product is a scale of both
+            let mut args = cur.args.clone();
+            args.extend(o2.args.iter().copied());
+            self.propagate(out, Derived { args, single: cur.single || o2.single, raw: false });
+        } else if is_constlike(m, other, 0) {
+            self.propagate(out, Derived { args: cur.args.clone(), single: cur.single, raw: false });
+        } else if cur.single {
+            let mm = from_matmul(m, other);
+            for &a in &cur.args {
+                let e = self.uses.entry(a).or_default();
+                if !e.scale_uses.iter().any(|x| x.0 == u) {
+                    e.scale_uses.push((u, mm));
+                }
+            }
+        }
+    }
+}
+
+fn analyze_kernel(m: &Module<'_>, f: FuncId, k: &Kernel<'_>) -> HashMap<usize, ArgUse> {
+    let mut flow = ScaleFlow { m, uses: HashMap::new(), vals: HashMap::new(), work: Vec::new() };
+    flow.seed(f, k);
     let mut steps = 0usize;
-    while let Some(d) = work.pop() {
+    while let Some(d) = flow.work.pop() {
         steps += 1;
         if steps > 100_000 {
             break;
         }
-        let Some(cur) = vals.get(&vkey(d)).cloned() else { continue };
+        let Some(cur) = flow.vals.get(&vkey(d)).cloned() else { continue };
         let Def::Op { op: def_op, .. } = d else { continue };
         let users = m.op(def_op).users.clone();
         for u in users {
-            let uo = m.op(u);
-            let positions: Vec<usize> =
-                uo.operands.iter().enumerate().filter(|(_, x)| x.def == d).map(|(i, _)| i).collect();
-            if positions.is_empty() {
-                continue;
-            }
-            let out = Def::Op { op: u, index: 0 };
-            let propagate = |vals: &mut HashMap<VKey, Derived>, work: &mut Vec<Def>, new: Derived| {
-                let e =
-                    vals.entry(vkey(out)).or_insert_with(|| Derived { args: Vec::new(), single: false, raw: new.raw });
-                let mut grew = false;
-                for a in new.args {
-                    if !e.args.contains(&a) {
-                        e.args.push(a);
-                        grew = true;
-                    }
-                }
-                if new.single && !e.single {
-                    e.single = true;
-                    grew = true;
-                }
-                if grew {
-                    work.push(out);
-                }
-            };
-            if is_matmul_input(uo.opcode) {
-                if cur.raw {
-                    for &a in &cur.args {
-                        uses.entry(a).or_default().matmul_operand.get_or_insert(u);
-                    }
-                }
-                continue;
-            }
-            if is_passthrough(uo.opcode) {
-                let single = cur.single || is_single(value_type(m, out));
-                propagate(&mut vals, &mut work, Derived { args: cur.args.clone(), single, raw: cur.raw });
-                continue;
-            }
-            let mul = is_mul(uo.opcode);
-            let div = is_div(uo.opcode) && positions == [1];
-            if !(mul || div) || uo.operands.len() < 2 {
-                continue;
-            }
-            let other_pos = if positions.contains(&0) { 1 } else { 0 };
-            if positions.len() >= 2 {
-                // x * x: a square, still the same scale
-                propagate(&mut vals, &mut work, Derived { args: cur.args.clone(), single: cur.single, raw: false });
-                continue;
-            }
-            let other = uo.operands[other_pos].def;
-            if let Some(o2) = vals.get(&vkey(other)).cloned() {
-                // scale × scale (x_scale * w_scale): the product is a scale of both
-                let mut args = cur.args.clone();
-                args.extend(o2.args.iter().copied());
-                propagate(&mut vals, &mut work, Derived { args, single: cur.single || o2.single, raw: false });
-            } else if is_constlike(m, other, 0) {
-                propagate(&mut vals, &mut work, Derived { args: cur.args.clone(), single: cur.single, raw: false });
-            } else if cur.single {
-                let mm = from_matmul(m, other);
-                for &a in &cur.args {
-                    let e = uses.entry(a).or_default();
-                    if !e.scale_uses.iter().any(|x| x.0 == u) {
-                        e.scale_uses.push((u, mm));
-                    }
-                }
-            }
+            flow.follow_use(d, &cur, u);
         }
     }
-    uses
+    flow.uses
 }
 
 fn role_text(r: ArgRole) -> String {
@@ -321,6 +343,83 @@ fn memref_text(t: &MlirType<'_>) -> String {
     }
 }
 
+/// One float memref argument of a kernel, as its findings describe it.
+struct ArgSite<'s, 'm, 'a> {
+    m: &'m Module<'a>,
+    unit: usize,
+    /// A kernel decoded from a custom call: findings point at ops, not at the argument.
+    decoded: bool,
+    func: &'m crate::ir::Func<'a>,
+    a: &'s kernel::KernelArg<'a>,
+    memref: String,
+}
+
+impl ArgSite<'_, '_, '_> {
+    /// Where a finding about the argument shown at `op` points: the op in a decoded body, else the argument.
+    fn at(&self, op: OpId) -> At {
+        let unit = self.unit;
+        if self.decoded {
+            At::Op { unit, op }
+        } else {
+            match self.func.params.get(self.a.index) {
+                Some(p) => At::Span { unit, span: p.span },
+                None => At::Op { unit, op },
+            }
+        }
+    }
+}
+
+/// The `scales-in-vmem` finding: a scale table outside SMEM, read with a vector load per block.
+fn scales_in_vmem_hit(site: &ArgSite<'_, '_, '_>, u: &ArgUse, space: &str) -> Hit {
+    let (m, a, unit, memref) = (site.m, site.a, site.unit, &site.memref);
+    let (mul, mm) = u.scale_uses[0];
+    let on = if mm { "the matmul result" } else { "data" };
+    let load = u.loads.first().copied().unwrap_or(mul);
+    let lop = m.op(load).opcode;
+    let detail = format!(
+        "`%{}` ({}, {memref}) holds per-block scale factors in {}: each block's factor is read with `{lop}`, \
+         reduced to one element and broadcast to multiply {on} (`{}`); in SMEM a scalar read would replace \
+         the vector load and broadcast per block",
+        a.name,
+        role_text(a.role),
+        if space.is_empty() { "the default (VMEM) memory space".to_string() } else { space.to_uppercase() },
+        m.op(mul).opcode,
+    );
+    Hit::new(site.at(mul), format!("scale table in {}", if space.is_empty() { "VMEM" } else { space }), detail)
+        .capture("kind", "scales-in-vmem")
+        .capture("arg", format!("%{}", a.name))
+        .capture("memref", memref.clone())
+        .with_label(At::Op { unit, op: load }, format!("vector load of one scale ({lop})"))
+        .with_label(At::Op { unit, op: mul }, format!("multiplies {on}"))
+}
+
+/// The `data-in-smem` finding for an SMEM argument used as a matmul operand or larger than `max_elems`.
+fn data_in_smem_hit(site: ArgSite<'_, '_, '_>, u: &ArgUse, elems: Option<i64>, max_elems: i64) -> Option<Hit> {
+    let (m, a, unit) = (site.m, site.a, site.unit);
+    let small = elems.is_some_and(|n| n <= max_elems);
+    let (why, at) = if let Some(mm) = u.matmul_operand {
+        (format!("its loaded values are an operand of `{}`", m.op(mm).opcode), mm)
+    } else if !small && !u.loads.is_empty() {
+        (format!("it holds {} elements (more than {max_elems})", elems.unwrap_or(0)), u.loads[0])
+    } else {
+        return None;
+    };
+    let detail = format!(
+        "`%{}` ({}, {}) is data placed in SMEM: {why}; SMEM is for scalars (indices, per-block \
+         scales), read one word at a time, and data belongs in VMEM",
+        a.name,
+        role_text(a.role),
+        site.memref
+    );
+    Some(
+        Hit::new(site.at(at), "data in SMEM", detail)
+            .capture("kind", "data-in-smem")
+            .capture("arg", format!("%{}", a.name))
+            .capture("memref", site.memref)
+            .with_label(At::Op { unit, op: at }, "used as data here"),
+    )
+}
+
 pub fn check_module(m: &Module<'_>, unit: usize, decoded: bool, max_elems: i64) -> Vec<Hit> {
     let mut hits = Vec::new();
     if m.layer != Layer::Mosaic {
@@ -342,67 +441,13 @@ pub fn check_module(m: &Module<'_>, unit: usize, decoded: bool, max_elems: i64) 
             let small = elems.is_some_and(|n| n <= max_elems);
             let space = a.memory_space.unwrap_or("");
             let Some(u) = uses.get(&a.index) else { continue };
-            let memref = memref_text(ty);
-            let where_ = |op: OpId| -> At {
-                if decoded {
-                    At::Op { unit, op }
-                } else {
-                    match func.params.get(a.index) {
-                        Some(p) => At::Span { unit, span: p.span },
-                        None => At::Op { unit, op },
-                    }
-                }
-            };
+            let site = ArgSite { m, unit, decoded, func, a, memref: memref_text(ty) };
             let is_scale = small && !u.stored && u.matmul_operand.is_none() && !u.scale_uses.is_empty();
             if is_scale && space != "smem" {
-                let (mul, mm) = u.scale_uses[0];
-                let on = if mm { "the matmul result" } else { "data" };
-                let load = u.loads.first().copied().unwrap_or(mul);
-                let lop = m.op(load).opcode;
-                let detail = format!(
-                    "`%{}` ({}, {memref}) holds per-block scale factors in {}: each block's factor is read with `{lop}`, \
-                     reduced to one element and broadcast to multiply {on} (`{}`); in SMEM a scalar read would replace \
-                     the vector load and broadcast per block",
-                    a.name,
-                    role_text(a.role),
-                    if space.is_empty() { "the default (VMEM) memory space".to_string() } else { space.to_uppercase() },
-                    m.op(mul).opcode,
-                );
-                let h = Hit::new(
-                    where_(mul),
-                    format!("scale table in {}", if space.is_empty() { "VMEM" } else { space }),
-                    detail,
-                )
-                .capture("kind", "scales-in-vmem")
-                .capture("arg", format!("%{}", a.name))
-                .capture("memref", memref.clone())
-                .with_label(At::Op { unit, op: load }, format!("vector load of one scale ({lop})"))
-                .with_label(At::Op { unit, op: mul }, format!("multiplies {on}"));
-                hits.push(h);
+                hits.push(scales_in_vmem_hit(&site, u, space));
             }
             if space == "smem" {
-                let why = if let Some(mm) = u.matmul_operand {
-                    Some((format!("its loaded values are an operand of `{}`", m.op(mm).opcode), mm))
-                } else if !small && !u.loads.is_empty() {
-                    Some((format!("it holds {} elements (more than {max_elems})", elems.unwrap_or(0)), u.loads[0]))
-                } else {
-                    None
-                };
-                if let Some((why, at)) = why {
-                    let detail = format!(
-                        "`%{}` ({}, {memref}) is data placed in SMEM: {why}; SMEM is for scalars (indices, per-block \
-                         scales), read one word at a time, and data belongs in VMEM",
-                        a.name,
-                        role_text(a.role)
-                    );
-                    hits.push(
-                        Hit::new(where_(at), "data in SMEM", detail)
-                            .capture("kind", "data-in-smem")
-                            .capture("arg", format!("%{}", a.name))
-                            .capture("memref", memref)
-                            .with_label(At::Op { unit, op: at }, "used as data here"),
-                    );
-                }
+                hits.extend(data_in_smem_hit(site, u, elems, max_elems));
             }
         }
     }

@@ -266,42 +266,10 @@ impl<'a> Sim<'_, 'a> {
         let m = self.m;
         let op = m.op(id);
         let Some(&body) = op.regions.first().and_then(|r| m.regions[r.idx()].blocks.first()) else { return vec![s] };
-        let lb_o = op.operands.iter().find(|o| o.role.is_none());
-        let ub_o = op.operands.iter().find(|o| o.role == Some("to")).or_else(|| op.operands.get(1));
-        let st_o = op.operands.iter().find(|o| o.role == Some("step")).or_else(|| op.operands.get(2));
-        let inits: Vec<&Operand<'_>> = op
-            .operands
-            .iter()
-            .filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg")))
-            .collect();
-        let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
         let mut s = s;
-        let mut lb = lb_o.map(|o| self.get(&s, o)).unwrap_or(SimValue::Unknown);
-        let mut ub = ub_o.map(|o| self.get(&s, o)).unwrap_or(SimValue::Unknown);
-        if self.sampling() {
-            // a sampled path runs a loop of one known length (its bounds pinned)
-            for b in [&mut lb, &mut ub] {
-                if let Some(x) = self.pin(&mut s, b, None) {
-                    *b = SimValue::Int(x);
-                }
-            }
-        }
-        let step = match st_o.map(|o| self.get(&s, o)) {
-            Some(SimValue::Int(x)) if x > 0 => x,
-            _ => 1,
-        };
-        let init_vals: Vec<SimValue> = inits.iter().map(|o| self.get(&s, o)).collect();
+        let LoopHeader { lb, ub, step, init_vals } = self.loop_header(id, &mut s);
         // iterations: a list of induction values, or `None` for a dynamic bound
-        let mut sampled = false;
-        let plan: Option<Vec<i64>> = match (&lb, &ub) {
-            (SimValue::Int(l), SimValue::Int(u)) => {
-                let n = if u > l { u.saturating_sub(*l).saturating_add(step - 1) / step } else { 0 };
-                let ks = sample(n, FULL_LOOP);
-                sampled = (ks.len() as i64) < n;
-                Some(ks.into_iter().map(|k| l.saturating_add(k.saturating_mul(step))).collect())
-            }
-            _ => None,
-        };
+        let (plan, sampled) = iteration_plan(&lb, &ub, step);
         let mut done: Vec<State> = Vec::new();
         let mut live: Vec<(State, Vec<SimValue>)> = vec![(s, init_vals)];
         // induction values: known, or `lb + k * step` of an unknown lower bound (comparable with the upper bound
@@ -316,38 +284,12 @@ impl<'a> Sim<'_, 'a> {
             if live.is_empty() || self.exhausted || self.overflow(live.len() + done.len()) {
                 break;
             }
-            let mut entering = Vec::new();
-            for (st, carried) in live.drain(..) {
-                if plan.is_some() {
-                    entering.push((st, carried));
-                    continue;
-                }
-                // dynamic bound: decide `iv < ub`
-                let c = self.compare("slt", iv.clone(), ub.clone());
-                let (t, f) = self.decide_at(id, st, &c);
-                if let Some(mut f) = f {
-                    self.finish_loop(id, &mut f, &carried);
-                    done.push(f);
-                }
-                if let Some(t) = t {
-                    entering.push((t, carried));
-                }
-            }
-            let mut states = Vec::new();
-            for (mut st, carried) in entering {
-                st.env.insert(dkey(Def::BlockArg { block: body, index: 0 }), iv.clone());
-                for (k, v) in carried.into_iter().enumerate() {
-                    st.env.insert(dkey(Def::BlockArg { block: body, index: k as u32 + 1 }), v);
-                }
-                st.ctx.push((id, if let SimValue::Int(i) = iv { i } else { k as i64 }));
-                states.push(st);
-            }
-            let out = self.run_block(body, states, depth + 1);
-            for mut st in out {
-                st.ctx.pop();
-                let y = st.yielded.take().unwrap_or_default();
-                live.push((st, y));
-            }
+            let entering = if plan.is_some() {
+                std::mem::take(&mut live)
+            } else {
+                self.enter_dynamic_iteration(id, &mut live, &mut done, &iv, &ub)
+            };
+            live = self.run_iteration(id, body, entering, (k, &iv), depth);
         }
         // still iterating after the last simulated iteration of a dynamic loop, or iterations skipped: cut short
         let cut = plan.is_none() || sampled;
@@ -357,6 +299,90 @@ impl<'a> Sim<'_, 'a> {
             done.push(st);
         }
         self.join(id, done)
+    }
+
+    /// The bounds, step and initial carried values of `scf.for` `id` (on a sampled path its bounds pinned, so the
+    /// loop has one known length); an unknown or non-positive step is taken as 1.
+    fn loop_header(&mut self, id: OpId, s: &mut State) -> LoopHeader {
+        let op = self.m.op(id);
+        let lb_o = op.operands.iter().find(|o| o.role.is_none());
+        let ub_o = op.operands.iter().find(|o| o.role == Some("to")).or_else(|| op.operands.get(1));
+        let st_o = op.operands.iter().find(|o| o.role == Some("step")).or_else(|| op.operands.get(2));
+        let inits: Vec<&Operand<'_>> = op
+            .operands
+            .iter()
+            .filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg")))
+            .collect();
+        let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
+        let mut lb = lb_o.map(|o| self.get(s, o)).unwrap_or(SimValue::Unknown);
+        let mut ub = ub_o.map(|o| self.get(s, o)).unwrap_or(SimValue::Unknown);
+        if self.sampling() {
+            for b in [&mut lb, &mut ub] {
+                if let Some(x) = self.pin(s, b, None) {
+                    *b = SimValue::Int(x);
+                }
+            }
+        }
+        let step = match st_o.map(|o| self.get(s, o)) {
+            Some(SimValue::Int(x)) if x > 0 => x,
+            _ => 1,
+        };
+        let init_vals: Vec<SimValue> = inits.iter().map(|o| self.get(s, o)).collect();
+        LoopHeader { lb, ub, step, init_vals }
+    }
+
+    /// A dynamic bound: each live state decides `iv < ub`; the states that leave the loop are finished into
+    /// `done`, the ones that enter are returned.
+    fn enter_dynamic_iteration(
+        &mut self,
+        id: OpId,
+        live: &mut Vec<(State, Vec<SimValue>)>,
+        done: &mut Vec<State>,
+        iv: &SimValue,
+        ub: &SimValue,
+    ) -> Vec<(State, Vec<SimValue>)> {
+        let mut entering = Vec::new();
+        for (st, carried) in live.drain(..) {
+            let c = self.compare("slt", iv.clone(), ub.clone());
+            let (t, f) = self.decide_at(id, st, &c);
+            if let Some(mut f) = f {
+                self.finish_loop(id, &mut f, &carried);
+                done.push(f);
+            }
+            if let Some(t) = t {
+                entering.push((t, carried));
+            }
+        }
+        entering
+    }
+
+    /// Runs iteration `k` (induction value `iv`) of the loop body on the entering states; the states after it,
+    /// each with the values it yields.
+    fn run_iteration(
+        &mut self,
+        id: OpId,
+        body: BlockId,
+        entering: Vec<(State, Vec<SimValue>)>,
+        (k, iv): (usize, &SimValue),
+        depth: u32,
+    ) -> Vec<(State, Vec<SimValue>)> {
+        let mut states = Vec::new();
+        for (mut st, carried) in entering {
+            st.env.insert(dkey(Def::BlockArg { block: body, index: 0 }), iv.clone());
+            for (k, v) in carried.into_iter().enumerate() {
+                st.env.insert(dkey(Def::BlockArg { block: body, index: k as u32 + 1 }), v);
+            }
+            st.ctx.push((id, if let SimValue::Int(i) = iv { *i } else { k as i64 }));
+            states.push(st);
+        }
+        let out = self.run_block(body, states, depth + 1);
+        out.into_iter()
+            .map(|mut st| {
+                st.ctx.pop();
+                let y = st.yielded.take().unwrap_or_default();
+                (st, y)
+            })
+            .collect()
     }
 
     pub(super) fn finish_loop(&self, id: OpId, s: &mut State, carried: &[SimValue]) {
@@ -483,5 +509,27 @@ impl<'a> Sim<'_, 'a> {
             done.push(st);
         }
         self.join(id, done)
+    }
+}
+
+/// What an `scf.for` starts with: its bounds, step and initial carried values.
+struct LoopHeader {
+    lb: SimValue,
+    ub: SimValue,
+    step: i64,
+    init_vals: Vec<SimValue>,
+}
+
+/// The induction values of a loop with known bounds (sampled when it is long: the flag says iterations were
+/// skipped), or `None` for a dynamic bound.
+fn iteration_plan(lb: &SimValue, ub: &SimValue, step: i64) -> (Option<Vec<i64>>, bool) {
+    match (lb, ub) {
+        (SimValue::Int(l), SimValue::Int(u)) => {
+            let n = if u > l { u.saturating_sub(*l).saturating_add(step - 1) / step } else { 0 };
+            let ks = sample(n, FULL_LOOP);
+            let sampled = (ks.len() as i64) < n;
+            (Some(ks.into_iter().map(|k| l.saturating_add(k.saturating_mul(step))).collect()), sampled)
+        }
+        _ => (None, false),
     }
 }

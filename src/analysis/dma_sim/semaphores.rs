@@ -138,55 +138,11 @@ impl<'a> Sim<'_, 'a> {
 
     /// A DMA wait (`tpu.wait_dma2`: the byte size of its descriptor) or a semaphore wait (`tpu.sem_wait`: a count).
     pub(super) fn wait(&mut self, id: OpId, s: &mut State) {
-        let op = self.m.op(id);
         s.executed.insert(id);
-        let sem_wait = opname(op.opcode).starts_with("sem_wait");
-        let (sem, need) = if sem_wait {
-            let (sem, amount) = self.sem_and_amount(s, op);
-            match amount {
-                SimValue::Int(n) if n > 0 => (sem, Need::Units(n as u64)),
-                _ => {
-                    self.unknown_amount.get_or_insert(id);
-                    return;
-                }
-            }
-        } else {
-            let sem = self.sem_operands(s, op, &["semaphore", "sem"]).into_iter().next();
-            (sem, bytes_of(op, &["src", "dst", "ref"]).map(Need::Units).unwrap_or(Need::OneTransfer))
-        };
-        let Some(sem) = sem else {
-            self.unaccountable.get_or_insert(id);
-            return;
-        };
+        let sem_wait = opname(self.m.op(id).opcode).starts_with("sem_wait");
+        let Some((sem, need)) = self.wait_semaphore_and_need(id, s, sem_wait) else { return };
         let key = SemSlot { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes };
-        let dst = op.operands.iter().find(|o| o.role == Some("dst") || o.role == Some("ref")).and_then(|o| match self
-            .get(s, o)
-        {
-            SimValue::Ref(r) => Some(r),
-            _ => None,
-        });
-        let may_eq = |a: &SemSlot, b: &SemSlot| {
-            a.base == b.base
-                && a.bytes == b.bytes
-                && a.offs.len() == b.offs.len()
-                && a.offs.iter().zip(&b.offs).all(|(x, y)| x.is_none() || y.is_none() || x == y)
-        };
-        // outstanding transfers (or signals) on this semaphore. Which of them a wait "takes" is only blame (the
-        // semaphore is a sum): the same target first, then the most recent (the one a pipelined wait is written
-        // for), so a stale transfer left by a previous iteration is the one still outstanding at the end
-        let same_target = |d: &Dma| match (&d.target, &dst) {
-            (Some(a), Some(b)) => a.base == b.base && a.offs == b.offs,
-            _ => false,
-        };
-        let mut cands: Vec<(usize, usize)> = s
-            .dmas
-            .iter()
-            .enumerate()
-            .flat_map(|(i, d)| {
-                d.sems.iter().enumerate().filter(|(k, sk)| d.left[*k] > 0 && may_eq(sk, &key)).map(move |(k, _)| (i, k))
-            })
-            .collect();
-        cands.sort_by_key(|&(i, _)| (!same_target(&s.dmas[i]), std::cmp::Reverse(i)));
+        let cands = self.outstanding_on(id, s, &key);
         // a slot only known as "some slot of this semaphore array" makes the accounting a guess from here on
         let definite = |k: &SemSlot| *k == key && k.offs.iter().all(Option::is_some);
         if !key.offs.iter().all(Option::is_some) || cands.iter().any(|&(i, k)| !definite(&s.dmas[i].sems[k])) {
@@ -199,6 +155,85 @@ impl<'a> Sim<'_, 'a> {
             Need::Units(n) if cands.iter().all(|&(i, _)| s.dmas[i].bytes.is_some()) => Need::Units(n),
             _ => Need::OneTransfer,
         };
+        let (fail, consumed) = self.take_outstanding(s, &cands, need, &semtxt, sem_wait);
+        if let Some(detail) = fail {
+            let kind = if cands.is_empty() { "wait-without-start" } else { "wait-exceeds-signals" };
+            let related = cands.first().map(|&(i, _)| s.dmas[i].op);
+            // a path fails on a wait that failed at least once on it
+            let exact = !s.vague;
+            s.fails.entry(id).or_insert(PathProblem { exact, kind, detail, semaphore: sem_name, slot, related });
+        }
+        self.record_wait(id, s, &consumed);
+    }
+
+    /// The semaphore a wait waits on and what it takes from it; `None` (the wait noted as unknown or
+    /// unaccountable) when either is not known.
+    fn wait_semaphore_and_need(&mut self, id: OpId, s: &State, sem_wait: bool) -> Option<(RefV, Need)> {
+        let op = self.m.op(id);
+        let (sem, need) = if sem_wait {
+            let (sem, amount) = self.sem_and_amount(s, op);
+            match amount {
+                SimValue::Int(n) if n > 0 => (sem, Need::Units(n as u64)),
+                _ => {
+                    self.unknown_amount.get_or_insert(id);
+                    return None;
+                }
+            }
+        } else {
+            let sem = self.sem_operands(s, op, &["semaphore", "sem"]).into_iter().next();
+            (sem, bytes_of(op, &["src", "dst", "ref"]).map(Need::Units).unwrap_or(Need::OneTransfer))
+        };
+        let Some(sem) = sem else {
+            self.unaccountable.get_or_insert(id);
+            return None;
+        };
+        Some((sem, need))
+    }
+
+    /// The outstanding transfers (or signals) on the wait's semaphore slot `key`, as (dma, semaphore) indices in
+    /// the order the wait takes them. Which of them a wait "takes" is only blame (the semaphore is a sum): the
+    /// same target first, then the most recent (the one a pipelined wait is written for), so a stale transfer left
+    /// by a previous iteration is the one still outstanding at the end.
+    fn outstanding_on(&self, id: OpId, s: &State, key: &SemSlot) -> Vec<(usize, usize)> {
+        let op = self.m.op(id);
+        let dst = op.operands.iter().find(|o| o.role == Some("dst") || o.role == Some("ref")).and_then(|o| match self
+            .get(s, o)
+        {
+            SimValue::Ref(r) => Some(r),
+            _ => None,
+        });
+        let may_eq = |a: &SemSlot, b: &SemSlot| {
+            a.base == b.base
+                && a.bytes == b.bytes
+                && a.offs.len() == b.offs.len()
+                && a.offs.iter().zip(&b.offs).all(|(x, y)| x.is_none() || y.is_none() || x == y)
+        };
+        let same_target = |d: &Dma| match (&d.target, &dst) {
+            (Some(a), Some(b)) => a.base == b.base && a.offs == b.offs,
+            _ => false,
+        };
+        let mut cands: Vec<(usize, usize)> = s
+            .dmas
+            .iter()
+            .enumerate()
+            .flat_map(|(i, d)| {
+                d.sems.iter().enumerate().filter(|(k, sk)| d.left[*k] > 0 && may_eq(sk, key)).map(move |(k, _)| (i, k))
+            })
+            .collect();
+        cands.sort_by_key(|&(i, _)| (!same_target(&s.dmas[i]), std::cmp::Reverse(i)));
+        cands
+    }
+
+    /// Takes what the wait needs from the candidates in order; the failure (nothing or too little outstanding)
+    /// and the transfers it took from.
+    fn take_outstanding(
+        &self,
+        s: &mut State,
+        cands: &[(usize, usize)],
+        need: Need,
+        semtxt: &str,
+        sem_wait: bool,
+    ) -> (Option<String>, Vec<usize>) {
         let mut consumed: Vec<usize> = Vec::new();
         let fail = match need {
             Need::OneTransfer => match cands.first() {
@@ -207,12 +242,12 @@ impl<'a> Sim<'_, 'a> {
                     consumed.push(i);
                     None
                 }
-                None => Some(self.nothing_outstanding(s, &semtxt)),
+                None => Some(self.nothing_outstanding(s, semtxt)),
             },
             Need::Units(mut n) => {
                 let total: u64 = cands.iter().map(|&(i, k)| s.dmas[i].left[k]).fold(0, u64::saturating_add);
                 let fail = match total {
-                    0 => Some(self.nothing_outstanding(s, &semtxt)),
+                    0 => Some(self.nothing_outstanding(s, semtxt)),
                     t if t < n => Some(format!(
                         "this wait {} on {semtxt} takes {} but only {} {} outstanding on that semaphore: it blocks forever",
                         self.when(s),
@@ -222,7 +257,7 @@ impl<'a> Sim<'_, 'a> {
                     )),
                     _ => None,
                 };
-                for &(i, k) in &cands {
+                for &(i, k) in cands {
                     if n == 0 {
                         break;
                     }
@@ -234,15 +269,13 @@ impl<'a> Sim<'_, 'a> {
                 fail
             }
         };
-        if let Some(detail) = fail {
-            let kind = if cands.is_empty() { "wait-without-start" } else { "wait-exceeds-signals" };
-            let related = cands.first().map(|&(i, _)| s.dmas[i].op);
-            // a path fails on a wait that failed at least once on it
-            let exact = !s.vague;
-            s.fails.entry(id).or_insert(PathProblem { exact, kind, detail, semaphore: sem_name, slot, related });
-        }
+        (fail, consumed)
+    }
+
+    /// Marks the transfers the wait completed as waited, then records the wait (trace) or drops them (balance).
+    fn record_wait(&self, id: OpId, s: &mut State, consumed: &[usize]) {
         let waited = s.trace.len();
-        for &i in &consumed {
+        for &i in consumed {
             if s.dmas[i].left.iter().all(|&l| l == 0) {
                 s.dmas[i].waited = Some(waited);
             }

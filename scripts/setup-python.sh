@@ -81,8 +81,8 @@ then
   log "all requirements already satisfied; nothing to install"
 else
   log "installing ${reqs[*]} from PyPI (jax[tpu] with libtpu is ~1.3 GB; the first run takes a few minutes)"
-  "$py" -m pip install --disable-pip-version-check --upgrade pip >/dev/null
-  "$py" -m pip install --disable-pip-version-check "${reqs[@]/#/-r}"
+  "$py" -m pip install --disable-pip-version-check --no-cache-dir --upgrade pip >/dev/null
+  "$py" -m pip install --disable-pip-version-check --no-cache-dir "${reqs[@]/#/-r}"
 fi
 
 "$py" - <<'PYEOF'

@@ -23,11 +23,38 @@ pub static BUILTIN: &[(&str, &str)] = &[
     ("v3-smem", include_str!("../../rules/v3-smem.yaml")),
 ];
 
+/// What is wrong with a rule pack: the cause, for callers and tests; the message, span and help for the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleErrorKind {
+    /// The pack file exists but cannot be read.
+    Unreadable,
+    /// Neither a built-in pack nor a file by that name.
+    UnknownPack,
+    /// `extends` leads back to a pack already on the chain.
+    ExtendsCycle,
+    /// Not YAML, or YAML that is not a pack (unknown keys, wrong types, nesting too deep).
+    Syntax,
+    /// Two rules of a run share an id or a code.
+    Duplicate,
+    /// A malformed id, an unknown severity, or `select`/`analysis` both or neither given.
+    RuleShape,
+    /// A layer that does not exist, or none.
+    Layer,
+    /// A matcher names what its layers do not have (op, dtype, memory space, attribute, metadata, relation key)
+    /// or holds a bad regex or glob.
+    Matcher,
+    /// An unknown analysis, or options, captures, `when:` values or layers the analysis does not have.
+    Analysis,
+    /// A message, label or help template names what the rule does not capture.
+    Template,
+}
+
 /// A problem in a rule pack.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("{message}")]
 #[diagnostic(code(hlolint::rules::invalid))]
 pub struct RuleError {
+    pub kind: RuleErrorKind,
     pub message: String,
     #[source_code]
     pub src: Option<NamedSource<String>>,
@@ -39,8 +66,8 @@ pub struct RuleError {
 }
 
 impl RuleError {
-    fn plain(message: impl Into<String>, help: Option<String>) -> Self {
-        RuleError { message: message.into(), src: None, span: None, label: String::new(), help }
+    fn plain(kind: RuleErrorKind, message: impl Into<String>, help: Option<String>) -> Self {
+        RuleError { kind, message: message.into(), src: None, span: None, label: String::new(), help }
     }
 }
 
@@ -93,12 +120,14 @@ fn resolve(spec: &str, base: Option<&Path>) -> Result<(Origin, String), RuleErro
         _ => PathBuf::from(spec),
     };
     if path.is_file() {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| RuleError::plain(format!("cannot read rule pack {}: {e}", path.display()), None))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            RuleError::plain(RuleErrorKind::Unreadable, format!("cannot read rule pack {}: {e}", path.display()), None)
+        })?;
         return Ok((Origin::File(path), text));
     }
     let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
     Err(RuleError::plain(
+        RuleErrorKind::UnknownPack,
         format!("unknown rule pack `{spec}`"),
         Some(format!("built-in packs: {}; or give the path of a YAML pack", names.join(", "))),
     ))
@@ -164,6 +193,7 @@ fn extends_cycle(spec: &str, from: Option<(&Origin, &str, usize)>, stack: &[Stri
     let mut chain: Vec<String> = stack.to_vec();
     chain.push(key.to_string());
     RuleError {
+        kind: RuleErrorKind::ExtendsCycle,
         message: format!("cycle in `extends`: {}", chain.join(" → ")),
         src: Some(NamedSource::new(o.display(), t.to_string())),
         span: locate(t, at, spec).map(Into::into),
@@ -176,6 +206,7 @@ fn parse_pack(origin: &Origin, text: &str) -> Result<PackFile, RuleError> {
     let src = || NamedSource::new(origin.display(), text.to_string());
     if let Some(at) = too_deep(text) {
         return Err(RuleError {
+            kind: RuleErrorKind::Syntax,
             message: format!("invalid rule pack: brackets nested deeper than {MAX_FLOW_DEPTH}"),
             src: Some(src()),
             span: Some((at, 1).into()),
@@ -186,6 +217,7 @@ fn parse_pack(origin: &Origin, text: &str) -> Result<PackFile, RuleError> {
     serde_norway::from_str(text).map_err(|e| {
         let span = e.location().map(|l| SourceSpan::from((l.index().min(text.len().saturating_sub(1)), 1)));
         RuleError {
+            kind: RuleErrorKind::Syntax,
             message: format!("invalid rule pack: {}", strip_location(&e.to_string())),
             src: Some(src()),
             span,
@@ -221,6 +253,7 @@ fn add_rules(
         let prev = by_id.get(&rule.id).or_else(|| rule.code.as_ref().and_then(|c| by_code.get(c)));
         if let Some(prev) = prev.map(|&k| &set.rules[k]) {
             return Err(cx.err(
+                RuleErrorKind::Duplicate,
                 &rule.id,
                 format!(
                     "duplicate rule `{}`: already defined by pack `{}` ({})",
@@ -300,9 +333,10 @@ struct Cx<'t> {
 }
 
 impl Cx<'_> {
-    fn err(&self, needle: &str, message: String, label: &str, help: Option<String>) -> RuleError {
+    fn err(&self, kind: RuleErrorKind, needle: &str, message: String, label: &str, help: Option<String>) -> RuleError {
         let span = locate(self.text, self.at, needle).or(Some((self.at, 1)));
         RuleError {
+            kind,
             message,
             src: Some(NamedSource::new(self.origin.display(), self.text.to_string())),
             span: span.map(Into::into),
@@ -316,6 +350,7 @@ fn parse_layers(def: &RuleDef, cx: &Cx) -> Result<Vec<Layer>, RuleError> {
     let items = def.layer.items();
     if items.is_empty() {
         return Err(cx.err(
+            RuleErrorKind::Layer,
             &def.id,
             format!("rule `{}` has no `layer`", def.id),
             "this rule",
@@ -332,6 +367,7 @@ fn parse_layers(def: &RuleDef, cx: &Cx) -> Result<Vec<Layer>, RuleError> {
             "llo" => out.push(Layer::Llo),
             other => {
                 return Err(cx.err(
+                    RuleErrorKind::Layer,
                     other,
                     format!("unknown layer `{other}` in rule `{}`", def.id),
                     "not a layer",
@@ -348,6 +384,7 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
     check_rule_id(&def, cx)?;
     let severity = Severity::parse(&def.severity).ok_or_else(|| {
         cx.err(
+            RuleErrorKind::RuleShape,
             &def.severity,
             format!("unknown severity `{}` in rule `{}`", def.severity, def.id),
             "not a severity",
@@ -382,6 +419,7 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
 fn check_rule_id(def: &RuleDef, cx: &Cx) -> Result<(), RuleError> {
     if def.id.is_empty() || !def.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return Err(cx.err(
+            RuleErrorKind::RuleShape,
             &def.id,
             format!("rule id `{}` must be kebab-case letters, digits and dashes", def.id),
             "this id",
@@ -394,12 +432,17 @@ fn check_rule_id(def: &RuleDef, cx: &Cx) -> Result<(), RuleError> {
 /// A rule is either a matcher (`select`) or a named analysis, never both nor neither.
 fn compile_kind(def: &RuleDef, layers: &[Layer], cx: &Cx) -> Result<RuleKind, RuleError> {
     match (&def.select, &def.analysis) {
-        (Some(_), Some(a)) => {
-            Err(cx.err(a, format!("rule `{}` has both `select` and `analysis`", def.id), "one of the two", None))
-        }
+        (Some(_), Some(a)) => Err(cx.err(
+            RuleErrorKind::RuleShape,
+            a,
+            format!("rule `{}` has both `select` and `analysis`", def.id),
+            "one of the two",
+            None,
+        )),
         (Some(m), None) => compile_select(def, m, layers, cx),
         (None, Some(name)) => compile_analysis_rule(def, name, layers, cx),
         (None, None) => Err(cx.err(
+            RuleErrorKind::RuleShape,
             &def.id,
             format!("rule `{}` needs `select` (a matcher) or `analysis` (a named analysis)", def.id),
             "this rule",
@@ -411,6 +454,7 @@ fn compile_kind(def: &RuleDef, layers: &[Layer], cx: &Cx) -> Result<RuleKind, Ru
 fn compile_select(def: &RuleDef, m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<RuleKind, RuleError> {
     if !def.when.is_empty() {
         return Err(cx.err(
+            RuleErrorKind::RuleShape,
             "when",
             "`when` filters an analysis's hits; use the matcher for `select` rules".into(),
             "here",
@@ -427,6 +471,7 @@ fn compile_analysis_rule(def: &RuleDef, name: &str, layers: &[Layer], cx: &Cx) -
     let a = crate::analysis::analysis(name).ok_or_else(|| {
         let names: Vec<&str> = crate::analysis::ANALYSES.iter().map(|a| a.name).collect();
         cx.err(
+            RuleErrorKind::Analysis,
             name,
             format!("unknown analysis `{name}` in rule `{}`", def.id),
             "no such analysis",
@@ -448,6 +493,7 @@ fn check_analysis_layers(a: &Analysis, name: &str, layers: &[Layer], cx: &Cx) ->
         if !a.layers.contains(l) {
             let has: Vec<&str> = a.layers.iter().map(|l| l.name()).collect();
             return Err(cx.err(
+                RuleErrorKind::Analysis,
                 name,
                 format!("analysis `{name}` does not read layer {} (it reads: {})", l.name(), has.join(", ")),
                 "for this layer",
@@ -464,6 +510,7 @@ fn analysis_options(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<
         if !a.options.iter().any(|(n, _)| n == k) {
             let known: Vec<&str> = a.options.iter().map(|(n, _)| *n).collect();
             return Err(cx.err(
+                RuleErrorKind::Analysis,
                 k,
                 format!("analysis `{name}` has no option `{k}`"),
                 "unknown option",
@@ -486,6 +533,7 @@ fn analysis_when(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<Vec
     for (k, r) in &def.when {
         if k != "detail" && !a.captures.contains(&k.as_str()) {
             return Err(cx.err(
+                RuleErrorKind::Analysis,
                 k,
                 format!("analysis `{name}` has no capture `{k}`"),
                 "unknown capture",
@@ -495,6 +543,7 @@ fn analysis_when(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<Vec
         let re = regex(r, cx)?;
         if k == "kind" && !a.kinds.is_empty() && !a.kinds.iter().any(|kind| re.is_match(kind)) {
             return Err(cx.err(
+                RuleErrorKind::Analysis,
                 k,
                 format!("`when: {{kind: {r:?}}}` matches no kind of analysis `{name}`"),
                 "matches no kind",
@@ -559,6 +608,7 @@ fn check_templates(def: &RuleDef, captures: &[String], analysis: bool, cx: &Cx) 
     for l in &def.labels {
         if !captures.iter().any(|c| c == &l.at) {
             return Err(cx.err(
+                RuleErrorKind::Template,
                 &l.at,
                 format!("label at `{}`: no such capture in rule `{}`", l.at, def.id),
                 "not captured",
@@ -583,6 +633,7 @@ fn check_templates(def: &RuleDef, captures: &[String], analysis: bool, cx: &Cx) 
                 let mut known: Vec<String> = captures.to_vec();
                 known.extend(GLOBALS.iter().map(|s| s.to_string()));
                 return Err(cx.err(
+                    RuleErrorKind::Template,
                     r,
                     format!("template `{{{r}}}` in rule `{}` names nothing the rule captures", def.id),
                     "unknown placeholder",
@@ -597,7 +648,7 @@ fn check_templates(def: &RuleDef, captures: &[String], analysis: bool, cx: &Cx) 
 fn glob(p: &str, cx: &Cx) -> Result<globset::GlobMatcher, RuleError> {
     globset::Glob::new(p)
         .map(|g| g.compile_matcher())
-        .map_err(|e| cx.err(p, format!("bad pattern `{p}`: {e}"), "here", None))
+        .map_err(|e| cx.err(RuleErrorKind::Matcher, p, format!("bad pattern `{p}`: {e}"), "here", None))
 }
 
 fn op_pats(names: &[String], layers: &[Layer], cx: &Cx) -> Result<Vec<OpPat>, RuleError> {
@@ -608,6 +659,7 @@ fn op_pats(names: &[String], layers: &[Layer], cx: &Cx) -> Result<Vec<OpPat>, Ru
         if results.iter().all(Result::is_err) {
             let msg = results.into_iter().find_map(Result::err).unwrap_or_default();
             return Err(cx.err(
+                RuleErrorKind::Matcher,
                 n,
                 msg,
                 "unknown here",
@@ -630,6 +682,7 @@ fn dtype_pats(names: &[String], cx: &Cx) -> Result<Vec<DtypePat>, RuleError> {
         let any = crate::ir::DType::all().any(|d| g.is_match(d.name()));
         if !any {
             return Err(cx.err(
+                RuleErrorKind::Matcher,
                 n,
                 format!("`{n}` matches no element type"),
                 "not a dtype",
@@ -646,7 +699,13 @@ fn dtype_pats(names: &[String], cx: &Cx) -> Result<Vec<DtypePat>, RuleError> {
 
 fn regex(r: &str, cx: &Cx) -> Result<Regex, RuleError> {
     Regex::new(r).map_err(|e| {
-        cx.err(r, format!("bad regex `{r}`: {}", e.to_string().lines().last().unwrap_or("")), "this regex", None)
+        cx.err(
+            RuleErrorKind::Matcher,
+            r,
+            format!("bad regex `{r}`: {}", e.to_string().lines().last().unwrap_or("")),
+            "this regex",
+            None,
+        )
     })
 }
 
@@ -713,6 +772,7 @@ fn reject_relation_keys(m: &MatcherDef, cx: &Cx) -> Result<(), RuleError> {
     ] {
         if present {
             return Err(cx.err(
+                RuleErrorKind::Matcher,
                 k,
                 format!("`{k}` belongs under a relation (operand, user, inside, precedes, follows, paired)"),
                 "not a relation",
@@ -734,6 +794,7 @@ fn memory_spaces(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<String
         let ok = if hlo_only(layers) { numbered } else { MOSAIC_SPACES.contains(&s.as_str()) || numbered };
         if !ok {
             return Err(cx.err(
+                RuleErrorKind::Matcher,
                 &s,
                 format!("unknown memory space `{s}`"),
                 "not a memory space",
@@ -750,6 +811,7 @@ fn attribute_pats(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<(Stri
     for (k, r) in &m.attr {
         if hlo_only(layers) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
             return Err(cx.err(
+                RuleErrorKind::Matcher,
                 k,
                 format!("HLO has no attribute `{k}`"),
                 "unknown attribute",
@@ -765,7 +827,13 @@ fn absent_attributes(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<St
     let mut names = Vec::new();
     for k in &m.no_attr {
         if hlo_only(layers) && !families::HLO_ATTRIBUTES.contains(&k.as_str()) {
-            return Err(cx.err(k, format!("HLO has no attribute `{k}`"), "unknown attribute", None));
+            return Err(cx.err(
+                RuleErrorKind::Matcher,
+                k,
+                format!("HLO has no attribute `{k}`"),
+                "unknown attribute",
+                None,
+            ));
         }
         names.push(k.clone());
     }
@@ -777,6 +845,7 @@ fn metadata_pats(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<(Strin
     for (k, r) in &m.metadata {
         if !["op_name", "op_type", "source_file", "source_line", "source"].contains(&k.as_str()) {
             return Err(cx.err(
+                RuleErrorKind::Matcher,
                 k,
                 format!("unknown metadata field `{k}`"),
                 "here",
@@ -787,7 +856,13 @@ fn metadata_pats(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<(Strin
             ));
         }
         if !layers.contains(&Layer::Hlo) {
-            return Err(cx.err(k, "`metadata` is HLO's; this rule's layers have none".into(), "here", None));
+            return Err(cx.err(
+                RuleErrorKind::Matcher,
+                k,
+                "`metadata` is HLO's; this rule's layers have none".into(),
+                "here",
+                None,
+            ));
         }
         pats.push((k.clone(), regex(r, cx)?));
     }
@@ -796,7 +871,13 @@ fn metadata_pats(m: &MatcherDef, layers: &[Layer], cx: &Cx) -> Result<Vec<(Strin
 
 fn register_capture(c: &String, caps: &mut Vec<String>, cx: &Cx) -> Result<(), RuleError> {
     if caps.contains(c) || c == "analysis" || GLOBALS.contains(&c.as_str()) {
-        return Err(cx.err(c, format!("capture name `{c}` is used twice or reserved"), "here", None));
+        return Err(cx.err(
+            RuleErrorKind::Matcher,
+            c,
+            format!("capture name `{c}` is used twice or reserved"),
+            "here",
+            None,
+        ));
     }
     caps.push(c.clone());
     Ok(())
@@ -835,7 +916,13 @@ fn compile_relation(
     let through = ThroughList::split(&d.through);
     let through_ops = op_pats(&through.ops, layers, cx)?;
     if d.index.is_some() && kind != RelKind::Operand {
-        return Err(cx.err("index", format!("`index` applies to `operand`, not `{}`", kind.key()), "here", None));
+        return Err(cx.err(
+            RuleErrorKind::Matcher,
+            "index",
+            format!("`index` applies to `operand`, not `{}`", kind.key()),
+            "here",
+            None,
+        ));
     }
     Ok(Relation {
         kind,
@@ -874,6 +961,7 @@ impl ThroughList {
 fn compile_between(b: &BetweenDef, layers: &[Layer], cx: &Cx, caps: &[String]) -> Result<Between, RuleError> {
     if !caps.contains(&b.and) {
         return Err(cx.err(
+            RuleErrorKind::Matcher,
             &b.and,
             format!("`scheduled_between.and`: `{}` is not captured before it", b.and),
             "not captured",
@@ -886,4 +974,66 @@ fn compile_between(b: &BetweenDef, layers: &[Layer], cx: &Cx, caps: &[String]) -
         ignore: op_pats(&b.ignore, layers, cx)?,
         independent_work: b.independent_work,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RuleErrorKind::*;
+
+    fn kind_of(yaml: &str) -> RuleErrorKind {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("mine.yaml");
+        std::fs::write(&p, yaml).unwrap();
+        match load(&[p.display().to_string()]) {
+            Ok(_) => panic!("loaded:\n{yaml}"),
+            Err(e) => e.kind,
+        }
+    }
+
+    const HEAD: &str = "pack: mine\nrules:\n  - id: my-rule\n    layer: hlo\n    message: \"{op.name}\"\n";
+
+    #[test]
+    fn every_error_names_its_cause() {
+        let cases = [
+            (format!("{HEAD}    select: {{ op: dot, operandz: {{ op: convert }} }}\n"), Syntax),
+            ("pack: [unclosed\n".to_string(), Syntax),
+            (format!("pack: x\nrules: {}{}\n", "[".repeat(300), "]".repeat(300)), Syntax),
+            (format!("{HEAD}    select: {{ op: dot, name: \"(unclosed\" }}\n"), Matcher),
+            (format!("{HEAD}    select: {{ op: dotproduct }}\n"), Matcher),
+            (format!("{HEAD}    select: {{ op: dot, through: [bitcast] }}\n"), Matcher),
+            (format!("{HEAD}    select: {{ op: convert, to: fp8 }}\n"), Matcher),
+            ("pack: mine\nrules:\n  - id: my-rule\n    layer: hlo\n    select: { op: dot }\n    message: \"{upcast.name}\"\n".into(), Template),
+            ("pack: mine\nrules:\n  - id: my-rule\n    layer: mosaic\n    analysis: dma-balanse\n    message: x\n".into(), Analysis),
+            ("pack: mine\nrules:\n  - id: my-rule\n    layer: mosaic\n    analysis: dma-balance\n    when: { kind: \"never-waitted\" }\n    message: x\n".into(), Analysis),
+            ("pack: mine\nextends: [core, v9-magic]\nrules: []\n".into(), UnknownPack),
+            ("pack: mine\nextends: [core]\nrules:\n  - id: fp8-upcast-before-dot\n    layer: hlo\n    select: { op: dot }\n    message: x\n".into(), Duplicate),
+            ("pack: mine\nrules:\n  - id: my rule\n    layer: hlo\n    select: { op: dot }\n    message: x\n".into(), RuleShape),
+            ("pack: mine\nrules:\n  - id: my-rule\n    severity: fatal\n    layer: hlo\n    select: { op: dot }\n    message: x\n".into(), RuleShape),
+            ("pack: mine\nrules:\n  - id: my-rule\n    layer: hlo\n    message: x\n".into(), RuleShape),
+            ("pack: mine\nrules:\n  - id: my-rule\n    layer: xla\n    select: { op: dot }\n    message: x\n".into(), Layer),
+        ];
+        for (yaml, kind) in cases {
+            assert_eq!(kind_of(&yaml), kind, "{yaml}");
+        }
+    }
+
+    #[test]
+    fn a_pack_extending_itself_is_a_cycle() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.yaml"), "pack: a\nextends: [b.yaml]\nrules: []\n").unwrap();
+        std::fs::write(tmp.path().join("b.yaml"), "pack: b\nextends: [a.yaml]\nrules: []\n").unwrap();
+        let e = load(&[tmp.path().join("a.yaml").display().to_string()]).err().unwrap();
+        assert_eq!(e.kind, ExtendsCycle);
+        assert!(e.span.is_some(), "points at the `extends` entry");
+    }
+
+    #[test]
+    fn a_missing_pack_is_unknown_and_a_folder_unreadable() {
+        assert_eq!(load(&["no/such/pack.yaml".into()]).err().unwrap().kind, UnknownPack);
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("bad.yaml");
+        std::fs::write(&p, [0xff, 0xfe, b'\n']).unwrap();
+        assert_eq!(load(&[p.display().to_string()]).err().unwrap().kind, Unreadable);
+    }
 }

@@ -12,5 +12,5 @@ pub mod model;
 pub mod schema;
 pub mod template;
 
-pub use load::{load, RuleError, RuleSet};
+pub use load::{load, RuleError, RuleErrorKind, RuleSet};
 pub use model::{Rule, Severity};

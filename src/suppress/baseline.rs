@@ -25,7 +25,7 @@ use crate::report::fingerprint;
 use crate::rules::engine::Finding;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -88,28 +88,31 @@ impl Baseline {
     }
 }
 
+/// Why a baseline cannot be used or written.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum BaselineError {
+    #[error("cannot read the baseline {}: {source}", path.display())]
+    #[diagnostic(code(hlolint::baseline::unreadable), help("`--write-baseline FILE` makes one"))]
+    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error("{}:{}:{}: not a baseline: {source}", path.display(), source.line(), source.column())]
+    #[diagnostic(code(hlolint::baseline::invalid), help("a baseline is the JSON `--write-baseline` writes"))]
+    NotABaseline { path: PathBuf, source: serde_json::Error },
+    #[error("the baseline {} holds {found} fingerprints; this hlolint makes {}", path.display(), fingerprint::VERSION)]
+    #[diagnostic(code(hlolint::baseline::version), help("write it again with `--write-baseline`"))]
+    OtherVersion { path: PathBuf, found: String },
+    #[error("cannot write the baseline {}: {source}", path.display())]
+    #[diagnostic(code(hlolint::baseline::unwritable))]
+    Unwritable { path: PathBuf, source: std::io::Error },
+}
+
 /// Reads a baseline file.
-pub fn read(path: &Path) -> Result<Baseline, miette::Report> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        miette::miette!(help = "`--write-baseline FILE` makes one", "cannot read the baseline {}: {e}", path.display())
-    })?;
-    let file: BaselineFile = serde_json::from_str(&text).map_err(|e| {
-        miette::miette!(
-            help = "a baseline is the JSON `--write-baseline` writes",
-            "{}:{}:{}: not a baseline: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })?;
+pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| BaselineError::Unreadable { path: path.to_path_buf(), source })?;
+    let file: BaselineFile = serde_json::from_str(&text)
+        .map_err(|source| BaselineError::NotABaseline { path: path.to_path_buf(), source })?;
     if file.version != fingerprint::VERSION {
-        return Err(miette::miette!(
-            help = "write it again with `--write-baseline`",
-            "the baseline {} holds {} fingerprints; this hlolint makes {}",
-            path.display(),
-            file.version,
-            fingerprint::VERSION
-        ));
+        return Err(BaselineError::OtherVersion { path: path.to_path_buf(), found: file.version });
     }
     Ok(Baseline { fingerprints: file.findings.into_iter().map(|e| e.fingerprint).collect() })
 }
@@ -137,7 +140,31 @@ pub fn render<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> String {
 }
 
 /// Writes the baseline file of these findings.
-pub fn write<'f>(path: &Path, findings: impl IntoIterator<Item = &'f Finding>) -> Result<(), miette::Report> {
+pub fn write<'f>(path: &Path, findings: impl IntoIterator<Item = &'f Finding>) -> Result<(), BaselineError> {
     std::fs::write(path, render(findings))
-        .map_err(|e| miette::miette!("cannot write the baseline {}: {e}", path.display()))
+        .map_err(|source| BaselineError::Unwritable { path: path.to_path_buf(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_unusable_baseline_names_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("b.json");
+        assert!(matches!(read(&p), Err(BaselineError::Unreadable { .. })));
+        std::fs::write(&p, "{\n  \"version\": 3,\n}").unwrap();
+        let e = read(&p).err().unwrap();
+        assert!(matches!(e, BaselineError::NotABaseline { .. }));
+        assert!(e.to_string().contains("b.json:2:"), "line and column: {e}");
+        std::fs::write(&p, "{\"version\": \"hlolint/v0\", \"findings\": []}").unwrap();
+        let e = read(&p).err().unwrap();
+        assert!(matches!(&e, BaselineError::OtherVersion { found, .. } if found == "hlolint/v0"));
+        let why = format!("holds hlolint/v0 fingerprints; this hlolint makes {}", fingerprint::VERSION);
+        assert!(e.to_string().ends_with(&why), "{e}");
+        std::fs::write(&p, render([])).unwrap();
+        assert!(read(&p).unwrap().is_empty());
+        assert!(matches!(write(tmp.path(), []), Err(BaselineError::Unwritable { .. })));
+    }
 }

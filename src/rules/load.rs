@@ -397,6 +397,10 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
         Origin::File(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
         Origin::Builtin(_) => builtin_dir(),
     };
+    let (valid, invalid) = match &def.tests {
+        Some(t) => (t.valid.iter().map(|p| base.join(p)).collect(), t.invalid.iter().map(|p| base.join(p)).collect()),
+        None => default_cases(&base, &def.id, matches!(origin, Origin::Builtin(_))),
+    };
     Ok(Rule {
         id: def.id,
         code: def.code,
@@ -409,8 +413,8 @@ fn compile_rule(def: RuleDef, pack: &str, origin: &Origin, cx: &Cx) -> Result<Ru
         labels: def.labels.into_iter().map(|l| (l.at, l.text)).collect(),
         help: def.help,
         doc: def.doc,
-        valid: def.tests.valid.iter().map(|p| base.join(p)).collect(),
-        invalid: def.tests.invalid.iter().map(|p| base.join(p)).collect(),
+        valid,
+        invalid,
         pack: pack.to_string(),
         origin: origin.clone(),
     })
@@ -557,6 +561,27 @@ fn analysis_when(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<Vec
 
 /// Where the built-in packs' test paths are relative to: `rules/` in the folder the binary writes its embedded cases
 /// to (`hlolint test` writes them there; see `rules::embedded`), so an installed binary needs no source tree.
+/// A rule without `tests:` is tested on the folders `tests/data/rules/<id>/valid` and `.../invalid` that exist,
+/// looked for beside the pack file and one folder up — the layout of this repository (`rules/` beside `tests/`),
+/// which a team's own packs can follow. Built-in packs look in the cases embedded in the binary.
+fn default_cases(base: &Path, id: &str, builtin: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let rel = format!("tests/data/rules/{id}");
+    let exists = |dir: &Path, kind: &str| {
+        if builtin {
+            let prefix = format!("{rel}/{kind}/");
+            super::embedded::CASES.iter().any(|(p, _)| p.starts_with(&prefix))
+        } else {
+            dir.join(&rel).join(kind).is_dir()
+        }
+    };
+    let parent = base.join("..");
+    // the embedded cases sit beside `rules/`, where the built-in packs are
+    let candidates: &[&Path] = if builtin { &[parent.as_path()] } else { &[base, parent.as_path()] };
+    let root = candidates.iter().copied().find(|d| exists(d, "valid") || exists(d, "invalid")).unwrap_or(base);
+    let cases = |kind: &str| if exists(root, kind) { vec![root.join(&rel).join(kind)] } else { Vec::new() };
+    (cases("valid"), cases("invalid"))
+}
+
 pub fn builtin_dir() -> PathBuf {
     super::embedded::rules_dir()
 }

@@ -55,8 +55,9 @@ pub struct RuleDef {
     /// Markdown documentation (`hlolint explain ID`): what, why, example.
     #[serde(default)]
     pub doc: String,
+    /// Absent: the cases in `tests/data/rules/<id>/{valid,invalid}` (see `load::default_cases`).
     #[serde(default)]
-    pub tests: TestsDef,
+    pub tests: Option<TestsDef>,
 }
 
 fn default_severity() -> String {

@@ -199,6 +199,38 @@ fn hlolint_test_runs_core_cases_embedded_in_the_binary_from_anywhere() {
     assert!(!s.contains(&scratch.path().display().to_string()), "{s}");
 }
 
+/// A rule without `tests:` is tested on `tests/data/rules/<id>/{valid,invalid}`, found beside the pack or one folder
+/// up (the repository's own layout: `rules/` beside `tests/`); a rule with neither is listed as untested.
+#[test]
+fn rules_without_tests_use_the_conventional_case_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("rules")).unwrap();
+    let rule =
+        |id: &str| format!("  - id: {id}\n    layer: hlo\n    select: {{ op: dot }}\n    message: \"{{op.name}}\"\n");
+    std::fs::write(
+        tmp.path().join("rules/team.yaml"),
+        format!("pack: team\nrules:\n{}{}", rule("any-dot"), rule("untested-dot")),
+    )
+    .unwrap();
+    let dot = "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  %a = f32[8,8]{1,0} parameter(0)\n  ROOT %d = f32[8,8]{1,0} dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+    let nodot = "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  ROOT %a = f32[8,8]{1,0} parameter(0)\n}\n";
+    let cases = tmp.path().join("tests/data/rules/any-dot");
+    std::fs::create_dir_all(cases.join("valid")).unwrap();
+    std::fs::create_dir_all(cases.join("invalid")).unwrap();
+    std::fs::write(cases.join("valid/nodot.hlo"), nodot).unwrap();
+    std::fs::write(cases.join("invalid/dot.hlo"), dot).unwrap();
+    let out = hlolint().args(["test", "rules/team.yaml"]).current_dir(tmp.path()).output().unwrap();
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}{}", text(&out.stderr));
+    assert!(s.contains("any-dot") && s.contains("1 valid, 1 invalid"), "{s}");
+    assert!(s.contains("untested-dot"), "the rule without cases is named as untested: {s}");
+    // a case that fails is found there too: the valid folder gets a dot
+    std::fs::write(cases.join("valid/dot.hlo"), dot).unwrap();
+    let out = hlolint().args(["test", "rules/team.yaml"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("noisy: "), "{}", text(&out.stdout));
+}
+
 #[test]
 fn hlolint_test_reports_noisy_and_missing_cases() {
     let tmp = tempfile::tempdir().unwrap();

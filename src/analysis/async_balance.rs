@@ -10,10 +10,10 @@
 //! over all paths (0, 1, 2 or more); loops are solved as a fixed point. A done is traced backwards the same way;
 //! if some path reaches something other than a start of its family, the done has no start on that path.
 
-use super::async_pairs::{async_role, AsyncRole};
 use super::{At, Hit, Options};
 use crate::ir::{Def, FuncId, Layer, Module, OpId};
 use crate::lint::Compilation;
+use crate::semantic::async_pairs::{async_role, AsyncRole};
 use std::collections::{HashMap, HashSet};
 
 /// Longest tuple-index path and call context followed (deeper nesting is not seen in XLA output).

@@ -55,7 +55,7 @@ pub fn decoded_unit(c: &Compilation<'_>, unit: usize, op: OpId) -> Option<usize>
 
 /// The kernel function of a Mosaic module: the function with grid or kernel attributes (`@fp8_mm_v3`).
 pub fn kernel_name<'a>(m: &Module<'a>) -> Option<&'a str> {
-    crate::analysis::kernel::kernels(m).first().map(|k| k.name)
+    crate::semantic::kernel::kernels(m).first().map(|k| k.name)
 }
 
 /// The kernel a custom call runs: the decoded body's kernel function, else StableHLO's `kernel_name`, else the

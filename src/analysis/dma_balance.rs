@@ -3,10 +3,10 @@
 //! docs/dma-semantics.md for the hardware semantics it counts with and the jax sources that establish them).
 
 use super::dma_sim::{self, Mode, Outcome};
-use super::kernel;
 use super::{At, Hit, Options};
 use crate::ir::Layer;
 use crate::lint::Compilation;
+use crate::semantic::kernel;
 
 pub const DOC: &str = "Checks that every DMA a Pallas/Mosaic kernel starts (`tpu.enqueue_dma`, LLO `llo.enqueue_dma`) is \
 waited, that every wait (`tpu.wait_dma2`, `tpu.wait_dma`, `llo.dma_done`) has something to take, and that semaphore \

@@ -4,10 +4,10 @@
 //! [`super::dma_sim`] (starts, waits, reads of memref regions, matmuls and stores, in program order), not on names.
 
 use super::dma_sim::{self, overlaps, slot_text, Base, Dma, Event, Outcome, State};
-use super::kernel;
 use super::{At, Hit, Options};
 use crate::ir::{Layer, Module, OpId};
 use crate::lint::Compilation;
+use crate::semantic::kernel;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const DOC: &str = "Checks explicit double buffering in Pallas TPU kernels that copy with manual DMAs \

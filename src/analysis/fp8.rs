@@ -14,12 +14,12 @@
 //! present: a canonical HLO unit (see `crosslink`), else StableHLO, else the kernel's Mosaic dump, else LLO.
 
 use super::crosslink::{self as link, base_name};
-use super::kernel::{self, Matmul};
 use super::{At, Hit, Options};
 use crate::ir::{DType, Def, Layer, Module, OpId};
 use crate::lint::target::{native_generations, Narrow, TargetSource};
 use crate::lint::Compilation;
 use crate::parse::llo::view::{self, MxuKind};
+use crate::semantic::kernel::{self, Matmul};
 
 pub const NAME: &str = "fp8-emulated";
 
@@ -537,7 +537,7 @@ fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow])
             out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
-        if !kernel::is_matmul(m.op(id).opcode) {
+        if !crate::semantic::op::is_matmul(m.op(id).opcode) {
             continue;
         }
         let mm = kernel::matmul(m, id);

@@ -10,11 +10,11 @@
 //! placed in VMEM are what the user asked for; ANY operands left in HBM are fine.
 
 use super::crosslink as link;
-use super::kernel::{self, ArgRole};
 use super::{At, Hit, Options};
 use crate::ir::{Def, Layer, Module, OpId};
 use crate::lint::Compilation;
 use crate::parse::llo::view;
+use crate::semantic::kernel::{self, ArgRole};
 
 pub const NAME: &str = "any-placed-in-vmem";
 

@@ -26,11 +26,11 @@ pub use time::{Bound, Interval, TimeFacts};
 pub use trips::{LoopFacts, TripSource};
 
 use crate::analysis::crosslink;
-use crate::analysis::kernel::kernels;
 use crate::ir::{DType, Layer, Module};
 use crate::lint::compilation::{Compilation, Parsed};
 use crate::lint::target::Narrow;
 use crate::parse::llo::tables::Utilization;
+use crate::semantic::kernel::kernels;
 use crate::semantic::tpu::{Chip, Hardware};
 use serde::Serialize;
 

@@ -3,9 +3,9 @@
 //! order, async partners), composites, captures.
 
 use super::model::*;
-use crate::analysis::async_pairs::{async_role, dones_of, AsyncRole};
 use crate::ir::mlir_type::{space_name, MlirType};
 use crate::ir::{DType, Def, Layer, Module, OpId, Type};
+use crate::semantic::async_pairs::{async_role, dones_of, AsyncRole};
 use std::collections::{BTreeMap, HashSet};
 
 pub type Caps = BTreeMap<String, OpId>;

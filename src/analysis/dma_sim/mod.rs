@@ -24,10 +24,14 @@
 //! - at most [`MAX_STATES`] paths (beyond, paths with fewer findings and fewer unknown decisions are kept) and
 //!   [`OP_BUDGET`] op evaluations per kernel (beyond, the simulation stops and leftovers are not judged).
 
-use super::kernel::{self, is_dma_start, is_dma_wait, is_matmul};
 use crate::ir::mlir_type::MlirType;
 use crate::ir::*;
 use crate::parse::mlir::attr as mattr;
+use crate::semantic::kernel;
+use crate::semantic::op::{
+    is_dma_start, is_dma_wait, is_load, is_matmul, is_scalar_access, is_semaphore_op, is_semaphore_signal,
+    is_semaphore_wait, is_store, op_name,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
 
@@ -209,20 +213,12 @@ pub struct State {
 type Locals = std::rc::Rc<BTreeSet<(u8, u32, u32)>>;
 
 /// A scalar memory access: `memref.load` / `memref.store` (SMEM flags, indices, lengths).
-fn scalar_access(opcode: &str) -> bool {
-    matches!(opcode, "memref.load" | "memref.store")
-}
-
 fn dkey(d: Def) -> (u8, u32, u32) {
     match d {
         Def::Op { op, index } => (0, op.0, index),
         Def::BlockArg { block, index } => (1, block.0, index),
         Def::Unresolved => (2, 0, 0),
     }
-}
-
-fn opname(opcode: &str) -> &str {
-    opcode.split_once('.').map(|x| x.1).unwrap_or(opcode)
 }
 
 /// The outcome of simulating one kernel.
@@ -620,7 +616,7 @@ impl<'m, 'a> Sim<'m, 'a> {
 
     fn constant(&self, op: OpId) -> Option<i64> {
         let o = self.m.op(op);
-        if !opname(o.opcode).starts_with("constant") {
+        if !op_name(o.opcode).starts_with("constant") {
             return None;
         }
         kernel::const_int(self.m, op).or_else(|| {
@@ -673,11 +669,11 @@ impl<'m, 'a> Sim<'m, 'a> {
     fn matters(&self, id: OpId) -> bool {
         let op = self.m.op(id);
         let oc = op.opcode;
-        let b = opname(oc);
-        if !op.regions.is_empty() || is_dma_start(oc) || is_dma_wait(oc) || is_matmul(oc) || b.starts_with("sem_") {
+        let b = op_name(oc);
+        if !op.regions.is_empty() || is_dma_start(oc) || is_dma_wait(oc) || is_matmul(oc) || is_semaphore_op(oc) {
             return true;
         }
-        if b.contains("load") || b.contains("store") || matches!(b, "yield" | "condition" | "return") {
+        if is_load(oc) || is_store(oc) || matches!(b, "yield" | "condition" | "return") {
             return true;
         }
         let untracked = |t: &MlirType<'_>| match t {
@@ -708,7 +704,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         let m = self.m;
         let op = m.op(id);
         let oc = op.opcode;
-        let b = opname(oc);
+        let b = op_name(oc);
         if matches!(b, "yield" | "condition" | "return") {
             s.yielded = Some(op.operands.iter().map(|o| self.get(&s, o)).collect());
             return vec![s];
@@ -717,11 +713,11 @@ impl<'m, 'a> Sim<'m, 'a> {
             self.start(id, &mut s);
             return vec![s];
         }
-        if is_dma_wait(oc) || b.starts_with("sem_wait") {
+        if is_dma_wait(oc) || is_semaphore_wait(oc) {
             self.wait(id, &mut s);
             return vec![s];
         }
-        if b.starts_with("sem_signal") {
+        if is_semaphore_signal(oc) {
             self.signal(id, &mut s);
             return vec![s];
         }
@@ -763,10 +759,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         if let Some(v) = self.view(id, s) {
             return v;
         }
-        let b = opname(self.m.op(id).opcode);
-        // loads and stores (not DMAs)
-        let is_load = b.contains("load") && !b.contains("dma");
-        let is_store = b.contains("store") && !b.contains("dma");
+        let oc = self.m.op(id).opcode;
+        let (is_load, is_store) = (is_load(oc), is_store(oc));
         if is_load || is_store {
             return self.load_or_store(id, s, is_load, is_store);
         }
@@ -795,7 +789,7 @@ impl<'m, 'a> Sim<'m, 'a> {
     /// is not one.
     fn view(&self, id: OpId, s: &mut State) -> Option<SimValue> {
         let oc = self.m.op(id).opcode;
-        let b = opname(oc);
+        let b = op_name(oc);
         let reshape = b.starts_with("memref_reshape")
             || b.starts_with("memref_bitcast")
             || b.starts_with("reinterpret_cast")
@@ -915,7 +909,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         let op = self.m.op(id);
         // scalar accesses (`memref.load`/`memref.store` of SMEM scalars: flags, indices) are bookkeeping, not
         // reads of DMA'd buffers or compute: they stay out of the trace
-        if scalar_access(op.opcode) {
+        if is_scalar_access(op.opcode) {
         } else if let Some(r) = &region {
             if is_load {
                 s.trace.push(Event::Read { op: id, region: r.clone() });
@@ -930,7 +924,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         if is_load && integer(op.ty.mlir()) {
             return self.load_scalar(s, r);
         }
-        if is_store && opname(op.opcode) != "vector_store" {
+        if is_store && op_name(op.opcode) != "vector_store" {
             self.store_scalar(id, s, r);
         }
         SimValue::Unknown
@@ -1185,7 +1179,7 @@ impl<'m, 'a> Sim<'m, 'a> {
 
 /// The arithmetic an op does (`addi`, `cmpi`; LLO's `sadd` → `add`) and a comparison's predicate (`slt`).
 fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<String>) {
-    let b = opname(op.opcode);
+    let b = op_name(op.opcode);
     let mut name = b.split('.').next().unwrap_or(b);
     if op.opcode.starts_with("llo.") {
         if let Some(x) = name.strip_prefix('s').filter(|x| !x.is_empty() && name != "select" && name != "shl") {

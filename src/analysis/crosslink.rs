@@ -79,7 +79,7 @@ pub fn llo_computation<'p>(u: &Unit<'p>) -> Option<String> {
     if u.layer() != Layer::Llo {
         return None;
     }
-    if let Some(n) = crate::parse::llo::view::entry_info(&u.module).name {
+    if let Some(n) = crate::semantic::llo::entry_info(&u.module).name {
         return Some(n.to_string());
     }
     crate::parse::llo::llo_file_name(u.path).map(|f| f.computation.to_string())

@@ -18,8 +18,8 @@ use super::{At, Hit, Options};
 use crate::ir::{DType, Def, Layer, Module, OpId};
 use crate::lint::target::{native_generations, Narrow, TargetSource};
 use crate::lint::Compilation;
-use crate::parse::llo::view::{self, MxuKind};
 use crate::semantic::kernel::{self, Matmul};
+use crate::semantic::llo::{self, MxuKind};
 
 pub const NAME: &str = "fp8-emulated";
 
@@ -115,10 +115,10 @@ impl LloFormat {
 pub fn llo_formats(m: &Module<'_>) -> Vec<LloFormat> {
     let mut out: Vec<LloFormat> = Vec::new();
 
-    for x in view::mxu_ops(m).into_iter().filter(|x| x.kind == MxuKind::Matmul) {
+    for x in llo::mxu_ops(m).into_iter().filter(|x| x.kind == MxuKind::Matmul) {
         let segs: Vec<&str> = x.mnemonic.split('.').collect();
         let dts: Vec<(usize, DType)> =
-            segs.iter().enumerate().skip(1).filter_map(|(i, s)| view::segment_dtype(s).map(|d| (i, d))).collect();
+            segs.iter().enumerate().skip(1).filter_map(|(i, s)| llo::segment_dtype(s).map(|d| (i, d))).collect();
         let last = dts.last().map(|d| d.0).unwrap_or(0);
         let shown = segs[..=last.min(segs.len().saturating_sub(1))].join(".");
         let format = dts.iter().map(|(i, _)| segs[*i]).collect::<Vec<_>>().join(".");
@@ -145,7 +145,7 @@ fn is_f8_data_format(f: &str) -> bool {
 fn data_format_reads(f: &str, n: Narrow) -> bool {
     match n {
         Narrow::Fp8 => is_f8_data_format(f),
-        _ => view::segment_dtype(f.split_once("_to_").map_or(f, |x| x.0)).and_then(Narrow::of) == Some(n),
+        _ => llo::segment_dtype(f.split_once("_to_").map_or(f, |x| x.0)).and_then(Narrow::of) == Some(n),
     }
 }
 
@@ -283,7 +283,7 @@ fn source_text(s: TargetSource) -> &'static str {
 /// Is every type the MXU gets instead of `n` an integer one of the next-wider family (int4 → s8)? XLA dots do that
 /// on generations with an s4 mode.
 fn widened_to_int8(n: Narrow, wide: &str) -> bool {
-    n == Narrow::Int4 && wide.split('/').all(|w| view::segment_dtype(w).and_then(Narrow::of) == Some(Narrow::Int8))
+    n == Narrow::Int4 && wide.split('/').all(|w| llo::segment_dtype(w).and_then(Narrow::of) == Some(Narrow::Int8))
 }
 
 /// Turns a request of family `n` (`what`: the op in words) and its evidence into a hit, or nothing when the MXU
@@ -610,12 +610,12 @@ fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Ve
     let formats = llo_formats(&u.module);
     let widened: Vec<&LloFormat> = formats
         .iter()
-        .filter(|f| !f.native && f.format.split('.').any(|s| view::segment_dtype(s).is_some_and(DType::is_f8)))
+        .filter(|f| !f.native && f.format.split('.').any(|s| llo::segment_dtype(s).is_some_and(DType::is_f8)))
         .collect();
     if widened.is_empty() || formats.iter().any(|f| f.native) {
         return Vec::new();
     }
-    let first = view::mxu_ops(&u.module)
+    let first = llo::mxu_ops(&u.module)
         .into_iter()
         .find(|x| x.kind == MxuKind::Matmul && widened.iter().any(|f| x.mnemonic.starts_with(f.shown.as_str())));
     let Some(first) = first else { return Vec::new() };
@@ -784,11 +784,10 @@ mod tests {
 
     #[test]
     fn mxu_formats() {
-        assert!(view::is_native_fp8_mnemonic("vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0"));
-        assert!(!view::is_native_fp8_mnemonic("vmatmul.mubr.msk.f8e4m3b11.bf16.gmra.mxu0"));
+        assert!(llo::is_native_fp8_mnemonic("vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0"));
+        assert!(!llo::is_native_fp8_mnemonic("vmatmul.mubr.msk.f8e4m3b11.bf16.gmra.mxu0"));
         assert!(
-            !view::is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0")
-                && !view::is_native_fp8_mnemonic("vmatmul.bf16")
+            !llo::is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0") && !llo::is_native_fp8_mnemonic("vmatmul.bf16")
         );
         assert!(is_f8_data_format("e4m3b") && is_f8_data_format("e4m3b_to_bf16") && !is_f8_data_format("bf16"));
         assert_eq!(data_format_wide("e4m3b_to_bf16"), Some("bf16"));

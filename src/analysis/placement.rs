@@ -13,8 +13,8 @@ use super::crosslink as link;
 use super::{At, Hit, Options};
 use crate::ir::{Def, Layer, Module, OpId};
 use crate::lint::Compilation;
-use crate::parse::llo::view;
 use crate::semantic::kernel::{self, ArgRole};
+use crate::semantic::llo;
 
 pub const NAME: &str = "any-placed-in-vmem";
 
@@ -149,7 +149,7 @@ fn producer(m: &Module<'_>, call: OpId, k: usize) -> Option<OpId> {
 fn llo_vmem_operand(c: &Compilation<'_>, units: &[usize], operand: usize) -> Option<(usize, OpId, String)> {
     for &i in units {
         let u = c.units.get(i)?;
-        let e = view::entry_info(&u.module);
+        let e = llo::entry_info(&u.module);
         for o in e.operands_in("vmem") {
             if o.index == Some(operand as i64) && o.kind != Some("output") {
                 let shape = match (o.element, o.dims.is_empty()) {
@@ -266,7 +266,7 @@ fn llo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     {
         return Vec::new();
     }
-    let e = view::entry_info(&u.module);
+    let e = llo::entry_info(&u.module);
     if e.opcode.is_some_and(|o| o != "custom-call") {
         return Vec::new();
     }

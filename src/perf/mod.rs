@@ -318,7 +318,7 @@ fn llo_unit_of(c: &Compilation<'_>, name: &str) -> Option<usize> {
 /// The LLO program of a kernel: loops, bundles, and slot use weighted by how often each bundle runs.
 fn llo_facts(path: &str, m: &Module<'_>, files: &[Parsed<'_>], assume: &Assume) -> LloFacts {
     let computation =
-        crate::parse::llo::view::entry_info(m).name.map(str::to_string).unwrap_or_else(|| m.name.to_string());
+        crate::semantic::llo::entry_info(m).name.map(str::to_string).unwrap_or_else(|| m.name.to_string());
     let loops = trips::llo_loops(m, &computation, assume);
     let static_bundles = trips::static_bundles(m);
     let runs = trips::bundle_runs(static_bundles, &loops);

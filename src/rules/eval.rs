@@ -52,7 +52,7 @@ pub fn result_dtype(m: &Module<'_>, id: OpId) -> Option<DType> {
     match &op.ty {
         Type::Shape(s) => s.dtype(),
         Type::Mlir(t) => t.result(0).and_then(MlirType::dtype).or_else(|| t.dtype()),
-        _ if m.layer == Layer::Llo => crate::parse::llo::view::mnemonic_dtype(op.opcode).map(|d| d.0),
+        _ if m.layer == Layer::Llo => crate::semantic::llo::mnemonic_dtype(op.opcode).map(|d| d.0),
         _ => None,
     }
 }

@@ -13,12 +13,13 @@
 //! (`Generation::native_fp8`). The finding is reported once per matmul per compilation, from the highest layer
 //! present: a canonical HLO unit (see `crosslink`), else StableHLO, else the kernel's Mosaic dump, else LLO.
 
-use super::crosslink::{self as link, base_name};
+use super::crosslink as link;
 use super::{At, Hit, Options};
 use crate::ir::{DType, Def, Layer, Module, OpId};
 use crate::lint::target::{native_generations, Narrow, TargetSource};
 use crate::lint::Compilation;
 use crate::semantic::kernel::{self, Matmul};
+use crate::semantic::link::base_name;
 use crate::semantic::llo::{self, MxuKind};
 
 pub const NAME: &str = "fp8-emulated";
@@ -470,7 +471,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Ve
     let m = &c.units[ui].module;
     for id in m.op_ids() {
         let op = m.op(id);
-        if link::is_tpu_custom_call(m, id) {
+        if crate::parse::calls::is_tpu_custom_call(m, id) {
             out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
@@ -533,7 +534,7 @@ fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow])
     }
     let m = &c.units[ui].module;
     for id in m.op_ids() {
-        if link::is_tpu_custom_call(m, id) {
+        if crate::parse::calls::is_tpu_custom_call(m, id) {
             out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
@@ -598,7 +599,7 @@ fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Ve
         return Vec::new();
     }
     let Some(comp) = link::llo_computation(u) else { return Vec::new() };
-    if link::is_runtime_computation(&comp)
+    if crate::semantic::link::is_runtime_computation(&comp)
         || link::has_layer(c, Layer::Hlo)
         || link::has_layer(c, Layer::StableHlo)
         || !link::mosaic_dumps_of(c, base_name(&comp)).is_empty()

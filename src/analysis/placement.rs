@@ -199,7 +199,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     }
     let m = &c.units[ui].module;
     for id in m.op_ids() {
-        if !link::is_tpu_custom_call(m, id) {
+        if !crate::parse::calls::is_tpu_custom_call(m, id) {
             continue;
         }
         let Some(kernel_name) = link::call_kernel_name(c, ui, id) else { continue };
@@ -260,7 +260,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
 fn llo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     let u = &c.units[ui];
     let Some(comp) = link::llo_computation(u) else { return Vec::new() };
-    if link::is_runtime_computation(&comp)
+    if crate::semantic::link::is_runtime_computation(&comp)
         || link::hlo_defines(c, &comp)
         || link::llo_units(c, &comp).first() != Some(&ui)
     {
@@ -270,7 +270,7 @@ fn llo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     if e.opcode.is_some_and(|o| o != "custom-call") {
         return Vec::new();
     }
-    let kernel_name = link::base_name(&comp).to_string();
+    let kernel_name = crate::semantic::link::base_name(&comp).to_string();
     let units: Vec<usize> = c.kernel_units(&kernel_name).map(|(i, _)| i).collect();
     let mut out = Vec::new();
     for a in any_args(c, &units, &kernel_name) {

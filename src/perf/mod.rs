@@ -305,7 +305,9 @@ fn llo_unit_of(c: &Compilation<'_>, name: &str) -> Option<usize> {
     for (i, u) in c.units_of(Layer::Hlo).filter(|(i, _)| crosslink::is_canonical(c, *i)) {
         let m = &u.module;
         for id in m.op_ids() {
-            if crosslink::is_tpu_custom_call(m, id) && crosslink::call_kernel_name(c, i, id).as_deref() == Some(name) {
+            if crate::parse::calls::is_tpu_custom_call(m, id)
+                && crosslink::call_kernel_name(c, i, id).as_deref() == Some(name)
+            {
                 if let Some(l) = crosslink::llo_units(c, m.op(id).name).into_iter().next() {
                     return Some(l);
                 }

@@ -6,6 +6,7 @@
 
 pub mod async_pairs;
 pub mod kernel;
+pub mod link;
 pub mod llo;
 pub mod op;
 pub mod tpu;

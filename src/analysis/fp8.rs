@@ -107,7 +107,7 @@ impl LloFormat {
     }
 
     /// The type the MXU gets instead of `n`: the last segment of another family (`bf16`, `f32`, `s8`).
-    pub fn wide_for(&self, n: Narrow) -> Option<&'static str> {
+    fn wide_for(&self, n: Narrow) -> Option<&'static str> {
         self.dtypes.iter().rev().find(|d| Narrow::of(**d) != Some(n)).map(|d| d.name())
     }
 }
@@ -642,7 +642,7 @@ pub fn run(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
 }
 
 /// The `narrow-emulated` entry point: every narrow family, each hit saying which (`narrow`).
-pub fn run_narrow(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
+fn run_narrow(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
     let mut out = Vec::new();
     for n in Narrow::ALL {
         out.extend(run_families(c, unit, opts, &[n]).into_iter().map(|h| h.capture("narrow", n.name())));

@@ -313,7 +313,7 @@ fn single_buffered_hit(site: &KernelSite<'_, '_>, win: WindowCase<'_>, array: Op
 }
 
 /// `host_span`: for a kernel decoded from a custom call, where its findings point (the call's backend_config).
-pub fn check_kernel(
+fn check_kernel(
     c: Option<&Compilation<'_>>,
     m: &Module<'_>,
     unit: usize,

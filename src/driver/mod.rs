@@ -87,7 +87,7 @@ pub fn python(explicit: Option<&Path>, virtual_env: Option<&str>, cwd: &Path) ->
 pub struct UnknownTarget(pub String);
 
 /// Unknown targets are a usage error before anything runs (the helper would record them per version).
-pub fn check_targets(targets: &[String]) -> Result<(), UnknownTarget> {
+fn check_targets(targets: &[String]) -> Result<(), UnknownTarget> {
     for t in targets.iter().flat_map(|t| t.split(',')) {
         let family = t.split(':').next().unwrap_or(t);
         if !self::targets().any(|k| k == family) {

@@ -43,7 +43,7 @@ pub fn is_tpu_custom_call(m: &Module<'_>, op: OpId) -> bool {
 }
 
 /// The `tpu_custom_call`s of `m`: HLO `custom-call`s (`hlo`), else MLIR `*custom_call` ops.
-pub fn tpu_calls<'m>(m: &'m Module<'_>, hlo: bool) -> impl Iterator<Item = OpId> + 'm {
+fn tpu_calls<'m>(m: &'m Module<'_>, hlo: bool) -> impl Iterator<Item = OpId> + 'm {
     m.op_ids().filter(move |&i| (m.op(i).opcode == "custom-call") == hlo && is_tpu_custom_call(m, i))
 }
 

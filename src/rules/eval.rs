@@ -14,7 +14,7 @@ pub type Caps = BTreeMap<String, OpId>;
 const WALK_LIMIT: usize = 4096;
 
 /// `*` wildcard match for the families' own patterns.
-pub fn wild(pat: &str, s: &str) -> bool {
+fn wild(pat: &str, s: &str) -> bool {
     match pat.split_once('*') {
         None => pat == s,
         Some((head, rest)) => {
@@ -35,7 +35,7 @@ pub fn wild(pat: &str, s: &str) -> bool {
     }
 }
 
-pub fn pat_matches(p: &OpPat, layer: Layer, opcode: &str) -> bool {
+fn pat_matches(p: &OpPat, layer: Layer, opcode: &str) -> bool {
     match p {
         OpPat::Family(f) => f.patterns(layer).iter().any(|g| wild(g, opcode)),
         OpPat::Glob(g) => g.is_match(opcode),

@@ -508,12 +508,12 @@ fn analysis_when(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<Vec
 
 /// Where the built-in packs' test paths are relative to: `rules/` in the folder the binary writes its embedded cases
 /// to (`hlolint test` writes them there; see `rules::embedded`), so an installed binary needs no source tree.
-pub fn builtin_dir() -> PathBuf {
+fn builtin_dir() -> PathBuf {
     super::embedded::rules_dir()
 }
 
 /// `{name}` and `{name.prop}` references in a template.
-pub fn template_refs(t: &str) -> Vec<&str> {
+fn template_refs(t: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = t;
     while let Some(i) = rest.find('{') {

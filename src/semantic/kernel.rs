@@ -395,7 +395,7 @@ fn arg_type<'a>(p: &Param<'a>) -> Option<MlirType<'a>> {
 }
 
 /// Follows a memref operand back through view ops to a kernel argument, collecting slice indices.
-pub fn trace_ref<'a>(m: &Module<'a>, entry: Option<BlockId>, o: &Operand<'a>) -> RefTrace<'a> {
+fn trace_ref<'a>(m: &Module<'a>, entry: Option<BlockId>, o: &Operand<'a>) -> RefTrace<'a> {
     let mut t = RefTrace {
         name: o.name,
         ty: o.ty.as_ref().and_then(Type::mlir).cloned(),
@@ -432,7 +432,7 @@ pub fn trace_ref<'a>(m: &Module<'a>, entry: Option<BlockId>, o: &Operand<'a>) ->
 }
 
 /// An index operand: a constant when defined by a constant op, else its name.
-pub fn index_of<'a>(m: &Module<'a>, o: &Operand<'a>) -> Index<'a> {
+fn index_of<'a>(m: &Module<'a>, o: &Operand<'a>) -> Index<'a> {
     if let Def::Op { op, .. } = o.def {
         if let Some(c) = const_int(m, op) {
             return Index::Const(c);

@@ -222,7 +222,7 @@ fn dkey(d: Def) -> (u8, u32, u32) {
 }
 
 /// The outcome of simulating one kernel.
-pub struct Outcome {
+pub struct SimOutcome {
     pub func: FuncId,
     pub states: Vec<State>,
     /// Paths were dropped beyond [`MAX_STATES`].
@@ -315,15 +315,12 @@ fn grid_steps(bounds: &[i64]) -> (Vec<Vec<i64>>, Option<i64>, bool) {
     (steps, total, false)
 }
 
-pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outcome {
-    simulate_seeded(m, k, mode, &Seed::new())
-}
-
-/// [`simulate`] with scalar-prefetch memory known from the host program. When exploring every path is
+/// Simulates kernel `k` of `m` over its grid, with the scalar-prefetch memory known from the host program (`seed`;
+/// `Seed::new()` when none is). When exploring every path is
 /// inconclusive (budget, too many paths), or undecided (an op failed on some paths, not on every one, as when a
 /// failing path went through a join that lost values), [`sample::SAMPLES`] single paths are sampled through the
-/// whole grid and the exact ones kept as witnesses ([`Outcome::witnesses`]).
-pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed) -> Outcome {
+/// whole grid and the exact ones kept as witnesses ([`SimOutcome::witnesses`]).
+pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed) -> SimOutcome {
     let budget = if mode == Mode::Trace { TRACE_BUDGET } else { OP_BUDGET };
     let mut out = run(m, k, mode, seed, None, budget);
     let failed: BTreeSet<OpId> = out.states.iter().flat_map(|s| s.fails.keys().copied()).collect();
@@ -388,7 +385,14 @@ fn never_waited(sim: &Sim<'_, '_>, s: &mut State, sampling: bool) {
 }
 
 /// One simulation of the kernel over its grid: every path, or (with `rng`) one sampled path.
-fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng: Option<Rng>, budget: u64) -> Outcome {
+fn run<'a>(
+    m: &Module<'a>,
+    k: &kernel::Kernel<'a>,
+    mode: Mode,
+    seed: &Seed,
+    rng: Option<Rng>,
+    budget: u64,
+) -> SimOutcome {
     let func = m.func(k.func);
     let entry = m.regions[func.body.idx()].blocks.first().copied();
     let grid_n = k.iteration_bounds.len().min(func.params.len());
@@ -448,7 +452,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
             never_waited(&sim, s, sampling);
         }
     }
-    Outcome {
+    SimOutcome {
         func: k.func,
         states,
         truncated: sim.truncated,
@@ -1243,7 +1247,7 @@ pub fn overlaps(a: &RefV, b: &RefV) -> bool {
     })
 }
 
-impl Outcome {
+impl SimOutcome {
     /// Ops that failed on every explored path that executed them, with the failure seen first: waits that failed
     /// (at least once) on every path that ran them, and starts (or signals) left outstanding at the end of every
     /// final path that ran them.

@@ -518,7 +518,7 @@ impl<'a> Parser<'a> {
     /// Is this `{` the start of a region (as opposed to an attribute dictionary)? A region's first token is an
     /// op (`%x = `, `"op"(`, `op.name`), a block label, or `}` on a later line; a dictionary's is `name =`, a unit
     /// attribute (`name,` / `name}`), or `}` on the same line.
-    pub fn region_start(&self, s: &str) -> bool {
+    fn region_start(&self, s: &str) -> bool {
         let Some(x) = s.strip_prefix('{') else { return false };
         let same_line = hws(x);
         let newline = at_eol(same_line);

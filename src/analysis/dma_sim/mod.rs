@@ -414,15 +414,7 @@ fn run<'a>(
             if sim.exhausted {
                 break;
             }
-            for s in states.iter_mut() {
-                s.step = step.clone();
-                s.ctx.clear();
-                for i in 0..func.params.len() {
-                    let v =
-                        if i < grid_n { SimValue::Int(step.get(i).copied().unwrap_or(0)) } else { sim.arg_value(i) };
-                    s.env.insert(dkey(Def::BlockArg { block: entry, index: i as u32 }), v);
-                }
-            }
+            sim.enter_step(&mut states, step, entry, grid_n, func.params.len());
             sim.step_index = simulated;
             // the trace judge reads whole grid steps: when this step may not fit in what is left of the budget, keep
             // the paths as they were before it, to judge those if it does not (a step cut midway would be judged as
@@ -474,6 +466,19 @@ fn run<'a>(
 }
 
 impl<'m, 'a> Sim<'m, 'a> {
+    /// Every path enters grid step `step`: the grid indices (the first `grid_n` of the entry block's `nparams`
+    /// arguments) take the step's values, the other arguments their own.
+    fn enter_step(&self, states: &mut [State], step: &[i64], entry: BlockId, grid_n: usize, nparams: usize) {
+        for s in states.iter_mut() {
+            s.step = step.to_vec();
+            s.ctx.clear();
+            for i in 0..nparams {
+                let v = if i < grid_n { SimValue::Int(step.get(i).copied().unwrap_or(0)) } else { self.arg_value(i) };
+                s.env.insert(dkey(Def::BlockArg { block: entry, index: i as u32 }), v);
+            }
+        }
+    }
+
     /// A simulator of module `m` with the whole budget, before any kernel's entry and arguments are set.
     fn new(m: &'m Module<'a>, mode: Mode) -> Self {
         Sim {
@@ -1060,33 +1065,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             "remsi" | "remui" | "rem" => int_binop(x, y, |a, b| a.checked_rem(b)),
             "minsi" | "minui" | "min" => int_binop(x, y, |a, b| Some(a.min(b))),
             "maxsi" | "maxui" | "max" => int_binop(x, y, |a, b| Some(a.max(b))),
-            "andi" | "and" | "ori" | "or" if is_cond(&x) || is_cond(&y) => {
-                let and = name.starts_with('a');
-                match (x, y) {
-                    // a known side decides or drops out (booleans: `true and c` is `c`)
-                    (SimValue::Int(k), c) | (c, SimValue::Int(k)) if is_cond(&c) => match (and, k != 0) {
-                        (true, true) | (false, false) => c,
-                        (true, false) => SimValue::Int(0),
-                        (false, true) => SimValue::Int(1),
-                    },
-                    (a, b) if is_cond(&a) && is_cond(&b) => {
-                        let mut parts = Vec::new();
-                        for v in [a, b] {
-                            match v {
-                                SimValue::All(p) if and => parts.extend(p),
-                                SimValue::AnyOf(p) if !and => parts.extend(p),
-                                v => parts.push(v),
-                            }
-                        }
-                        if and {
-                            SimValue::All(parts)
-                        } else {
-                            SimValue::AnyOf(parts)
-                        }
-                    }
-                    _ => SimValue::Unknown,
-                }
-            }
+            "andi" | "and" | "ori" | "or" if is_cond(&x) || is_cond(&y) => logical(name.starts_with('a'), x, y),
             "andi" | "and" => int_binop(x, y, |a, b| Some(a & b)),
             "ori" | "or" => int_binop(x, y, |a, b| Some(a | b)),
             "xori" | "xor" => match (x, y) {
@@ -1178,6 +1157,34 @@ impl<'m, 'a> Sim<'m, 'a> {
             }
             _ => SimValue::Unknown,
         }
+    }
+}
+
+/// `and`/`or` where a side is a condition: a known side decides or drops out (booleans: `true and c` is `c`), two
+/// conditions make one conjunction or disjunction.
+fn logical(and: bool, x: SimValue, y: SimValue) -> SimValue {
+    match (x, y) {
+        (SimValue::Int(k), c) | (c, SimValue::Int(k)) if is_cond(&c) => match (and, k != 0) {
+            (true, true) | (false, false) => c,
+            (true, false) => SimValue::Int(0),
+            (false, true) => SimValue::Int(1),
+        },
+        (a, b) if is_cond(&a) && is_cond(&b) => {
+            let mut parts = Vec::new();
+            for v in [a, b] {
+                match v {
+                    SimValue::All(p) if and => parts.extend(p),
+                    SimValue::AnyOf(p) if !and => parts.extend(p),
+                    v => parts.push(v),
+                }
+            }
+            if and {
+                SimValue::All(parts)
+            } else {
+                SimValue::AnyOf(parts)
+            }
+        }
+        _ => SimValue::Unknown,
     }
 }
 

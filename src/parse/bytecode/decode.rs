@@ -959,6 +959,15 @@ impl<'b> Decoder<'b> {
     /// isolated op), block arguments `argN` and results `N` in order, a block's ops before the regions nested
     /// in them.
     fn name_values(&mut self) {
+        self.number_values();
+        self.label_blocks();
+        self.successor_attrs();
+        self.operand_names();
+        let _ = symbol_text;
+    }
+
+    /// Block arguments `argN` and results `N`, numbered per function or isolated op.
+    fn number_values(&mut self) {
         let top = self.out.top_block;
         let mut scopes = vec![vec![top]];
         while let Some(start) = scopes.pop() {
@@ -989,7 +998,10 @@ impl<'b> Decoder<'b> {
                 }
             }
         }
-        // Block labels: `bbN` per region position (entry blocks have none).
+    }
+
+    /// Block labels: `bbN` per region position (entry blocks have none).
+    fn label_blocks(&mut self) {
         for r in 0..self.out.regions.len() {
             let blocks = self.out.regions[r].blocks.clone();
             for (k, b) in blocks.into_iter().enumerate().skip(1) {
@@ -997,7 +1009,10 @@ impl<'b> Decoder<'b> {
                 self.out.blocks[b as usize].label = Some(s);
             }
         }
-        // Successor lists, with the region-local labels.
+    }
+
+    /// Successor lists as a `successors` attribute, with the region-local labels.
+    fn successor_attrs(&mut self) {
         for i in 0..self.out.ops.len() {
             if self.out.ops[i].successors.is_empty() {
                 continue;
@@ -1016,7 +1031,10 @@ impl<'b> Decoder<'b> {
             let v = self.push_str(format!("[{}]", labels.join(", ")));
             self.out.ops[i].attrs.push((k, v));
         }
-        // Operand names from their definitions.
+    }
+
+    /// Operand names from their definitions (`N#k` for result k of a multi-result op).
+    fn operand_names(&mut self) {
         for i in 0..self.out.ops.len() {
             for k in 0..self.out.ops[i].operands.len() {
                 let name = match self.out.ops[i].operands[k].def {
@@ -1037,6 +1055,5 @@ impl<'b> Decoder<'b> {
                 self.out.ops[i].operands[k].name = name;
             }
         }
-        let _ = symbol_text;
     }
 }

@@ -107,7 +107,8 @@ struct Forward<'m, 'a> {
     gave_up: bool,
 }
 
-fn is_passthrough(opcode: &str) -> bool {
+/// Ops that forward their operand unchanged (a start's value flows through them to its done).
+fn forwards_operand(opcode: &str) -> bool {
     matches!(opcode, "bitcast" | "opt-barrier" | "domain")
 }
 
@@ -245,7 +246,7 @@ impl<'m, 'a> Forward<'m, 'a> {
                 (Some(&h), Some(i)) if h == i => self.flow(u, &path[1..], ctx),
                 _ => DoneCounts::zero(),
             },
-            oc if is_passthrough(oc) => {
+            oc if forwards_operand(oc) => {
                 // `opt-barrier(tuple)` forwards its operand; a multi-operand spelling forwards element k
                 if positions.len() == 1 && uo.operands.len() == 1 {
                     self.flow(u, path, ctx)
@@ -434,7 +435,7 @@ impl Backward<'_, '_> {
                 Some(&k) if k >= 0 => self.trace(self.operand(op, k as usize), &path[1..], ctx),
                 _ => self.stray = self.stray.or(Some(op)),
             },
-            oc if is_passthrough(oc) => {
+            oc if forwards_operand(oc) => {
                 if o.operands.len() == 1 {
                     self.trace(self.operand(op, 0), path, ctx)
                 } else {

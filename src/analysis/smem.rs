@@ -13,14 +13,14 @@ use crate::ir::mlir_type::MlirType;
 use crate::ir::{BlockId, Def, FuncId, Layer, Module, OpId};
 use crate::lint::Compilation;
 use crate::semantic::kernel::{self, ArgRole, Kernel};
-use crate::semantic::op::{is_load, is_matmul_input, is_matmul_output, is_store, is_view, op_name};
+use crate::semantic::op::{is_constant, is_load, is_matmul_input, is_matmul_output, is_store, is_view, op_name};
 use std::collections::{HashMap, HashSet};
 
 pub const DEFAULT_MAX_SCALE_ELEMENTS: i64 = 4096;
 
 /// Ops that keep a value's meaning (a scale stays a scale): shape changes, broadcasts, extracts, float casts,
 /// vector↔scalar moves.
-fn is_passthrough(opcode: &str) -> bool {
+fn keeps_scale(opcode: &str) -> bool {
     let b = op_name(opcode);
     [
         "broadcast",
@@ -117,10 +117,10 @@ fn base_arg(m: &Module<'_>, entry: Option<BlockId>, k: &Kernel<'_>, d: Def, dept
 fn is_constlike(m: &Module<'_>, d: Def, depth: u32) -> bool {
     let Def::Op { op, .. } = d else { return false };
     let o = m.op(op);
-    if op_name(o.opcode).starts_with("constant") || op_name(o.opcode) == "vconst" {
+    if is_constant(o.opcode) || op_name(o.opcode) == "vconst" {
         return true;
     }
-    depth < 8 && is_passthrough(o.opcode) && o.operands.first().is_some_and(|x| is_constlike(m, x.def, depth + 1))
+    depth < 8 && keeps_scale(o.opcode) && o.operands.first().is_some_and(|x| is_constlike(m, x.def, depth + 1))
 }
 
 /// Whether a value is computed from a matmul result (bounded backward walk).
@@ -234,7 +234,7 @@ impl ScaleFlow<'_, '_> {
             }
             return;
         }
-        if is_passthrough(uo.opcode) {
+        if keeps_scale(uo.opcode) {
             let single = cur.single || is_single(value_type(m, out));
             self.propagate(out, Derived { args: cur.args.clone(), single, raw: cur.raw });
             return;

@@ -14,8 +14,8 @@ use crate::ir::*;
 use crate::parse::mlir::attr as mattr;
 use crate::parse::mlir::types::mlir_type;
 use crate::semantic::op::{
-    is_conditional, is_dma_start, is_dma_wait, is_load, is_loop, is_matmul, is_semaphore_signal, is_semaphore_wait,
-    is_store, is_view, op_name,
+    is_conditional, is_constant, is_dma_start, is_dma_wait, is_load, is_loop, is_matmul, is_semaphore_signal,
+    is_semaphore_wait, is_store, is_view, op_name,
 };
 use serde::Serialize;
 
@@ -485,7 +485,7 @@ pub fn expr(m: &Module<'_>, def: Def, name: &str, depth: u32) -> String {
 /// The integer an `arith.constant 3 : i32` / `llo.constant {value = 3 : i32}` / `stablehlo.constant dense<3>` holds.
 pub fn const_int(m: &Module<'_>, op: OpId) -> Option<i64> {
     let o = m.op(op);
-    if !op_name(o.opcode).starts_with("constant") {
+    if !is_constant(o.opcode) {
         return None;
     }
     let v = o.payload.as_ref().or_else(|| o.attr("value"))?;

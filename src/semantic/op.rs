@@ -38,6 +38,17 @@ pub fn is_semaphore_op(opcode: &str) -> bool {
     op_name(opcode).starts_with("sem_")
 }
 
+/// A semaphore the kernel makes itself: scratch (`tpu.sem_alloc`) or a collective's barrier (`tpu.sem_barrier`).
+pub fn is_semaphore_alloc(opcode: &str) -> bool {
+    let b = op_name(opcode);
+    b.starts_with("sem_alloc") || b.starts_with("sem_barrier")
+}
+
+/// A constant: `arith.constant`, `llo.constant`, `stablehlo.constant`, HLO `constant`.
+pub fn is_constant(opcode: &str) -> bool {
+    op_name(opcode).starts_with("constant")
+}
+
 /// A matrix multiply anywhere: `tpu.matmul`, `vector.contract`, `stablehlo.dot_general`, HLO `dot` and
 /// `convolution`, `llo.vmatmul*`.
 pub fn is_matmul(opcode: &str) -> bool {
@@ -117,6 +128,8 @@ mod tests {
         assert!(is_view("tpu.memref_slice") && is_view("memref.subview") && !is_view("tpu.matmul"));
         assert!(is_semaphore_signal("tpu.sem_signal") && is_semaphore_wait("tpu.sem_wait"));
         assert!(is_semaphore_op("tpu.sem_barrier") && !is_semaphore_signal("tpu.sem_wait"));
+        assert!(is_semaphore_alloc("tpu.sem_alloc") && is_semaphore_alloc("tpu.sem_barrier"));
+        assert!(is_constant("arith.constant") && is_constant("constant") && !is_constant("tpu.matmul"));
     }
 
     #[test]

@@ -29,8 +29,8 @@ use crate::ir::*;
 use crate::parse::mlir::attr as mattr;
 use crate::semantic::kernel;
 use crate::semantic::op::{
-    is_dma_start, is_dma_wait, is_load, is_matmul, is_scalar_access, is_semaphore_op, is_semaphore_signal,
-    is_semaphore_wait, is_store, op_name,
+    is_constant, is_dma_start, is_dma_wait, is_load, is_matmul, is_scalar_access, is_semaphore_alloc, is_semaphore_op,
+    is_semaphore_signal, is_semaphore_wait, is_store, op_name,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
@@ -625,7 +625,7 @@ impl<'m, 'a> Sim<'m, 'a> {
 
     fn constant(&self, op: OpId) -> Option<i64> {
         let o = self.m.op(op);
-        if !op_name(o.opcode).starts_with("constant") {
+        if !is_constant(o.opcode) {
             return None;
         }
         kernel::const_int(self.m, op).or_else(|| {
@@ -743,7 +743,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             s.trace.push(Event::Compute { op: id });
         }
         // a semaphore of its own: scratch (`tpu.sem_alloc`) or the collective's barrier (`tpu.sem_barrier`)
-        if b.starts_with("sem_alloc") || b.starts_with("sem_barrier") {
+        if is_semaphore_alloc(oc) {
             let dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default();
             let r = RefV {
                 base: Base::Alloc(id),

@@ -60,7 +60,7 @@ pub(super) fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
         return Some(vec![x]);
     }
     let o = m.op(op);
-    if !op_name(o.opcode).starts_with("constant") {
+    if !crate::semantic::op::is_constant(o.opcode) {
         return None;
     }
     pub(super) fn flat(v: &Value<'_>, out: &mut Vec<i64>) -> Option<()> {

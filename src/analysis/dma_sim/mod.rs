@@ -522,7 +522,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         }
     }
 
-    fn base_name(&self, b: Base) -> String {
+    /// How a message names a buffer: the kernel argument (`%arg3`) or the allocating op (`%5 (memref.alloca)`).
+    fn buffer_name(&self, b: Base) -> String {
         match b {
             Base::Arg(i) => {
                 let f = self.entry.map(|e| &self.m.blocks[e.idx()]);
@@ -537,7 +538,7 @@ impl<'m, 'a> Sim<'m, 'a> {
 
     /// `(%arg9, "1, 0")`: a key's base and slot.
     pub fn describe_key(&self, k: &SemSlot) -> (String, String) {
-        let name = self.base_name(k.base);
+        let name = self.buffer_name(k.base);
         let offs: Vec<Option<i64>> = if k.bytes {
             // LLO: byte offset → element index (4-byte semaphores), unravelled over the base shape
             let dims =

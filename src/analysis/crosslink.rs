@@ -43,7 +43,7 @@ pub fn llo_computation<'p>(u: &Unit<'p>) -> Option<String> {
     if u.layer() != Layer::Llo {
         return None;
     }
-    link::llo_computation(&u.module, u.path)
+    link::llo_computation(&u.module, crate::parse::llo::llo_file_name(u.path).map(|f| f.computation))
 }
 
 /// LLO units of computation `name` (one per name: the first unit, so a finding counts each op once).

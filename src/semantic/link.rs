@@ -6,7 +6,6 @@
 //! fusion is the LLO computation of the same name; `TLP` and `<…>` computations are the runtime's own.
 
 use crate::ir::{Module, OpId};
-use crate::parse::llo::llo_file_name;
 use crate::parse::mlir::attr;
 
 /// `fp8_mm_v3.1` → `fp8_mm_v3`: XLA appends `.N` to the kernel's name to make the instruction name.
@@ -40,12 +39,12 @@ pub fn call_kernel_name(m: &Module<'_>, op: OpId, decoded: Option<&Module<'_>>) 
 }
 
 /// The computation an LLO program was compiled for: the entry bundle's HLO instruction (`fp8_mm_v3.1`, `fusion`),
-/// else the computation its file name (`path`) carries.
-pub fn llo_computation(m: &Module<'_>, path: &str) -> Option<String> {
+/// else the computation its file name carries (`file_computation`: `parse::llo::llo_file_name`'s).
+pub fn llo_computation(m: &Module<'_>, file_computation: Option<&str>) -> Option<String> {
     if let Some(n) = super::llo::entry_info(m).name {
         return Some(n.to_string());
     }
-    llo_file_name(path).map(|f| f.computation.to_string())
+    file_computation.map(str::to_string)
 }
 
 #[cfg(test)]

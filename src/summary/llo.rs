@@ -45,7 +45,7 @@ pub fn summarize(file: &LloFile<'_>) -> LloSummary {
     match file {
         LloFile::Bundles(p) => {
             let m = &p.module;
-            s.computation = p.computation.clone();
+            s.computation = crate::semantic::link::llo_computation(m, p.computation.as_deref());
             s.bundles = p.bundles.len();
             s.ops = m.ops.len();
             s.loops = p.loops.len();

@@ -29,7 +29,7 @@ fn main() {
     }
     if !quiet {
         print!("{}", hlolint::parse::mlir::outline(&m, &text));
-        for k in hlolint::analysis::kernel::kernels(&m) {
+        for k in hlolint::semantic::kernel::kernels(&m) {
             println!("{}", serde_json::to_string_pretty(&k).unwrap());
         }
     }

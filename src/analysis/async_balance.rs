@@ -10,10 +10,10 @@
 //! over all paths (0, 1, 2 or more); loops are solved as a fixed point. A done is traced backwards the same way;
 //! if some path reaches something other than a start of its family, the done has no start on that path.
 
-use super::async_pairs::{async_role, AsyncRole};
 use super::{At, Hit, Options};
 use crate::ir::{Def, FuncId, Layer, Module, OpId};
 use crate::lint::Compilation;
+use crate::semantic::async_pairs::{async_role, AsyncRole};
 use std::collections::{HashMap, HashSet};
 
 /// Longest tuple-index path and call context followed (deeper nesting is not seen in XLA output).
@@ -36,27 +36,27 @@ enum Step {
 
 /// The possible done counts over the paths of a walk: `by[k]` holds a witness path for count k (2 = two or more).
 #[derive(Clone, Debug, PartialEq)]
-struct Outcome {
+struct DoneCounts {
     by: [Option<Vec<Step>>; 3],
 }
 
-impl Outcome {
+impl DoneCounts {
     /// No path terminates (only an infinite loop).
     fn none() -> Self {
-        Outcome { by: [None, None, None] }
+        DoneCounts { by: [None, None, None] }
     }
     fn zero() -> Self {
-        Outcome { by: [Some(Vec::new()), None, None] }
+        DoneCounts { by: [Some(Vec::new()), None, None] }
     }
     fn done(op: OpId) -> Self {
-        Outcome { by: [None, Some(vec![Step::Done(op)]), None] }
+        DoneCounts { by: [None, Some(vec![Step::Done(op)]), None] }
     }
     fn counts(&self) -> [bool; 3] {
         [self.by[0].is_some(), self.by[1].is_some(), self.by[2].is_some()]
     }
     /// Both parts run: counts add up.
-    fn sum(&self, other: &Outcome) -> Outcome {
-        let mut out = Outcome::none();
+    fn sum(&self, other: &DoneCounts) -> DoneCounts {
+        let mut out = DoneCounts::none();
         for i in 0..3 {
             for j in 0..3 {
                 if let (Some(a), Some(b)) = (&self.by[i], &other.by[j]) {
@@ -73,7 +73,7 @@ impl Outcome {
         out
     }
     /// One of the two runs.
-    fn union(&self, other: &Outcome) -> Outcome {
+    fn union(&self, other: &DoneCounts) -> DoneCounts {
         let mut out = self.clone();
         for k in 0..3 {
             if out.by[k].is_none() {
@@ -82,7 +82,7 @@ impl Outcome {
         }
         out
     }
-    fn after(mut self, step: Step) -> Outcome {
+    fn after(mut self, step: Step) -> DoneCounts {
         for w in self.by.iter_mut().flatten() {
             if w.len() < MAX_WITNESS {
                 w.insert(0, step.clone());
@@ -92,22 +92,23 @@ impl Outcome {
     }
 }
 
-type Key = (OpId, Vec<i64>, Vec<OpId>);
+type VisitKey = (OpId, Vec<i64>, Vec<OpId>);
 
 /// Forward walk from one start.
 struct Forward<'m, 'a> {
     m: &'m Module<'a>,
     family: &'m str,
     /// Values of states on the current stack from the previous round (the fixed-point approximation).
-    approx: HashMap<Key, Outcome>,
-    memo: HashMap<Key, Outcome>,
-    stack: HashSet<Key>,
+    approx: HashMap<VisitKey, DoneCounts>,
+    memo: HashMap<VisitKey, DoneCounts>,
+    stack: HashSet<VisitKey>,
     changed: bool,
     steps: usize,
     gave_up: bool,
 }
 
-fn is_passthrough(opcode: &str) -> bool {
+/// Ops that forward their operand unchanged (a start's value flows through them to its done).
+fn forwards_operand(opcode: &str) -> bool {
     matches!(opcode, "bitcast" | "opt-barrier" | "domain")
 }
 
@@ -161,7 +162,7 @@ impl<'m, 'a> Forward<'m, 'a> {
     }
 
     /// The done counts of the start's value over every path (the fixed point over loops).
-    fn run(&mut self, start: OpId) -> Option<Outcome> {
+    fn run(&mut self, start: OpId) -> Option<DoneCounts> {
         let mut last = None;
         for _ in 0..MAX_ROUNDS {
             self.memo.clear();
@@ -170,7 +171,7 @@ impl<'m, 'a> Forward<'m, 'a> {
             if self.gave_up {
                 return None;
             }
-            let stable = !self.changed && last.as_ref().map(Outcome::counts) == Some(out.counts());
+            let stable = !self.changed && last.as_ref().map(DoneCounts::counts) == Some(out.counts());
             last = Some(out);
             if stable {
                 break;
@@ -180,10 +181,10 @@ impl<'m, 'a> Forward<'m, 'a> {
     }
 
     /// The value of `op` (element `path` of it) in call context `ctx` (innermost call last).
-    fn flow(&mut self, op: OpId, path: &[i64], ctx: &[OpId]) -> Outcome {
-        let key: Key = (op, path.to_vec(), ctx.to_vec());
+    fn flow(&mut self, op: OpId, path: &[i64], ctx: &[OpId]) -> DoneCounts {
+        let key: VisitKey = (op, path.to_vec(), ctx.to_vec());
         if self.stack.contains(&key) {
-            return self.approx.get(&key).cloned().unwrap_or_else(Outcome::none);
+            return self.approx.get(&key).cloned().unwrap_or_else(DoneCounts::none);
         }
         if let Some(o) = self.memo.get(&key) {
             return o.clone();
@@ -191,11 +192,11 @@ impl<'m, 'a> Forward<'m, 'a> {
         self.steps += 1;
         if self.steps > MAX_STEPS || path.len() > MAX_DEPTH || ctx.len() > MAX_DEPTH || self.stack.len() > MAX_STACK {
             self.gave_up = true;
-            return Outcome::zero();
+            return DoneCounts::zero();
         }
         self.stack.insert(key.clone());
         let m = self.m;
-        let mut acc = Outcome::zero();
+        let mut acc = DoneCounts::zero();
         let users = m.op(op).users.clone();
         let mut seen = HashSet::new();
         for u in users {
@@ -210,7 +211,7 @@ impl<'m, 'a> Forward<'m, 'a> {
             acc = acc.sum(&o);
         }
         self.stack.remove(&key);
-        if self.approx.get(&key).map(Outcome::counts) != Some(acc.counts()) {
+        if self.approx.get(&key).map(DoneCounts::counts) != Some(acc.counts()) {
             self.changed = true;
             self.approx.insert(key.clone(), acc.clone());
         }
@@ -219,7 +220,7 @@ impl<'m, 'a> Forward<'m, 'a> {
     }
 
     /// What user `u` does with the value of `v` (element `path`).
-    fn use_(&mut self, u: OpId, v: OpId, path: &[i64], ctx: &[OpId]) -> Outcome {
+    fn use_(&mut self, u: OpId, v: OpId, path: &[i64], ctx: &[OpId]) -> DoneCounts {
         let m = self.m;
         let uo = m.op(u);
         let positions: Vec<usize> = uo
@@ -231,21 +232,21 @@ impl<'m, 'a> Forward<'m, 'a> {
             .collect();
         if let Some((f, role)) = async_role(uo.opcode) {
             if f != self.family || !path.is_empty() {
-                return Outcome::zero();
+                return DoneCounts::zero();
             }
             return match role {
-                AsyncRole::Done => Outcome::done(u),
+                AsyncRole::Done => DoneCounts::done(u),
                 AsyncRole::Update => self.flow(u, &[], ctx),
-                AsyncRole::Start => Outcome::zero(),
+                AsyncRole::Start => DoneCounts::zero(),
             };
         }
         match uo.opcode {
             "tuple" => self.flow_into_elements(u, &positions, path, ctx),
             "get-tuple-element" => match (path.first(), gte_index(m, u)) {
                 (Some(&h), Some(i)) if h == i => self.flow(u, &path[1..], ctx),
-                _ => Outcome::zero(),
+                _ => DoneCounts::zero(),
             },
-            oc if is_passthrough(oc) => {
+            oc if forwards_operand(oc) => {
                 // `opt-barrier(tuple)` forwards its operand; a multi-operand spelling forwards element k
                 if positions.len() == 1 && uo.operands.len() == 1 {
                     self.flow(u, path, ctx)
@@ -256,13 +257,13 @@ impl<'m, 'a> Forward<'m, 'a> {
             "while" if positions.contains(&0) => self.flow_into_loop(u, path, ctx),
             "conditional" => self.flow_into_branches(u, &positions, path, ctx),
             "call" => self.flow_into_call(u, &positions, path, ctx),
-            _ => Outcome::zero(),
+            _ => DoneCounts::zero(),
         }
     }
 
     /// The value becomes element k of `u` for each operand position k it is at: every element is used.
-    fn flow_into_elements(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> Outcome {
-        let mut acc = Outcome::zero();
+    fn flow_into_elements(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> DoneCounts {
+        let mut acc = DoneCounts::zero();
         for &k in positions {
             let mut p = vec![k as i64];
             p.extend_from_slice(path);
@@ -274,14 +275,14 @@ impl<'m, 'a> Forward<'m, 'a> {
 
     /// The value is the init of `while` `u`: its body runs (with it as parameter), or, unless the trip count is
     /// known to be at least one, the loop runs zero times and returns it.
-    fn flow_into_loop(&mut self, u: OpId, path: &[i64], ctx: &[OpId]) -> Outcome {
+    fn flow_into_loop(&mut self, u: OpId, path: &[i64], ctx: &[OpId]) -> DoneCounts {
         let m = self.m;
-        let Some(body) = callee(m, u, "body") else { return Outcome::zero() };
+        let Some(body) = callee(m, u, "body") else { return DoneCounts::zero() };
         let mut inner = ctx.to_vec();
         inner.push(u);
         let iter = match param(m, body, 0) {
             Some(p) => self.flow(p, path, &inner),
-            None => Outcome::zero(),
+            None => DoneCounts::zero(),
         };
         let iter = iter.after(Step::Choice(u, format!("the body of {} runs", name(m, u))));
         if known_trip_count(m, u).is_some_and(|n| n >= 1) {
@@ -292,37 +293,37 @@ impl<'m, 'a> Forward<'m, 'a> {
     }
 
     /// The value is an operand of `conditional` `u`: one branch runs, and the branch whose operand it is sees it.
-    fn flow_into_branches(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> Outcome {
+    fn flow_into_branches(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> DoneCounts {
         let m = self.m;
         let mut inner = ctx.to_vec();
         inner.push(u);
-        let mut acc = Outcome::none();
+        let mut acc = DoneCounts::none();
         for (b, f) in branches(m, u).into_iter().enumerate() {
             let o = if positions.contains(&(b + 1)) {
                 match param(m, f, 0) {
                     Some(p) => self.flow(p, path, &inner),
-                    None => Outcome::zero(),
+                    None => DoneCounts::zero(),
                 }
             } else {
-                Outcome::zero()
+                DoneCounts::zero()
             };
             let fname = m.func(f).name;
             acc = acc.union(&o.after(Step::Choice(u, format!("{} takes branch %{fname}", name(m, u)))));
         }
         if acc.counts() == [false; 3] {
-            Outcome::zero()
+            DoneCounts::zero()
         } else {
             acc
         }
     }
 
     /// The value is an argument of `call` `u`: it flows on from the callee's matching parameters.
-    fn flow_into_call(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> Outcome {
+    fn flow_into_call(&mut self, u: OpId, positions: &[usize], path: &[i64], ctx: &[OpId]) -> DoneCounts {
         let m = self.m;
-        let Some(f) = m.op(u).calls.first().map(|c| c.func) else { return Outcome::zero() };
+        let Some(f) = m.op(u).calls.first().map(|c| c.func) else { return DoneCounts::zero() };
         let mut inner = ctx.to_vec();
         inner.push(u);
-        let mut acc = Outcome::zero();
+        let mut acc = DoneCounts::zero();
         for &k in positions {
             if let Some(p) = param(m, f, k) {
                 let o = self.flow(p, path, &inner);
@@ -334,22 +335,22 @@ impl<'m, 'a> Forward<'m, 'a> {
 
     /// The value reaches the ROOT of computation `f`: it goes back to the caller in `ctx`, or (no context: the
     /// start is inside `f`) to every caller of `f`.
-    fn escape(&mut self, f: FuncId, path: &[i64], ctx: &[OpId]) -> Outcome {
+    fn escape(&mut self, f: FuncId, path: &[i64], ctx: &[OpId]) -> DoneCounts {
         let m = self.m;
         let callers: Vec<(OpId, Vec<OpId>)> = match ctx.split_last() {
             Some((&c, outer)) => vec![(c, outer.to_vec())],
             None => m.func(f).callers.iter().map(|&c| (c, Vec::new())).collect(),
         };
         if callers.is_empty() {
-            return Outcome::zero();
+            return DoneCounts::zero();
         }
-        let mut acc = Outcome::none();
+        let mut acc = DoneCounts::none();
         for (c, outer) in callers {
             let co = m.op(c);
             let o = match co.opcode {
                 "while" => {
                     if callee(m, c, "body") != Some(f) {
-                        Outcome::zero()
+                        DoneCounts::zero()
                     } else {
                         // carried into the next iteration (same context), or the loop exits with it
                         let mut here = outer.clone();
@@ -358,7 +359,7 @@ impl<'m, 'a> Forward<'m, 'a> {
                         }
                         let next = match param(m, f, 0) {
                             Some(p) => self.flow(p, path, &here),
-                            None => Outcome::zero(),
+                            None => DoneCounts::zero(),
                         };
                         let next = next.after(Step::Choice(c, format!("{} runs another iteration", name(m, c))));
                         let exit = self.flow(c, path, &outer).after(Step::Choice(c, format!("{} exits", name(m, c))));
@@ -366,7 +367,7 @@ impl<'m, 'a> Forward<'m, 'a> {
                     }
                 }
                 "conditional" | "call" => self.flow(c, path, &outer),
-                _ => Outcome::zero(),
+                _ => DoneCounts::zero(),
             };
             acc = acc.union(&o);
         }
@@ -378,7 +379,7 @@ impl<'m, 'a> Forward<'m, 'a> {
 struct Backward<'m, 'a> {
     m: &'m Module<'a>,
     family: &'m str,
-    stack: HashSet<Key>,
+    stack: HashSet<VisitKey>,
     steps: usize,
     /// A path that ends elsewhere: the op it ends at.
     stray: Option<OpId>,
@@ -390,7 +391,7 @@ impl Backward<'_, '_> {
         let Def::Op { op, .. } = def else {
             return;
         };
-        let key: Key = (op, path.to_vec(), ctx.to_vec());
+        let key: VisitKey = (op, path.to_vec(), ctx.to_vec());
         self.steps += 1;
         if self.steps > MAX_STEPS || path.len() > MAX_DEPTH || ctx.len() > MAX_DEPTH || self.stack.len() > MAX_STACK {
             return;
@@ -434,7 +435,7 @@ impl Backward<'_, '_> {
                 Some(&k) if k >= 0 => self.trace(self.operand(op, k as usize), &path[1..], ctx),
                 _ => self.stray = self.stray.or(Some(op)),
             },
-            oc if is_passthrough(oc) => {
+            oc if forwards_operand(oc) => {
                 if o.operands.len() == 1 {
                     self.trace(self.operand(op, 0), path, ctx)
                 } else {

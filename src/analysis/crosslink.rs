@@ -1,22 +1,17 @@
 //! Links between the units of one compilation, for analyses whose finding spans layers: the HLO
 //! custom call `%fp8_mm_v3.1` ↔ its kernel `@fp8_mm_v3` (decoded from the call, or a Mosaic dump) ↔ the LLO unit
-//! of computation `fp8_mm_v3.1`; an XLA fusion ↔ the LLO unit of the same name.
+//! of computation `fp8_mm_v3.1`; an XLA fusion ↔ the LLO unit of the same name. The relations between the names
+//! are `semantic::link`'s (the summary's linker asks the same); this module finds the units they relate.
 //!
 //! A compilation often holds the same HLO module several times (the driver's `<version>_hlo.txt`, XLA's
 //! `…after_optimizations.txt`, libtpu's `…-TLP-hlo.txt`, and the unscheduled `…before_optimizations.txt`). A
 //! finding is reported once per compilation from one *canonical* unit per module name: a scheduled module
 //! (after optimizations: its instruction names are the LLO's) from an HLO dump rather than from the LLO folder.
 
-use crate::ir::{Layer, Module, OpId};
+use crate::ir::{Layer, OpId};
 use crate::lint::{Compilation, Unit};
-
-/// `fp8_mm_v3.1` → `fp8_mm_v3`: XLA appends `.N` to the kernel's name to make the instruction name.
-pub fn base_name(call: &str) -> &str {
-    match call.rsplit_once('.') {
-        Some((b, n)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => b,
-        _ => call,
-    }
-}
+use crate::parse::calls::is_tpu_custom_call;
+use crate::semantic::link::{self, base_name};
 
 /// Is `unit` the unit that reports for its HLO (or StableHLO) module? Units with the same module name and layer
 /// hold the same program; the one that speaks is [`Compilation::canonical`]'s.
@@ -30,64 +25,25 @@ pub fn has_layer(c: &Compilation<'_>, layer: Layer) -> bool {
     c.units.iter().any(|u| u.host.is_none() && u.layer() == layer)
 }
 
-/// Is `op` a Pallas TPU custom call (HLO `custom-call` with `custom_call_target="tpu_custom_call"`, StableHLO
-/// `stablehlo.custom_call @tpu_custom_call`)?
-pub fn is_tpu_custom_call(m: &Module<'_>, op: OpId) -> bool {
-    let o = m.op(op);
-    if o.opcode == "custom-call" {
-        return m.custom_call_target(op).is_some_and(|t| t == "tpu_custom_call");
-    }
-    if o.opcode.ends_with("custom_call") {
-        let v = o.attr("call_target_name");
-        let target = v
-            .and_then(crate::parse::mlir::attr::symbol)
-            .map(str::to_string)
-            .or_else(|| v.and_then(|v| v.string()).map(|s| s.into_owned()));
-        return target.as_deref() == Some("tpu_custom_call");
-    }
-    false
-}
-
 /// The unit holding the kernel body decoded from custom call `op` of unit `unit`.
 pub fn decoded_unit(c: &Compilation<'_>, unit: usize, op: OpId) -> Option<usize> {
     c.units.iter().position(|u| u.host.as_ref().is_some_and(|h| h.unit == unit && h.call == op))
 }
 
-/// The kernel function of a Mosaic module: the function with grid or kernel attributes (`@fp8_mm_v3`).
-pub fn kernel_name<'a>(m: &Module<'a>) -> Option<&'a str> {
-    crate::analysis::kernel::kernels(m).first().map(|k| k.name)
-}
-
-/// The kernel a custom call runs: the decoded body's kernel function, else StableHLO's `kernel_name`, else the
-/// call's name without XLA's `.N` suffix.
+/// The kernel custom call `op` of unit `unit` runs (`semantic::link::call_kernel_name`, with the body decoded from
+/// the call when the compilation holds it).
 pub fn call_kernel_name(c: &Compilation<'_>, unit: usize, op: OpId) -> Option<String> {
-    if let Some(d) = decoded_unit(c, unit, op) {
-        if let Some(n) = kernel_name(&c.units[d].module) {
-            return Some(n.to_string());
-        }
-    }
     let m = &c.units.get(unit)?.module;
-    if let Some(n) = m.op(op).attr("kernel_name").and_then(crate::parse::mlir::attr::string) {
-        return Some(n.into_owned());
-    }
-    Some(base_name(m.op(op).name).to_string())
+    let decoded = decoded_unit(c, unit, op).map(|d| &*c.units[d].module);
+    Some(link::call_kernel_name(m, op, decoded))
 }
 
-/// The computation an LLO unit was compiled for: the entry bundle's HLO instruction (`fp8_mm_v3.1`, `fusion`),
-/// else the file name's computation.
+/// The computation an LLO unit was compiled for (`semantic::link::llo_computation`).
 pub fn llo_computation<'p>(u: &Unit<'p>) -> Option<String> {
     if u.layer() != Layer::Llo {
         return None;
     }
-    if let Some(n) = crate::parse::llo::view::entry_info(&u.module).name {
-        return Some(n.to_string());
-    }
-    crate::parse::llo::llo_file_name(u.path).map(|f| f.computation.to_string())
-}
-
-/// Computations that are not ops of the model: libtpu's top-level program and runtime programs.
-pub fn is_runtime_computation(name: &str) -> bool {
-    name == "TLP" || name.starts_with('<')
+    link::llo_computation(&u.module, crate::parse::llo::llo_file_name(u.path).map(|f| f.computation))
 }
 
 /// LLO units of computation `name` (one per name: the first unit, so a finding counts each op once).

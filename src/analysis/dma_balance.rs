@@ -2,11 +2,11 @@
 //! slot, across the kernel's control flow and its grid steps (see [`super::dma_sim`] for the simulation, and
 //! docs/dma-semantics.md for the hardware semantics it counts with and the jax sources that establish them).
 
-use super::dma_sim::{self, Mode, Outcome};
-use super::kernel;
+use super::dma_sim::{self, Mode, SimOutcome};
 use super::{At, Hit, Options};
 use crate::ir::Layer;
 use crate::lint::Compilation;
+use crate::semantic::kernel;
 
 pub const DOC: &str = "Checks that every DMA a Pallas/Mosaic kernel starts (`tpu.enqueue_dma`, LLO `llo.enqueue_dma`) is \
 waited, that every wait (`tpu.wait_dma2`, `tpu.wait_dma`, `llo.dma_done`) has something to take, and that semaphore \
@@ -90,7 +90,7 @@ pub fn kernel_at(unit: usize, k: &kernel::Kernel<'_>) -> Option<At> {
     Some(At::Op { unit, op })
 }
 
-fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &Outcome) -> Vec<Hit> {
+fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &SimOutcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let reason = out.inconclusive();
     let failed = out.must_fail();
@@ -158,7 +158,7 @@ pub(crate) mod tests {
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
     }
 
-    pub fn rule_files(rule: &str, kind: &str) -> Vec<(String, String)> {
+    fn rule_files(rule: &str, kind: &str) -> Vec<(String, String)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules").join(rule).join(kind);
         let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
             .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect::<Vec<_>>())

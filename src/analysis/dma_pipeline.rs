@@ -3,11 +3,11 @@
 //! is computed on, and a slot is read only after its DMA was waited. Judged on the simulated trace of
 //! [`super::dma_sim`] (starts, waits, reads of memref regions, matmuls and stores, in program order), not on names.
 
-use super::dma_sim::{self, overlaps, slot_text, Base, Dma, Event, Outcome, State};
-use super::kernel;
+use super::dma_sim::{self, overlaps, slot_text, Base, Dma, Event, SimOutcome, State};
 use super::{At, Hit, Options};
 use crate::ir::{Layer, Module, OpId};
 use crate::lint::Compilation;
+use crate::semantic::kernel;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const DOC: &str = "Checks explicit double buffering in Pallas TPU kernels that copy with manual DMAs \
@@ -37,7 +37,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
 };
 
 #[derive(Clone, Debug)]
-struct Finding {
+struct PipelineIssue {
     kind: &'static str,
     detail: String,
     buffer: String,
@@ -88,8 +88,8 @@ fn line(m: &Module<'_>, op: OpId) -> String {
 }
 
 /// Findings of one path, by the op they point at; and the ops the path ran that findings could point at.
-fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Finding>, BTreeSet<OpId>) {
-    let mut found: BTreeMap<OpId, Finding> = BTreeMap::new();
+fn per_state(m: &Module<'_>, out: &SimOutcome, s: &State) -> (BTreeMap<OpId, PipelineIssue>, BTreeSet<OpId>) {
+    let mut found: BTreeMap<OpId, PipelineIssue> = BTreeMap::new();
     for (base, idx) in &dmas_by_buffer(s) {
         if idx.len() < 2 {
             continue; // refilled once: nothing to double-buffer
@@ -104,7 +104,7 @@ fn per_state(m: &Module<'_>, out: &Outcome, s: &State) -> (BTreeMap<OpId, Findin
         }
         if b.races.is_empty() && b.regions.len() >= 2 && !idx.iter().any(|&i| busy(s, &s.dmas[i])) {
             let d = &s.dmas[idx[0]];
-            found.entry(d.op).or_insert(Finding {
+            found.entry(d.op).or_insert(PipelineIssue {
                 kind: "no-overlap",
                 detail: format!(
                     "{} has {} slots but every DMA into it is waited with no compute between its start and its wait (first: started {}), so no transfer overlaps compute; start the next slot's DMA before computing on the current one",
@@ -177,7 +177,7 @@ struct Refills<'i> {
 }
 
 impl<'i> Refills<'i> {
-    fn of(m: &Module<'_>, out: &Outcome, s: &State, base: Base, idx: &'i [usize]) -> Self {
+    fn of(m: &Module<'_>, out: &SimOutcome, s: &State, base: Base, idx: &'i [usize]) -> Self {
         let mut per_op: BTreeMap<OpId, BTreeSet<Vec<i64>>> = BTreeMap::new();
         let mut unknown = false;
         let mut regions: BTreeSet<Vec<i64>> = BTreeSet::new();
@@ -215,7 +215,7 @@ impl<'i> Refills<'i> {
 
 /// Every repeated DMA op refills its one region, and the refills never overlap compute safely: one slot where two
 /// are needed.
-fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, Finding)> {
+fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, PipelineIssue)> {
     let repeated: Vec<OpId> =
         b.per_op.keys().copied().filter(|op| b.idx.iter().filter(|&&i| s.dmas[i].op == *op).count() >= 2).collect();
     let single = !b.unknown
@@ -245,7 +245,7 @@ fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, Find
     for op in repeated.iter().skip(1) {
         related.push((*op, "also refills the same slot".to_string()));
     }
-    let finding = Finding {
+    let finding = PipelineIssue {
         kind: "single-slot",
         detail: format!(
             "every DMA refilling {} targets the same slot [{slot}] ({} region(s) over {} transfers): {why}; give it a leading dimension of 2 and alternate the slot (`k % 2`)",
@@ -261,7 +261,7 @@ fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, Find
 }
 
 /// A finding per race: the read, the DMA still in flight, and why its wait did not cover the read.
-fn waits_after_use(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Vec<(OpId, Finding)> {
+fn waits_after_use(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Vec<(OpId, PipelineIssue)> {
     let mut out = Vec::new();
     for &(t, rop, i) in &b.races {
         let d = &s.dmas[i];
@@ -286,7 +286,7 @@ fn waits_after_use(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Vec<(OpId, Fin
         }
         out.push((
             rop,
-            Finding {
+            PipelineIssue {
                 kind: "wait-after-use",
                 detail: format!(
                     "slot [{slot}] of {} is read at {} while the DMA into it started {} ({}) is still outstanding: {after}{note}",
@@ -320,11 +320,12 @@ fn judgeable(s: &State) -> BTreeSet<OpId> {
 
 /// Ops whose finding every run that could judge them shows, on at least `min` runs: (op, the first run's finding).
 /// A run is its findings by op and the ops it can speak for.
-fn on_every_run(runs: &[(BTreeMap<OpId, Finding>, BTreeSet<OpId>)], min: usize) -> Vec<(OpId, Finding)> {
+fn on_every_run(runs: &[(BTreeMap<OpId, PipelineIssue>, BTreeSet<OpId>)], min: usize) -> Vec<(OpId, PipelineIssue)> {
     let ops: BTreeSet<OpId> = runs.iter().flat_map(|(f, _)| f.keys().copied()).collect();
     let mut out = Vec::new();
     for op in ops {
-        let ran: Vec<&BTreeMap<OpId, Finding>> = runs.iter().filter(|(_, r)| r.contains(&op)).map(|(f, _)| f).collect();
+        let ran: Vec<&BTreeMap<OpId, PipelineIssue>> =
+            runs.iter().filter(|(_, r)| r.contains(&op)).map(|(f, _)| f).collect();
         if ran.len() < min.max(1) || !ran.iter().all(|f| f.contains_key(&op)) {
             continue;
         }
@@ -335,8 +336,8 @@ fn on_every_run(runs: &[(BTreeMap<OpId, Finding>, BTreeSet<OpId>)], min: usize) 
     out
 }
 
-fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
-    let explored: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
+fn judge(m: &Module<'_>, unit: usize, out: &SimOutcome) -> Vec<Hit> {
+    let explored: Vec<(BTreeMap<OpId, PipelineIssue>, BTreeSet<OpId>)> =
         out.states.iter().map(|s| per_state(m, out, s)).collect();
     let mut found = on_every_run(&explored, 1);
     if out.data_dependent() {
@@ -348,7 +349,7 @@ fn judge(m: &Module<'_>, unit: usize, out: &Outcome) -> Vec<Hit> {
     // from the sampled runs (witnesses: runs some input values produce), by the same rule over them; a run counts
     // against an op only when it could judge it: the op read a buffer, or ran at least twice (a run that fetched one
     // block says nothing about double buffering)
-    let sampled: Vec<(BTreeMap<OpId, Finding>, BTreeSet<OpId>)> =
+    let sampled: Vec<(BTreeMap<OpId, PipelineIssue>, BTreeSet<OpId>)> =
         out.witnesses.iter().map(|s| (per_state(m, out, s).0, judgeable(s))).collect();
     for (op, mut f) in on_every_run(&sampled, dma_sim::MIN_WITNESSES) {
         if found.iter().any(|(o, _)| *o == op) {

@@ -13,13 +13,14 @@
 //! (`Generation::native_fp8`). The finding is reported once per matmul per compilation, from the highest layer
 //! present: a canonical HLO unit (see `crosslink`), else StableHLO, else the kernel's Mosaic dump, else LLO.
 
-use super::crosslink::{self as link, base_name};
-use super::kernel::{self, Matmul};
+use super::crosslink as link;
 use super::{At, Hit, Options};
 use crate::ir::{DType, Def, Layer, Module, OpId};
-use crate::lint::target::{native_generations, Narrow, TargetSource};
+use crate::lint::target::{native_generations, Narrow, Target, TargetSource};
 use crate::lint::Compilation;
-use crate::parse::llo::view::{self, MxuKind};
+use crate::semantic::kernel::{self, Matmul};
+use crate::semantic::link::base_name;
+use crate::semantic::llo::{self, MxuKind};
 
 pub const NAME: &str = "fp8-emulated";
 
@@ -106,7 +107,7 @@ impl LloFormat {
     }
 
     /// The type the MXU gets instead of `n`: the last segment of another family (`bf16`, `f32`, `s8`).
-    pub fn wide_for(&self, n: Narrow) -> Option<&'static str> {
+    fn wide_for(&self, n: Narrow) -> Option<&'static str> {
         self.dtypes.iter().rev().find(|d| Narrow::of(**d) != Some(n)).map(|d| d.name())
     }
 }
@@ -115,10 +116,10 @@ impl LloFormat {
 pub fn llo_formats(m: &Module<'_>) -> Vec<LloFormat> {
     let mut out: Vec<LloFormat> = Vec::new();
 
-    for x in view::mxu_ops(m).into_iter().filter(|x| x.kind == MxuKind::Matmul) {
+    for x in llo::mxu_ops(m).into_iter().filter(|x| x.kind == MxuKind::Matmul) {
         let segs: Vec<&str> = x.mnemonic.split('.').collect();
         let dts: Vec<(usize, DType)> =
-            segs.iter().enumerate().skip(1).filter_map(|(i, s)| view::segment_dtype(s).map(|d| (i, d))).collect();
+            segs.iter().enumerate().skip(1).filter_map(|(i, s)| llo::segment_dtype(s).map(|d| (i, d))).collect();
         let last = dts.last().map(|d| d.0).unwrap_or(0);
         let shown = segs[..=last.min(segs.len().saturating_sub(1))].join(".");
         let format = dts.iter().map(|(i, _)| segs[*i]).collect::<Vec<_>>().join(".");
@@ -145,7 +146,7 @@ fn is_f8_data_format(f: &str) -> bool {
 fn data_format_reads(f: &str, n: Narrow) -> bool {
     match n {
         Narrow::Fp8 => is_f8_data_format(f),
-        _ => view::segment_dtype(f.split_once("_to_").map_or(f, |x| x.0)).and_then(Narrow::of) == Some(n),
+        _ => llo::segment_dtype(f.split_once("_to_").map_or(f, |x| x.0)).and_then(Narrow::of) == Some(n),
     }
 }
 
@@ -283,91 +284,114 @@ fn source_text(s: TargetSource) -> &'static str {
 /// Is every type the MXU gets instead of `n` an integer one of the next-wider family (int4 → s8)? XLA dots do that
 /// on generations with an s4 mode.
 fn widened_to_int8(n: Narrow, wide: &str) -> bool {
-    n == Narrow::Int4 && wide.split('/').all(|w| view::segment_dtype(w).and_then(Narrow::of) == Some(Narrow::Int8))
+    n == Narrow::Int4 && wide.split('/').all(|w| llo::segment_dtype(w).and_then(Narrow::of) == Some(Narrow::Int8))
+}
+
+/// What a hit about a narrow request says: its kind, the MXU format seen, the detail and the label.
+struct Wording {
+    kind: &'static str,
+    mxu_format: String,
+    detail: String,
+    label: String,
 }
 
 /// Turns a request of family `n` (`what`: the op in words) and its evidence into a hit, or nothing when the MXU
 /// runs `n` natively (or nothing can be said). fp8 says "emulated", the integer families "widened".
 fn decide(c: &Compilation<'_>, at: At, what: &str, ev: &Evidence, opts: &Options, n: Narrow) -> Option<Hit> {
-    let native_on = native_generations(n);
-    let ty = n.name();
-    let (verb, through) = match n {
-        Narrow::Fp8 => ("emulated", "emulated through bf16/f32"),
-        _ => ("widened", "widened to bf16/f32"),
-    };
     let target = c.target.as_ref();
-    let tname = target.map(|t| t.name()).unwrap_or("unknown");
-    let tnative = target.and_then(|t| t.generation.native(n));
-    let (kind, mxu_format, detail, label) = match (ev.proof(n), target) {
-        (Proof::Native, _) => return None,
-        (Proof::Emulated { shown, format, wide }, _) if tnative == Some(true) && widened_to_int8(n, &wide) => (
-            "widened-to-int8",
-            format,
-            format!(
-                "{what}: {ty} requested and {tname} runs {ty} natively, but the MXU gets {wide} here ({shown}): \
-                 the compiler widened {ty} to int8 (a Pallas kernel's matmul gets the {ty} mode)"
-            ),
-            format!("{ty} matmul, but the MXU gets {wide}"),
-        ),
-        (Proof::Emulated { shown, format, wide }, _) if tnative == Some(true) => (
-            "native-format-missing",
-            format,
-            format!(
-                "{what}: {ty} requested and {tname} runs {ty} natively, but the MXU gets {wide} here ({shown}): \
-                 the native {ty} format is missing"
-            ),
-            format!("{ty} matmul, but the MXU gets {wide}"),
-        ),
-        (Proof::Emulated { shown, format, wide }, Some(_)) => (
-            "emulated",
-            format,
-            format!("{what}: {ty} requested but {verb} on {tname}: the MXU gets {wide} ({shown}); {ty} runs natively on {native_on}"),
-            format!("{ty} matmul {verb} on {tname}"),
-        ),
-        (Proof::Emulated { shown, format, wide }, None) => (
-            "emulated",
-            format,
-            format!("{what}: {ty} requested but {verb}: the MXU gets {wide} ({shown}); {ty} runs natively on {native_on}"),
-            format!("{ty} matmul {verb}"),
-        ),
-        (Proof::None, Some(t)) => match t.generation.native(n) {
-            Some(false) => (
-                "emulated",
-                String::new(),
-                format!(
-                    "{what}: {ty} requested but {tname} (from {}) has no {ty} MXU, so the matmul cannot run in {ty} \
-                     there ({through}, or refused by Mosaic); {ty} runs natively on {native_on}",
-                    source_text(t.source)
-                ),
-                format!("{ty} matmul, no {ty} MXU on {tname}"),
-            ),
-            _ => return None,
-        },
-        (Proof::None, None) => {
-            if opts.get("require_target").and_then(|v| v.as_bool()) != Some(true) {
-                return None;
-            }
-            (
-                "unknown-target",
-                String::new(),
-                format!(
-                    "{what}: {ty} requested, but the target generation is unknown and no LLO or Mosaic stage shows \
-                     the MXU format; {ty} runs natively only on {native_on} (give --target)"
-                ),
-                format!("{ty} matmul on an unknown target"),
-            )
-        }
+    let said = match ev.proof(n) {
+        Proof::Native => return None,
+        Proof::Emulated { shown, format, wide } => emulated(what, n, target, &shown, format, &wide),
+        Proof::None => unproven(what, n, target, opts)?,
     };
-    let mut h = Hit::new(at, label, detail)
-        .capture("target", tname)
-        .capture("mxu_format", mxu_format)
-        .capture("native_on", native_on)
-        .capture("kind", kind);
+    let mut h = Hit::new(at, said.label, said.detail)
+        .capture("target", target.map(|t| t.name()).unwrap_or("unknown"))
+        .capture("mxu_format", said.mxu_format)
+        .capture("native_on", native_generations(n))
+        .capture("kind", said.kind);
     h.related = ev.related();
     if let Some(t) = target {
         h.related.push(format!("target {} (from {})", t.name(), source_text(t.source)));
     }
     Some(h)
+}
+
+/// The MXU gets a wider format than requested (`wide`, seen as `shown`): on a target that runs `n` natively the
+/// native format is missing (or the compiler widened int4 to int8), elsewhere the request is emulated.
+fn emulated(what: &str, n: Narrow, target: Option<&Target>, shown: &str, format: String, wide: &str) -> Wording {
+    let (ty, native_on) = (n.name(), native_generations(n));
+    let tname = target.map(|t| t.name()).unwrap_or("unknown");
+    let verb = if n == Narrow::Fp8 { "emulated" } else { "widened" };
+    let tnative = target.and_then(|t| t.generation.native(n));
+    let (kind, detail, label) = if tnative == Some(true) && widened_to_int8(n, wide) {
+        (
+            "widened-to-int8",
+            format!(
+                "{what}: {ty} requested and {tname} runs {ty} natively, but the MXU gets {wide} here ({shown}): \
+                 the compiler widened {ty} to int8 (a Pallas kernel's matmul gets the {ty} mode)"
+            ),
+            format!("{ty} matmul, but the MXU gets {wide}"),
+        )
+    } else if tnative == Some(true) {
+        (
+            "native-format-missing",
+            format!(
+                "{what}: {ty} requested and {tname} runs {ty} natively, but the MXU gets {wide} here ({shown}): \
+                 the native {ty} format is missing"
+            ),
+            format!("{ty} matmul, but the MXU gets {wide}"),
+        )
+    } else if target.is_some() {
+        (
+            "emulated",
+            format!("{what}: {ty} requested but {verb} on {tname}: the MXU gets {wide} ({shown}); {ty} runs natively on {native_on}"),
+            format!("{ty} matmul {verb} on {tname}"),
+        )
+    } else {
+        (
+            "emulated",
+            format!(
+                "{what}: {ty} requested but {verb}: the MXU gets {wide} ({shown}); {ty} runs natively on {native_on}"
+            ),
+            format!("{ty} matmul {verb}"),
+        )
+    };
+    Wording { kind, mxu_format: format, detail, label }
+}
+
+/// No stage shows the MXU format: a target without an MXU mode for `n` is a finding; an unknown target is one
+/// only when the rule requires a target (`require_target`).
+fn unproven(what: &str, n: Narrow, target: Option<&Target>, opts: &Options) -> Option<Wording> {
+    let (ty, native_on) = (n.name(), native_generations(n));
+    let through = if n == Narrow::Fp8 { "emulated through bf16/f32" } else { "widened to bf16/f32" };
+    let Some(t) = target else {
+        if opts.get("require_target").and_then(|v| v.as_bool()) != Some(true) {
+            return None;
+        }
+        return Some(Wording {
+            kind: "unknown-target",
+            mxu_format: String::new(),
+            detail: format!(
+                "{what}: {ty} requested, but the target generation is unknown and no LLO or Mosaic stage shows the \
+                 MXU format; {ty} runs natively only on {native_on} (give --target)"
+            ),
+            label: format!("{ty} matmul on an unknown target"),
+        });
+    };
+    if t.generation.native(n) != Some(false) {
+        return None;
+    }
+    let tname = t.name();
+    Some(Wording {
+        kind: "emulated",
+        mxu_format: String::new(),
+        detail: format!(
+            "{what}: {ty} requested but {tname} (from {}) has no {ty} MXU, so the matmul cannot run in {ty} there \
+             ({through}, or refused by Mosaic); {ty} runs natively on {native_on}",
+            source_text(t.source)
+        ),
+        label: format!("{ty} matmul, no {ty} MXU on {tname}"),
+    })
 }
 
 // ---- requests per layer -----------------------------------------------------------------------------------------
@@ -470,7 +494,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Ve
     let m = &c.units[ui].module;
     for id in m.op_ids() {
         let op = m.op(id);
-        if link::is_tpu_custom_call(m, id) {
+        if crate::parse::calls::is_tpu_custom_call(m, id) {
             out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
@@ -533,11 +557,11 @@ fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow])
     }
     let m = &c.units[ui].module;
     for id in m.op_ids() {
-        if link::is_tpu_custom_call(m, id) {
+        if crate::parse::calls::is_tpu_custom_call(m, id) {
             out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
-        if !kernel::is_matmul(m.op(id).opcode) {
+        if !crate::semantic::op::is_matmul(m.op(id).opcode) {
             continue;
         }
         let mm = kernel::matmul(m, id);
@@ -598,7 +622,7 @@ fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Ve
         return Vec::new();
     }
     let Some(comp) = link::llo_computation(u) else { return Vec::new() };
-    if link::is_runtime_computation(&comp)
+    if crate::semantic::link::is_runtime_computation(&comp)
         || link::has_layer(c, Layer::Hlo)
         || link::has_layer(c, Layer::StableHlo)
         || !link::mosaic_dumps_of(c, base_name(&comp)).is_empty()
@@ -610,12 +634,12 @@ fn llo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Ve
     let formats = llo_formats(&u.module);
     let widened: Vec<&LloFormat> = formats
         .iter()
-        .filter(|f| !f.native && f.format.split('.').any(|s| view::segment_dtype(s).is_some_and(DType::is_f8)))
+        .filter(|f| !f.native && f.format.split('.').any(|s| llo::segment_dtype(s).is_some_and(DType::is_f8)))
         .collect();
     if widened.is_empty() || formats.iter().any(|f| f.native) {
         return Vec::new();
     }
-    let first = view::mxu_ops(&u.module)
+    let first = llo::mxu_ops(&u.module)
         .into_iter()
         .find(|x| x.kind == MxuKind::Matmul && widened.iter().any(|f| x.mnemonic.starts_with(f.shown.as_str())));
     let Some(first) = first else { return Vec::new() };
@@ -641,7 +665,7 @@ pub fn run(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
 }
 
 /// The `narrow-emulated` entry point: every narrow family, each hit saying which (`narrow`).
-pub fn run_narrow(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
+fn run_narrow(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
     let mut out = Vec::new();
     for n in Narrow::ALL {
         out.extend(run_families(c, unit, opts, &[n]).into_iter().map(|h| h.capture("narrow", n.name())));
@@ -784,11 +808,10 @@ mod tests {
 
     #[test]
     fn mxu_formats() {
-        assert!(view::is_native_fp8_mnemonic("vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0"));
-        assert!(!view::is_native_fp8_mnemonic("vmatmul.mubr.msk.f8e4m3b11.bf16.gmra.mxu0"));
+        assert!(llo::is_native_fp8_mnemonic("vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0"));
+        assert!(!llo::is_native_fp8_mnemonic("vmatmul.mubr.msk.f8e4m3b11.bf16.gmra.mxu0"));
         assert!(
-            !view::is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0")
-                && !view::is_native_fp8_mnemonic("vmatmul.bf16")
+            !llo::is_native_fp8_mnemonic("vmatmul.mubr.f32.gmra.mxu0") && !llo::is_native_fp8_mnemonic("vmatmul.bf16")
         );
         assert!(is_f8_data_format("e4m3b") && is_f8_data_format("e4m3b_to_bf16") && !is_f8_data_format("bf16"));
         assert_eq!(data_format_wide("e4m3b_to_bf16"), Some("bf16"));

@@ -5,13 +5,11 @@
 //! calls it supplies the id, severity and message template, which reads the hit's captures as `{analysis.KEY}`.
 
 pub mod async_balance;
-pub mod async_pairs;
 pub mod crosslink;
 pub mod dma_balance;
 pub mod dma_pipeline;
 pub mod dma_sim;
 pub mod fp8;
-pub mod kernel;
 pub mod pipelining;
 pub mod placement;
 pub mod smem;

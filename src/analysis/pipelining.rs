@@ -8,10 +8,10 @@
 //! whose body decodes to the same kernel name. Operands without `window_bounds` (`{}`: `memory_space=ANY`/HBM
 //! operands the kernel copies itself) are not windows.
 
-use super::kernel::{self, ArgRole, Kernel};
 use super::{At, Hit, Options};
 use crate::ir::{Def, Layer, Module, OpId, Span};
 use crate::lint::Compilation;
+use crate::semantic::kernel::{self, ArgRole, Kernel};
 
 /// The array shapes of a custom call: operands then results (dims only).
 /// A custom call's operand and result array dims.
@@ -313,7 +313,7 @@ fn single_buffered_hit(site: &KernelSite<'_, '_>, win: WindowCase<'_>, array: Op
 }
 
 /// `host_span`: for a kernel decoded from a custom call, where its findings point (the call's backend_config).
-pub fn check_kernel(
+fn check_kernel(
     c: Option<&Compilation<'_>>,
     m: &Module<'_>,
     unit: usize,

@@ -10,11 +10,11 @@
 //! placed in VMEM are what the user asked for; ANY operands left in HBM are fine.
 
 use super::crosslink as link;
-use super::kernel::{self, ArgRole};
 use super::{At, Hit, Options};
 use crate::ir::{Def, Layer, Module, OpId};
 use crate::lint::Compilation;
-use crate::parse::llo::view;
+use crate::semantic::kernel::{self, ArgRole};
+use crate::semantic::llo;
 
 pub const NAME: &str = "any-placed-in-vmem";
 
@@ -149,7 +149,7 @@ fn producer(m: &Module<'_>, call: OpId, k: usize) -> Option<OpId> {
 fn llo_vmem_operand(c: &Compilation<'_>, units: &[usize], operand: usize) -> Option<(usize, OpId, String)> {
     for &i in units {
         let u = c.units.get(i)?;
-        let e = view::entry_info(&u.module);
+        let e = llo::entry_info(&u.module);
         for o in e.operands_in("vmem") {
             if o.index == Some(operand as i64) && o.kind != Some("output") {
                 let shape = match (o.element, o.dims.is_empty()) {
@@ -199,7 +199,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     }
     let m = &c.units[ui].module;
     for id in m.op_ids() {
-        if !link::is_tpu_custom_call(m, id) {
+        if !crate::parse::calls::is_tpu_custom_call(m, id) {
             continue;
         }
         let Some(kernel_name) = link::call_kernel_name(c, ui, id) else { continue };
@@ -260,17 +260,17 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
 fn llo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     let u = &c.units[ui];
     let Some(comp) = link::llo_computation(u) else { return Vec::new() };
-    if link::is_runtime_computation(&comp)
+    if crate::semantic::link::is_runtime_computation(&comp)
         || link::hlo_defines(c, &comp)
         || link::llo_units(c, &comp).first() != Some(&ui)
     {
         return Vec::new();
     }
-    let e = view::entry_info(&u.module);
+    let e = llo::entry_info(&u.module);
     if e.opcode.is_some_and(|o| o != "custom-call") {
         return Vec::new();
     }
-    let kernel_name = link::base_name(&comp).to_string();
+    let kernel_name = crate::semantic::link::base_name(&comp).to_string();
     let units: Vec<usize> = c.kernel_units(&kernel_name).map(|(i, _)| i).collect();
     let mut out = Vec::new();
     for a in any_args(c, &units, &kernel_name) {

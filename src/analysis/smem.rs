@@ -8,34 +8,20 @@
 //! layer-norm `gamma` loaded as a vector and multiplied lane by lane) are not scales in this sense: VMEM is right
 //! for them.
 
-use super::kernel::{self, ArgRole, Kernel};
 use super::{At, Hit, Options};
 use crate::ir::mlir_type::MlirType;
 use crate::ir::{BlockId, Def, FuncId, Layer, Module, OpId};
 use crate::lint::Compilation;
+use crate::semantic::kernel::{self, ArgRole, Kernel};
+use crate::semantic::op::{is_constant, is_load, is_matmul_input, is_matmul_output, is_store, is_view, op_name};
 use std::collections::{HashMap, HashSet};
 
 pub const DEFAULT_MAX_SCALE_ELEMENTS: i64 = 4096;
 
-/// The op name without its dialect: `llo.vmul.f32` → `vmul.f32`.
-fn base(opcode: &str) -> &str {
-    opcode.split_once('.').map(|x| x.1).unwrap_or(opcode)
-}
-
-fn is_load(opcode: &str) -> bool {
-    let b = base(opcode);
-    (b.contains("load") || b == "sld" || b.starts_with("gather")) && !b.contains("dma")
-}
-
-fn is_store(opcode: &str) -> bool {
-    let b = base(opcode);
-    (b.contains("store") || b == "sst" || b.starts_with("scatter")) && !b.contains("dma")
-}
-
 /// Ops that keep a value's meaning (a scale stays a scale): shape changes, broadcasts, extracts, float casts,
 /// vector↔scalar moves.
-fn is_passthrough(opcode: &str) -> bool {
-    let b = base(opcode);
+fn keeps_scale(opcode: &str) -> bool {
+    let b = op_name(opcode);
     [
         "broadcast",
         "shape_cast",
@@ -61,25 +47,13 @@ fn is_passthrough(opcode: &str) -> bool {
 
 /// A floating multiply (and division by operand 1).
 fn is_mul(opcode: &str) -> bool {
-    let b = base(opcode);
+    let b = op_name(opcode);
     b == "mulf" || b.starts_with("vmul.f") || b.starts_with("smul.f") || b == "multiply"
 }
 
 fn is_div(opcode: &str) -> bool {
-    let b = base(opcode);
+    let b = op_name(opcode);
     b == "divf" || b.starts_with("vdiv.f") || b.starts_with("sdiv.f") || b == "divide"
-}
-
-/// Ops that consume matmul operands (`tpu.matmul`, `llo.vmatmul*`, `llo.vmatprep*`, `llo.vmatpush*`).
-fn is_matmul_input(opcode: &str) -> bool {
-    let b = base(opcode);
-    kernel::is_matmul(opcode) || b.starts_with("vmatprep") || b.starts_with("vmatpush") || b.starts_with("vmatmul")
-}
-
-/// Ops whose result is a matmul result (LLO pops it with `vmatres`).
-fn is_matmul_output(opcode: &str) -> bool {
-    let b = base(opcode);
-    kernel::is_matmul(opcode) || b.starts_with("vmatres") || b.starts_with("matres")
 }
 
 type VKey = (u8, u32, u32);
@@ -123,11 +97,9 @@ fn base_arg(m: &Module<'_>, entry: Option<BlockId>, k: &Kernel<'_>, d: Def, dept
         }
         Def::Op { op, .. } => {
             let o = m.op(op);
-            let b = base(o.opcode);
-            let view = b.starts_with("memref_")
-                || b.starts_with("reinterpret_cast")
-                || o.opcode.starts_with("memref.")
-                    && matches!(b, "subview" | "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view");
+            let b = op_name(o.opcode);
+            // any `tpu.memref_*` beyond the known views too: an address is followed through what keeps it one
+            let view = is_view(o.opcode) || b.starts_with("memref_");
             let addr = b.starts_with("saddr") || b.starts_with("sadd") || b.starts_with("addr");
             if !view && !addr {
                 return None;
@@ -145,10 +117,10 @@ fn base_arg(m: &Module<'_>, entry: Option<BlockId>, k: &Kernel<'_>, d: Def, dept
 fn is_constlike(m: &Module<'_>, d: Def, depth: u32) -> bool {
     let Def::Op { op, .. } = d else { return false };
     let o = m.op(op);
-    if base(o.opcode).starts_with("constant") || base(o.opcode) == "vconst" {
+    if is_constant(o.opcode) || op_name(o.opcode) == "vconst" {
         return true;
     }
-    depth < 8 && is_passthrough(o.opcode) && o.operands.first().is_some_and(|x| is_constlike(m, x.def, depth + 1))
+    depth < 8 && keeps_scale(o.opcode) && o.operands.first().is_some_and(|x| is_constlike(m, x.def, depth + 1))
 }
 
 /// Whether a value is computed from a matmul result (bounded backward walk).
@@ -262,7 +234,7 @@ impl ScaleFlow<'_, '_> {
             }
             return;
         }
-        if is_passthrough(uo.opcode) {
+        if keeps_scale(uo.opcode) {
             let single = cur.single || is_single(value_type(m, out));
             self.propagate(out, Derived { args: cur.args.clone(), single, raw: cur.raw });
             return;

@@ -105,9 +105,9 @@ pub struct CheckArgs {
     /// not only the final ones rules read.
     #[arg(long)]
     pub all_stages: bool,
-    /// The TPU generation the dumps were compiled for (tpu7x, v6e, v5e, v5p, v4, cpu); default: detected from the
-    /// driver's manifest, the `<version>@<target>` folder name, or the LLO dumps.
-    #[arg(long)]
+    /// The TPU generation the dumps were compiled for (the hardware table's generations, or cpu); default:
+    /// detected from the driver's manifest, the `<version>@<target>` folder name, or the LLO dumps.
+    #[arg(long, help = target_help())]
     pub target: Option<String>,
     /// Also print what each file holds (computations, opcodes, kernels) and how the layers link.
     #[arg(long)]
@@ -282,4 +282,14 @@ fn install_miette_hook(color: Option<bool>) {
         }
         Box::new(opts.build())
     }));
+}
+
+/// `--target`'s help, naming the generations of the hardware table (`lint::target::GENERATIONS`).
+fn target_help() -> String {
+    let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
+    format!(
+        "The TPU generation the dumps were compiled for ({}); default: detected from the driver's manifest, the \
+         `<version>@<target>` folder name, or the LLO dumps",
+        names.join(", ")
+    )
 }

@@ -244,7 +244,7 @@ pub fn explain(args: &ExplainArgs) -> i32 {
 }
 
 /// One case's outcome.
-enum Outcome {
+enum CaseVerdict {
     Validated,
     /// A valid case was reported.
     Noisy(Vec<String>),
@@ -267,19 +267,21 @@ fn test_rule(set: &RuleSet, r: &rules::Rule) -> (Vec<(std::path::PathBuf, bool)>
     for (case, invalid) in &cases {
         let name = rules::embedded::display(case);
         match case_outcome(set, &only, case, *invalid) {
-            Outcome::Validated => {}
-            Outcome::Noisy(m) => lines.push(format!("    noisy: {name} is valid but was reported: {}", m.join(" | "))),
-            Outcome::Missing => lines.push(format!("    missing: {name} is invalid but was not reported")),
-            Outcome::Error(e) => lines.push(format!("    error: {name}: {e}")),
+            CaseVerdict::Validated => {}
+            CaseVerdict::Noisy(m) => {
+                lines.push(format!("    noisy: {name} is valid but was reported: {}", m.join(" | ")))
+            }
+            CaseVerdict::Missing => lines.push(format!("    missing: {name} is invalid but was not reported")),
+            CaseVerdict::Error(e) => lines.push(format!("    error: {name}: {e}")),
         }
     }
     (cases, lines)
 }
 
 /// The verdict of one case: an invalid case must be reported, a valid one must not.
-fn case_outcome(set: &RuleSet, only: &SeverityOf<'_>, case: &std::path::Path, invalid: bool) -> Outcome {
+fn case_outcome(set: &RuleSet, only: &SeverityOf<'_>, case: &std::path::Path, invalid: bool) -> CaseVerdict {
     if !case.exists() {
-        return Outcome::Error(format!("{} does not exist", rules::embedded::display(case)));
+        return CaseVerdict::Error(format!("{} does not exist", rules::embedded::display(case)));
     }
     let (reports, errors) = super::run::lint_paths(&[case.to_path_buf()], set, only, None);
     // an inconclusive verdict proves neither side; what was explored is not a verdict
@@ -290,13 +292,13 @@ fn case_outcome(set: &RuleSet, only: &SeverityOf<'_>, case: &std::path::Path, in
         .map(|f| f.message.clone())
         .collect();
     if let Some(e) = errors.first() {
-        Outcome::Error(format!("{e}"))
+        CaseVerdict::Error(format!("{e}"))
     } else if invalid && msgs.is_empty() {
-        Outcome::Missing
+        CaseVerdict::Missing
     } else if !invalid && !msgs.is_empty() {
-        Outcome::Noisy(msgs)
+        CaseVerdict::Noisy(msgs)
     } else {
-        Outcome::Validated
+        CaseVerdict::Validated
     }
 }
 

@@ -23,7 +23,7 @@ pub struct ManifestOrder {
 }
 
 /// The manifest of the folder holding `dir` (`…/tpu7x+v6e/manifest.json` for `…/tpu7x+v6e/v2@tpu7x`).
-pub fn manifest_order(dir: &str) -> ManifestOrder {
+fn manifest_order(dir: &str) -> ManifestOrder {
     let Some(parent) = Path::new(dir).parent() else { return ManifestOrder::default() };
     let Ok(text) = std::fs::read_to_string(parent.join("manifest.json")) else { return ManifestOrder::default() };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return ManifestOrder::default() };

@@ -19,7 +19,11 @@ use std::process::{Command, Stdio};
 /// The helper, embedded at build time so an installed `hlolint` needs no repository checkout.
 const HELPER: &str = include_str!("hlolint_compile.py");
 
-pub const TARGETS: &[&str] = &["tpu7x", "v6e", "v5e", "v5p", "v4", "cpu"];
+/// The targets `--target` takes: the hardware table's generations and `cpu` (`lint::target::GENERATIONS`). The
+/// helper's own `TARGETS` adds each one's default topology; a test holds the two lists equal.
+pub fn targets() -> impl Iterator<Item = &'static str> {
+    crate::lint::target::GENERATIONS.iter().map(|g| g.name)
+}
 
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
@@ -79,14 +83,14 @@ pub fn python(explicit: Option<&Path>, virtual_env: Option<&str>, cwd: &Path) ->
 
 /// A `--target` the compile helper does not know.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target `{0}`; known: {known}", known = TARGETS.join(", "))]
+#[error("unknown target `{0}`; known: {known}", known = targets().collect::<Vec<_>>().join(", "))]
 pub struct UnknownTarget(pub String);
 
 /// Unknown targets are a usage error before anything runs (the helper would record them per version).
-pub fn check_targets(targets: &[String]) -> Result<(), UnknownTarget> {
+fn check_targets(targets: &[String]) -> Result<(), UnknownTarget> {
     for t in targets.iter().flat_map(|t| t.split(',')) {
         let family = t.split(':').next().unwrap_or(t);
-        if !TARGETS.contains(&family) {
+        if !self::targets().any(|k| k == family) {
             return Err(UnknownTarget(t.to_string()));
         }
     }
@@ -274,6 +278,15 @@ mod tests {
         let e = check_targets(&["tpu9".into()]).unwrap_err();
         assert_eq!(e, UnknownTarget("tpu9".into()));
         assert!(e.to_string().starts_with("unknown target `tpu9`; known: tpu7x,"), "{e}");
+    }
+
+    /// The helper's `TARGETS = { "tpu7x": ("tpu", "tpu7x:2x2x1"), ... }` names the same targets as the table.
+    #[test]
+    fn the_helper_knows_the_tables_targets() {
+        let block =
+            HELPER.split("\nTARGETS = {").nth(1).and_then(|b| b.split("\n}").next()).expect("TARGETS in the helper");
+        let helper: Vec<&str> = block.lines().filter_map(|l| l.trim().strip_prefix('"')?.split('"').next()).collect();
+        assert_eq!(helper, targets().collect::<Vec<_>>());
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Typed views of HLO instruction attributes that rules and summaries read: backend_config JSON, metadata,
-//! control predecessors, fusion kind, custom-call target.
+//! control predecessors, fusion kind, custom-call target. These read attribute syntax only (no op's meaning, which is
+//! `semantic`'s), and the parser needs them itself (`parse::calls` finds the custom calls whose bodies it decodes by
+//! their target), so they live with the graph.
 
 use super::graph::{Module, OpId};
 use super::value::{Value, ValueKind};

@@ -53,7 +53,7 @@ impl Stage {
     }
 
     /// A Mosaic dump's stage from the name libtpu gives it (`post-finalize-llo`); no name: taken as written.
-    pub fn of_mosaic(name: Option<&str>) -> Stage {
+    fn of_mosaic(name: Option<&str>) -> Stage {
         match name {
             None | Some("original" | "post-deserialization") => Stage::KernelAsWritten,
             Some("post-finalize-llo") => Stage::KernelFinalized,

@@ -193,7 +193,7 @@ pub fn manifest_result(dir: &Path) -> Option<serde_json::Value> {
 /// fp8 generation (tpu7x today). `vmatmul.mubr.msk.f8e4m3b11.bf16` does not: v5e/v6e widen fp8 to bf16 on the way
 /// into the MXU. Absence proves nothing.
 fn from_llo(c: &Compilation<'_>) -> Option<Generation> {
-    use crate::parse::llo::view::{is_native_fp8_mnemonic, mxu_ops, MxuKind};
+    use crate::semantic::llo::{is_native_fp8_mnemonic, mxu_ops, MxuKind};
     for (_, u) in c.units_of(Layer::Llo) {
         for mx in mxu_ops(&u.module) {
             if mx.kind == MxuKind::Matmul && is_native_fp8_mnemonic(mx.mnemonic) {

@@ -25,19 +25,26 @@ pub struct UndecodedCall {
     pub message: String,
 }
 
-/// The `tpu_custom_call`s of `m`: HLO `custom-call`s with `custom_call_target="tpu_custom_call"` (`hlo`), else
-/// MLIR `*custom_call` ops with `call_target_name = @tpu_custom_call`.
-pub fn tpu_calls<'m>(m: &'m Module<'_>, hlo: bool) -> impl Iterator<Item = OpId> + 'm {
-    m.op_ids().filter(move |&i| {
-        let op = m.op(i);
-        if hlo {
-            op.opcode == "custom-call" && m.custom_call_target(i).as_deref() == Some("tpu_custom_call")
-        } else {
-            op.opcode.ends_with("custom_call")
-                && op.attr("call_target_name").and_then(|v| v.word()).map(|w| w.trim_start_matches('@'))
-                    == Some("tpu_custom_call")
-        }
-    })
+/// Is `op` a Pallas TPU custom call: HLO `custom-call` with `custom_call_target="tpu_custom_call"`, or an MLIR
+/// `*custom_call` whose `call_target_name` is `@tpu_custom_call` (a symbol, quoted or not, or a string)?
+pub fn is_tpu_custom_call(m: &Module<'_>, op: OpId) -> bool {
+    let o = m.op(op);
+    if o.opcode == "custom-call" {
+        return m.custom_call_target(op).as_deref() == Some("tpu_custom_call");
+    }
+    if !o.opcode.ends_with("custom_call") {
+        return false;
+    }
+    let Some(v) = o.attr("call_target_name") else { return false };
+    let word = v.word().map(|w| w.trim_start_matches('@'));
+    crate::parse::mlir::attr::symbol(v) == Some("tpu_custom_call")
+        || word == Some("tpu_custom_call")
+        || v.string().as_deref() == Some("tpu_custom_call")
+}
+
+/// The `tpu_custom_call`s of `m`: HLO `custom-call`s (`hlo`), else MLIR `*custom_call` ops.
+fn tpu_calls<'m>(m: &'m Module<'_>, hlo: bool) -> impl Iterator<Item = OpId> + 'm {
+    m.op_ids().filter(move |&i| (m.op(i).opcode == "custom-call") == hlo && is_tpu_custom_call(m, i))
 }
 
 /// Decodes the kernel body of every `tpu_custom_call` of `m` (HLO when `hlo`, else StableHLO: the backend config is

@@ -26,11 +26,11 @@ pub use time::{Bound, Interval, TimeFacts};
 pub use trips::{LoopFacts, TripSource};
 
 use crate::analysis::crosslink;
-use crate::analysis::kernel::kernels;
 use crate::ir::{DType, Layer, Module};
 use crate::lint::compilation::{Compilation, Parsed};
 use crate::lint::target::Narrow;
 use crate::parse::llo::tables::Utilization;
+use crate::semantic::kernel::kernels;
 use crate::semantic::tpu::{Chip, Hardware};
 use serde::Serialize;
 
@@ -305,7 +305,9 @@ fn llo_unit_of(c: &Compilation<'_>, name: &str) -> Option<usize> {
     for (i, u) in c.units_of(Layer::Hlo).filter(|(i, _)| crosslink::is_canonical(c, *i)) {
         let m = &u.module;
         for id in m.op_ids() {
-            if crosslink::is_tpu_custom_call(m, id) && crosslink::call_kernel_name(c, i, id).as_deref() == Some(name) {
+            if crate::parse::calls::is_tpu_custom_call(m, id)
+                && crosslink::call_kernel_name(c, i, id).as_deref() == Some(name)
+            {
                 if let Some(l) = crosslink::llo_units(c, m.op(id).name).into_iter().next() {
                     return Some(l);
                 }
@@ -318,7 +320,7 @@ fn llo_unit_of(c: &Compilation<'_>, name: &str) -> Option<usize> {
 /// The LLO program of a kernel: loops, bundles, and slot use weighted by how often each bundle runs.
 fn llo_facts(path: &str, m: &Module<'_>, files: &[Parsed<'_>], assume: &Assume) -> LloFacts {
     let computation =
-        crate::parse::llo::view::entry_info(m).name.map(str::to_string).unwrap_or_else(|| m.name.to_string());
+        crate::semantic::llo::entry_info(m).name.map(str::to_string).unwrap_or_else(|| m.name.to_string());
     let loops = trips::llo_loops(m, &computation, assume);
     let static_bundles = trips::static_bundles(m);
     let runs = trips::bundle_runs(static_bundles, &loops);

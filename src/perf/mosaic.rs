@@ -9,8 +9,9 @@
 //! the model does not evaluate gives the range from one fetch to one per step.
 
 use super::estimate::{Assume, Estimate};
-use crate::analysis::kernel::{const_int, ArgRole, Kernel, KernelArg, RefTrace};
 use crate::ir::{DType, Def, MlirType, Module, OpId};
+use crate::semantic::kernel::{const_int, ArgRole, Kernel, KernelArg, RefTrace};
+use crate::semantic::op::{is_conditional, op_name};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -90,10 +91,6 @@ pub(super) fn checked_product(xs: impl IntoIterator<Item = i64>) -> Option<u64> 
     xs.into_iter().try_fold(1u64, |a, x| a.checked_mul(u64::try_from(x).ok()?))
 }
 
-fn base(opcode: &str) -> &str {
-    opcode.split_once('.').map_or(opcode, |x| x.1)
-}
-
 /// The integer a value holds when its definition folds to a constant (`arith.addi %c0, %c4`).
 pub(super) fn fold(m: &Module<'_>, def: Def, env: &HashMap<(u32, u32), i64>, depth: u32) -> Option<i64> {
     if depth > 32 {
@@ -109,7 +106,7 @@ pub(super) fn fold(m: &Module<'_>, def: Def, env: &HashMap<(u32, u32), i64>, dep
     }
     let o = m.op(op);
     let arg = |k: usize| o.operands.get(k).and_then(|x| fold(m, x.def, env, depth + 1));
-    Some(match base(o.opcode) {
+    Some(match op_name(o.opcode) {
         "addi" => arg(0)?.checked_add(arg(1)?)?,
         "subi" => arg(0)?.checked_sub(arg(1)?)?,
         "muli" => arg(0)?.checked_mul(arg(1)?)?,
@@ -215,11 +212,11 @@ fn for_loops(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> Vec<(OpId, ForF
         }
         let bound = |i: usize| op.operands.get(i).and_then(|o| fold(m, o.def, &env, 0));
         let (lower, upper, step) =
-            if base(op.opcode) == "for" { (bound(0), bound(1), bound(2)) } else { (None, None, None) };
+            if op_name(op.opcode) == "for" { (bound(0), bound(1), bound(2)) } else { (None, None, None) };
         let trips = match (assume.get(&name), lower, upper, step) {
             (Some(v), ..) => Estimate::Exact(v),
             (None, Some(l), Some(u), Some(s)) if s > 0 => Estimate::Exact(((u - l).max(0) as u64).div_ceil(s as u64)),
-            (None, ..) if base(op.opcode) != "for" => {
+            (None, ..) if op_name(op.opcode) != "for" => {
                 Estimate::unknown(format!("`{}` {name}: a loop without bounds", op.opcode))
             }
             (None, ..) => Estimate::unknown(format!("{name}: a bound is read at run time")),
@@ -258,7 +255,7 @@ impl Counter<'_, '_> {
         for a in self.m.ancestors(op) {
             if let Some((_, f)) = self.loops.iter().find(|(id, _)| *id == a) {
                 per = per.mul(&f.trips);
-            } else if crate::analysis::kernel::is_conditional(self.m.op(a).opcode) {
+            } else if is_conditional(self.m.op(a).opcode) {
                 conditional = true;
             }
         }
@@ -302,7 +299,7 @@ impl Counter<'_, '_> {
         }
         let conds: Vec<(Def, bool)> = chain
             .iter()
-            .filter(|(p, _)| base(m.op(*p).opcode) == "if")
+            .filter(|(p, _)| op_name(m.op(*p).opcode) == "if")
             .map(|(p, r)| Some((m.op(*p).operands.first()?.def, *r == 0)))
             .collect::<Option<_>>()?;
         if conds.len() + dims.len() - grid_dims < chain.len() {
@@ -346,7 +343,7 @@ fn upcast_source(m: &Module<'_>, def: Def) -> Option<DType> {
         let Def::Op { op, .. } = d else { return None };
         let o = m.op(op);
         let src = o.operands.first()?;
-        match base(o.opcode) {
+        match op_name(o.opcode) {
             "extf" | "sitofp" | "uitofp" | "convert" | "convert_element_type" => {
                 let t = src.ty.as_ref().and_then(|t| t.mlir()).and_then(MlirType::dtype).or_else(|| match src.def {
                     Def::Op { op, index } => m.op(op).ty.mlir()?.result(index as usize)?.dtype(),
@@ -429,7 +426,7 @@ fn block_fetches(m: &Module<'_>, transform: &str, grid: &[i64]) -> Option<u64> {
     let f = m.func_by_name(transform)?;
     let func = m.func(f);
     let entry = *m.regions[func.body.idx()].blocks.first()?;
-    let ret = m.func_ops(f).into_iter().find(|&o| base(m.op(o).opcode) == "return")?;
+    let ret = m.func_ops(f).into_iter().find(|&o| op_name(m.op(o).opcode) == "return")?;
     let total = i64::try_from(checked_product(grid.iter().copied())?).ok()?;
     if total > MAX_STEPS || grid.len() > func.params.len() {
         return None;
@@ -469,7 +466,7 @@ fn dma_slots(k: &Kernel<'_>, arg: usize) -> u64 {
             && t.slices
                 .first()
                 .and_then(|s| s.first())
-                .is_some_and(|i| matches!(i, crate::analysis::kernel::Index::Value { .. }))
+                .is_some_and(|i| matches!(i, crate::semantic::kernel::Index::Value { .. }))
     });
     let lead = k.args.get(arg).and_then(|a| a.ty.as_ref()).and_then(|t| t.shaped()?.static_dims()?.first().copied());
     match (dynamic_slot, lead) {
@@ -648,7 +645,7 @@ mod tests {
 
     fn facts_of(text: &str, assume: &Assume) -> MosaicFacts {
         let m = crate::parse::mlir::parse_mlir("k.mlir", text).expect("parses");
-        let k = crate::analysis::kernel::kernels(&m).into_iter().next().expect("a kernel");
+        let k = crate::semantic::kernel::kernels(&m).into_iter().next().expect("a kernel");
         facts(&m, &k, assume)
     }
 

@@ -8,7 +8,8 @@
 //! column is its address minus the loop's first — empty bundles (`{}`, a stall slot) keep their column.
 
 use crate::ir::{Module, OpId};
-use crate::parse::llo::view::{classify, family, position, OpClass};
+use crate::parse::llo::args::position;
+use crate::semantic::llo::{classify, family, OpClass};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

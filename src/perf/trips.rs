@@ -7,7 +7,8 @@
 
 use super::estimate::{Assume, Estimate};
 use crate::ir::{Module, OpId, Value, ValueKind};
-use crate::parse::llo::view::{self, args, family, predicate};
+use crate::parse::llo::args::{self, args, predicate};
+use crate::semantic::llo::family;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -134,14 +135,14 @@ impl<'m, 'a> Prog<'m, 'a> {
 
     /// A reload of a spill slot: the value the one store to that slot on the same side of the loop wrote.
     fn reload(&self, id: OpId, lp: (u64, u64), depth: u32) -> Option<Lin> {
-        let slot = view::memrefs(self.m.op(id)).next().map(|(_, v)| view::flag_text(v))?;
+        let slot = args::memrefs(self.m.op(id)).next().map(|(_, v)| args::flag_text(v))?;
         let here = self.inside(id, lp);
         let at = self.bundle(id)?;
         let stores: Vec<OpId> = self
             .m
             .op_ids()
             .filter(|&s| family(self.m.op(s).opcode) == "sst")
-            .filter(|&s| view::memrefs(self.m.op(s)).next().map(|(_, v)| view::flag_text(v)).as_deref() == Some(&slot))
+            .filter(|&s| args::memrefs(self.m.op(s)).next().map(|(_, v)| args::flag_text(v)).as_deref() == Some(&slot))
             .filter(|&s| self.inside(s, lp) == here && (here || self.bundle(s).is_some_and(|b| b < at)))
             .collect();
         let store = match stores.as_slice() {
@@ -238,7 +239,7 @@ fn exit_test(p: &Prog<'_, '_>, lp: OpId) -> Result<(u64, String), String> {
         p.m.op_ids()
             .filter(|&id| p.bundle(id) == Some(back) && family(p.m.op(id).opcode) == "sbr")
             .find(|&id| {
-                let t = view::named(p.m.op(id), "target").and_then(Value::word).unwrap_or("");
+                let t = args::named(p.m.op(id), "target").and_then(Value::word).unwrap_or("");
                 t.trim_start_matches('$').trim_start_matches("region") == region
             })
             .ok_or("no back-edge branch")?;

@@ -22,7 +22,7 @@ const CONTEXT: usize = 1;
 const STRETCH: usize = 40;
 const ELLIPSIS: &str = "…";
 
-pub fn floor_char(s: &str, mut i: usize) -> usize {
+fn floor_char(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -30,7 +30,7 @@ pub fn floor_char(s: &str, mut i: usize) -> usize {
     i
 }
 
-pub fn ceil_char(s: &str, mut i: usize) -> usize {
+fn ceil_char(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
     while i < s.len() && !s.is_char_boundary(i) {
         i += 1;

@@ -211,7 +211,7 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -
 }
 
 /// One finding as a miette diagnostic (far labels as notes, long lines windowed).
-pub fn render_finding(f: &Finding, texts: &Texts) -> String {
+fn render_finding(f: &Finding, texts: &Texts) -> String {
     let text = texts.get(&f.path).cloned().unwrap_or_default();
     let f = &near_labels_only(f, &text);
     let d = FindingDiagnostic { f, src: NamedSource::new(f.path.clone(), text) };

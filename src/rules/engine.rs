@@ -48,7 +48,7 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub python: Option<PySource>,
     #[serde(skip)]
-    key: Key,
+    key: FindingKey,
     /// The stage of the unit it came from (the best stage speaks, [`Stage`]).
     #[serde(skip)]
     stage: Stage,
@@ -78,7 +78,7 @@ fn is_finding(v: &Verdict) -> bool {
 /// What makes two findings the same: rule, kernel (or file), and the op by opcode and ordinal within the
 /// kernel — equal between a kernel's Mosaic dump and its decoded body, which have the same ops in the same order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-struct Key {
+struct FindingKey {
     rule: String,
     scope: String,
     what: String,
@@ -167,7 +167,7 @@ fn kernel_of(unit: &Unit<'_>, op: Option<OpId>) -> Option<String> {
 }
 
 /// A property of a captured op for templates.
-pub fn op_prop(m: &Module<'_>, id: OpId, prop: &str) -> Option<String> {
+fn op_prop(m: &Module<'_>, id: OpId, prop: &str) -> Option<String> {
     let op = m.op(id);
     let dt = |d: Option<crate::ir::DType>| d.map(|d| d.name().to_string());
     Some(match prop {
@@ -220,7 +220,7 @@ fn display_name(m: &Module<'_>, id: OpId) -> String {
     }
 }
 
-fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts: Option<String>) -> Key {
+fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts: Option<String>) -> FindingKey {
     let m = &unit.module;
     let analysis = matches!(rule.kind, RuleKind::Analysis(..));
     match (unit.layer(), op) {
@@ -230,7 +230,7 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts:
             let ordinal =
                 m.func_ops(f).iter().filter(|&&o| m.op(o).opcode == opcode).position(|&o| o == op).unwrap_or(0);
             let scope = format!("kernel:{}", m.func(f).name);
-            Key { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{opcode}#{ordinal}") }
+            FindingKey { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{opcode}#{ordinal}") }
         }
         // an analysis's hit (on an op, an argument, the signature): the same facts (its captures besides the
         // wording of `detail`, which may cite line numbers only a dump has) about the same kernel
@@ -241,16 +241,19 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts:
             };
             let scope = format!("kernel:{name}");
             let what = facts.filter(|f| !f.is_empty()).unwrap_or_else(|| message.to_string());
-            Key { rule: rule.id.clone(), family: scope.clone(), scope, what }
+            FindingKey { rule: rule.id.clone(), family: scope.clone(), scope, what }
         }
         // HLO op names are unique in a program: the same message on the same op in two HLO files of one
         // compilation (the dump and `llo/*-TLP-hlo.txt`) is one finding
-        (Layer::Hlo | Layer::StableHlo, _) => {
-            Key { rule: rule.id.clone(), scope: "program".into(), what: message.to_string(), family: "program".into() }
-        }
+        (Layer::Hlo | Layer::StableHlo, _) => FindingKey {
+            rule: rule.id.clone(),
+            scope: "program".into(),
+            what: message.to_string(),
+            family: "program".into(),
+        },
         _ => {
             let scope = format!("file:{}", unit.path);
-            Key { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{op:?}|{message}") }
+            FindingKey { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{op:?}|{message}") }
         }
     }
 }
@@ -451,7 +454,7 @@ fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let mut order: Vec<usize> = (0..all.len()).collect();
     order.sort_by_key(|&i| (all[i].stage, all[i].source.contains(" decoded from ")));
-    let mut index: HashMap<Key, usize> = HashMap::new();
+    let mut index: HashMap<FindingKey, usize> = HashMap::new();
     // (rule, family) → (best stage, first finding at it)
     let mut best: HashMap<(String, String), (Stage, usize)> = HashMap::new();
     for i in order {

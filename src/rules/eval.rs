@@ -3,9 +3,9 @@
 //! order, async partners), composites, captures.
 
 use super::model::*;
-use crate::analysis::async_pairs::{async_role, dones_of, AsyncRole};
 use crate::ir::mlir_type::{space_name, MlirType};
 use crate::ir::{DType, Def, Layer, Module, OpId, Type};
+use crate::semantic::async_pairs::{async_role, dones_of, AsyncRole};
 use std::collections::{BTreeMap, HashSet};
 
 pub type Caps = BTreeMap<String, OpId>;
@@ -14,7 +14,7 @@ pub type Caps = BTreeMap<String, OpId>;
 const WALK_LIMIT: usize = 4096;
 
 /// `*` wildcard match for the families' own patterns.
-pub fn wild(pat: &str, s: &str) -> bool {
+fn wild(pat: &str, s: &str) -> bool {
     match pat.split_once('*') {
         None => pat == s,
         Some((head, rest)) => {
@@ -35,7 +35,7 @@ pub fn wild(pat: &str, s: &str) -> bool {
     }
 }
 
-pub fn pat_matches(p: &OpPat, layer: Layer, opcode: &str) -> bool {
+fn pat_matches(p: &OpPat, layer: Layer, opcode: &str) -> bool {
     match p {
         OpPat::Family(f) => f.patterns(layer).iter().any(|g| wild(g, opcode)),
         OpPat::Glob(g) => g.is_match(opcode),
@@ -52,7 +52,7 @@ pub fn result_dtype(m: &Module<'_>, id: OpId) -> Option<DType> {
     match &op.ty {
         Type::Shape(s) => s.dtype(),
         Type::Mlir(t) => t.result(0).and_then(MlirType::dtype).or_else(|| t.dtype()),
-        _ if m.layer == Layer::Llo => crate::parse::llo::view::mnemonic_dtype(op.opcode).map(|d| d.0),
+        _ if m.layer == Layer::Llo => crate::semantic::llo::mnemonic_dtype(op.opcode).map(|d| d.0),
         _ => None,
     }
 }

@@ -559,8 +559,6 @@ fn analysis_when(def: &RuleDef, a: &Analysis, name: &str, cx: &Cx) -> Result<Vec
     Ok(when)
 }
 
-/// Where the built-in packs' test paths are relative to: `rules/` in the folder the binary writes its embedded cases
-/// to (`hlolint test` writes them there; see `rules::embedded`), so an installed binary needs no source tree.
 /// A rule without `tests:` is tested on the folders `tests/data/rules/<id>/valid` and `.../invalid` that exist,
 /// looked for beside the pack file and one folder up — the layout of this repository (`rules/` beside `tests/`),
 /// which a team's own packs can follow. Built-in packs look in the cases embedded in the binary.
@@ -582,12 +580,14 @@ fn default_cases(base: &Path, id: &str, builtin: bool) -> (Vec<PathBuf>, Vec<Pat
     (cases("valid"), cases("invalid"))
 }
 
-pub fn builtin_dir() -> PathBuf {
+/// Where the built-in packs' test paths are relative to: `rules/` in the folder the binary writes its embedded cases
+/// to (`hlolint test` writes them there; see `rules::embedded`), so an installed binary needs no source tree.
+fn builtin_dir() -> PathBuf {
     super::embedded::rules_dir()
 }
 
 /// `{name}` and `{name.prop}` references in a template.
-pub fn template_refs(t: &str) -> Vec<&str> {
+fn template_refs(t: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = t;
     while let Some(i) = rest.find('{') {

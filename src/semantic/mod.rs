@@ -1,4 +1,12 @@
-//! What the hardware is, as data shared by the driver, the analyses and the command line: the TPU generations
-//! ([`tpu`]).
+//! What the compiler's output means, above its syntax: the TPU generations ([`tpu`]), what an opcode does across
+//! jax versions' spellings ([`op`]), a Mosaic kernel read as Pallas wrote it ([`kernel`]), HLO asynchronous pairs
+//! ([`async_pairs`]), LLO bundle mnemonics: MXU ops and formats, DMAs, sync flags, SMEM, the entry's operands
+//! ([`llo`]). The parsers keep only syntax; the analyses, the performance model and the summaries read
+//! meaning from here.
 
+pub mod async_pairs;
+pub mod kernel;
+pub mod link;
+pub mod llo;
+pub mod op;
 pub mod tpu;

@@ -86,10 +86,6 @@ impl Chip {
     pub fn smem_bytes(&self) -> Option<u64> {
         self.smem_kib.map(|k| (k * 1024.0) as u64)
     }
-
-    pub fn is_estimate(&self, key: &str) -> bool {
-        self.estimates.iter().any(|e| e == key)
-    }
 }
 
 /// Every known generation, in the built-in table's order, then the user's additions.

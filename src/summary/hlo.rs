@@ -3,9 +3,9 @@
 //! `hlolint graph` (used by the conformance check against XLA's own parser).
 
 use super::kernel::{self, KernelSummary};
-use crate::analysis::async_pairs::async_pairs;
 use crate::ir::{Def, Layer, Module};
 use crate::parse::calls::DecodedCall;
+use crate::semantic::async_pairs::async_pairs;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -45,7 +45,7 @@ pub fn call_kernels(decoded: &[DecodedCall]) -> Vec<CallKernel> {
     for d in decoded {
         let module = d.kernel.module.module();
         let source = format!("tpu_custom_call body (MLIR bytecode v{})", d.kernel.module.version);
-        for view in crate::analysis::kernel::kernels(&module) {
+        for view in crate::semantic::kernel::kernels(&module) {
             kernels
                 .push(CallKernel { call: d.call_name.clone(), kernel: kernel::kernel_summary(&view, source.clone()) });
         }

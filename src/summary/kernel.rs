@@ -1,7 +1,7 @@
 //! A Pallas kernel in a few facts (grid, arguments with roles and memory spaces, DMAs, matmul dtypes), from a
 //! Mosaic dump or from the bytecode body of a `tpu_custom_call`: the same view either way.
 
-use crate::analysis::kernel::{ArgRole, Kernel};
+use crate::semantic::kernel::{ArgRole, Kernel};
 use serde::Serialize;
 use std::fmt::Write;
 

@@ -1,11 +1,12 @@
-//! Links the layers of one compilation by name, for the summary (the analyses link units with
-//! `analysis::crosslink`, by the same names): the HLO custom call `%fp8_mm_v3.1` ↔ its Mosaic
+//! Links the layers of one compilation by name, for the summary, through `semantic::link`'s relations (the analyses
+//! link a compilation's units with `analysis::crosslink`, through the same ones; the summary has only the files'
+//! summaries, the compilations are gone when it is written): the HLO custom call `%fp8_mm_v3.1` ↔ its Mosaic
 //! function `@fp8_mm_v3` (a dump, or the body decoded from the call) ↔ the LLO dump of computation
 //! `fp8_mm_v3.1`; an XLA fusion ↔ the LLO dump of the same name. Files are grouped per dump directory (the folder
 //! holding `hlo/`, `mosaic/`, `llo/`, or the folder of the files themselves).
 
 use super::FileSummary;
-use crate::analysis::crosslink::base_name;
+use crate::semantic::link::{base_name, is_runtime_computation};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -75,7 +76,7 @@ pub fn link(files: &[(String, FileSummary)]) -> Vec<Group> {
         for (path, s) in &files {
             let FileSummary::Llo(l) = s else { continue };
             let Some(comp) = l.computation.as_deref() else { continue };
-            if l.kind != crate::parse::llo::LloKind::Bundles || comp == "TLP" || comp.starts_with('<') {
+            if l.kind != crate::parse::llo::LloKind::Bundles || is_runtime_computation(comp) {
                 continue;
             }
             let it = items.entry(comp.to_string()).or_insert_with(|| new_item(comp, "computation"));

@@ -1,8 +1,8 @@
 //! The summary of an LLO dump: for bundles, the MXU ops per data format (the proof of native fp8), DMAs by
 //! route, waits, loops, and where XLA placed the operands of the kernel's entry; for tables, what they hold.
 
-use crate::parse::llo::view::{dma_ops, entry_info, mxu_ops, MxuKind};
 use crate::parse::llo::{LloFile, LloKind};
+use crate::semantic::llo::{dma_ops, entry_info, mxu_ops, MxuKind};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -45,7 +45,7 @@ pub fn summarize(file: &LloFile<'_>) -> LloSummary {
     match file {
         LloFile::Bundles(p) => {
             let m = &p.module;
-            s.computation = p.computation.clone();
+            s.computation = crate::semantic::link::llo_computation(m, p.computation.as_deref());
             s.bundles = p.bundles.len();
             s.ops = m.ops.len();
             s.loops = p.loops.len();

@@ -50,7 +50,7 @@ pub fn summarize(m: &Module<'_>, stage: Option<&str>, decoded: &[DecodedCall]) -
         None => "mosaic dump".to_string(),
     };
     let kernels =
-        crate::analysis::kernel::kernels(m).iter().map(|k| kernel::kernel_summary(k, source.clone())).collect();
+        crate::semantic::kernel::kernels(m).iter().map(|k| kernel::kernel_summary(k, source.clone())).collect();
     MlirSummary {
         layer: m.layer,
         module: m.name.to_string(),

@@ -45,7 +45,7 @@ impl Codes {
 }
 
 /// The ignore comments on one line of Python (several are merged), or `None`.
-pub fn parse_line(line: &str) -> Option<Codes> {
+fn parse_line(line: &str) -> Option<Codes> {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(r"(?i)#\s*hlolint:\s*ignore(?:\[([^\]]*)\]|\b)").expect("ignore-comment regex")

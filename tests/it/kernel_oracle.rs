@@ -6,10 +6,10 @@
 
 use crate::common;
 
-use hlolint::analysis::kernel::kernels;
 use hlolint::ir::{Def, FuncId, Module, OpId, Type};
 use hlolint::parse::bytecode::kernel_from_backend_config;
 use hlolint::parse::mlir::parse_mlir;
+use hlolint::semantic::kernel::kernels;
 use std::path::{Path, PathBuf};
 
 /// Ops of a function in pre-order, without operand-less terminators (`scf.yield` with nothing to yield), which

@@ -4,7 +4,9 @@
 
 use crate::common;
 use common::corpus;
-use hlolint::parse::llo::{llo_file_name, parse_llo, sniff_llo, view, LloFile, LloKind};
+use hlolint::parse::llo::args;
+use hlolint::parse::llo::{llo_file_name, parse_llo, sniff_llo, LloFile, LloKind};
+use hlolint::semantic::llo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -72,14 +74,14 @@ fn every_llo_file_parses() {
                         for id in prog.module.op_ids() {
                             let op = prog.module.op(id);
                             let printed = op.attr("depth").and_then(|v| v.as_int()).unwrap_or(0) as usize;
-                            let inside = view::enclosing_loops(&prog.module, id).len();
+                            let inside = llo::enclosing_loops(&prog.module, id).len();
                             if printed > inside {
                                 depth_mismatch += 1;
                                 if depth_mismatch <= 5 {
                                     eprintln!(
                                         "{p}: {} at {:?} prints depth {printed}, in {inside} loops",
                                         op.opcode,
-                                        view::position(op)
+                                        args::position(op)
                                     );
                                 }
                             }
@@ -126,11 +128,11 @@ fn with_program(case: &str, comp: &str, f: impl FnOnce(&hlolint::parse::llo::Llo
 }
 
 fn formats(p: &hlolint::parse::llo::LloProgram<'_>) -> Vec<String> {
-    view::matmul_formats(&p.module).into_iter().map(|(f, _)| f.to_string()).collect()
+    llo::matmul_formats(&p.module).into_iter().map(|(f, _)| f.to_string()).collect()
 }
 
 fn has_matmul(p: &hlolint::parse::llo::LloProgram<'_>, prefix: &str) -> bool {
-    view::mxu_ops(&p.module).iter().any(|x| x.kind == view::MxuKind::Matmul && x.mnemonic.starts_with(prefix))
+    llo::mxu_ops(&p.module).iter().any(|x| x.kind == llo::MxuKind::Matmul && x.mnemonic.starts_with(prefix))
 }
 
 #[test]
@@ -138,26 +140,26 @@ fn fp8_is_native_on_tpu7x_only() {
     with_program("fp8_dot@tpu7x", "fusion", |p| {
         eprintln!(
             "fp8_dot@tpu7x formats {:?}\n{}",
-            view::matmul_formats(&p.module),
-            view::summarize(p).lines().take(12).collect::<Vec<_>>().join("\n")
+            llo::matmul_formats(&p.module),
+            llo::summarize(p).lines().take(12).collect::<Vec<_>>().join("\n")
         );
         assert!(has_matmul(p, "vmatmul.mubr.f8e4m3fn"));
-        assert!(view::mxu_ops(&p.module).iter().any(|x| x.dtype.is_some_and(|d| d.is_f8())));
+        assert!(llo::mxu_ops(&p.module).iter().any(|x| x.dtype.is_some_and(|d| d.is_f8())));
     });
     with_program("fp8_dot@v6e", "fusion", |p| {
-        eprintln!("fp8_dot@v6e formats {:?}", view::matmul_formats(&p.module));
+        eprintln!("fp8_dot@v6e formats {:?}", llo::matmul_formats(&p.module));
         assert!(has_matmul(p, "vmatmul.mubr.f32"));
         assert!(!formats(p).iter().any(|f| f.starts_with("f8")));
         // Emulated: fp8 widened on the VPU before the f32 matmul.
-        assert!(view::conversions(&p.module).iter().any(|c| c.family == "vunpack" && c.dtype.is_f8()));
+        assert!(llo::conversions(&p.module).iter().any(|c| c.family == "vunpack" && c.dtype.is_f8()));
     });
     with_program("fp8_dot@v5e", "fusion", |p| {
-        eprintln!("fp8_dot@v5e formats {:?}", view::matmul_formats(&p.module));
+        eprintln!("fp8_dot@v5e formats {:?}", llo::matmul_formats(&p.module));
         assert!(!formats(p).iter().any(|f| f.starts_with("f8")));
     });
     with_program("fp8_dot_upcast@tpu7x", "fusion", |p| {
-        eprintln!("fp8_dot_upcast@tpu7x formats {:?}", view::matmul_formats(&p.module));
-        assert!(view::mxu_ops(&p.module).iter().any(|x| x.kind == view::MxuKind::Matmul && x.format == Some("bf16")));
+        eprintln!("fp8_dot_upcast@tpu7x formats {:?}", llo::matmul_formats(&p.module));
+        assert!(llo::mxu_ops(&p.module).iter().any(|x| x.kind == llo::MxuKind::Matmul && x.format == Some("bf16")));
         assert!(!formats(p).iter().any(|f| f.starts_with("f8")));
     });
 }
@@ -165,31 +167,31 @@ fn fp8_is_native_on_tpu7x_only() {
 #[test]
 fn entry_bundle_and_dmas() {
     with_program("fp8_dot@tpu7x", "fusion", |p| {
-        let e = view::entry_info(&p.module);
+        let e = llo::entry_info(&p.module);
         assert_eq!(e.name, Some("fusion"));
         let spaces: Vec<_> = e.operands.iter().map(|o| (o.index, o.space, o.element)).collect();
         eprintln!("fp8_dot@tpu7x entry operands {spaces:?}");
         assert_eq!(spaces[0], (Some(0), "vmem", Some("f8e4m3fn")));
-        assert!(view::dma_ops(&p.module).iter().any(|d| d.route == Some("hbm_to_vmem")));
-        assert!(view::dma_ops(&p.module).iter().any(|d| d.is_wait));
+        assert!(llo::dma_ops(&p.module).iter().any(|d| d.route == Some("hbm_to_vmem")));
+        assert!(llo::dma_ops(&p.module).iter().any(|d| d.is_wait));
     });
     for target in ["tpu7x", "v6e", "v5e"] {
         with_program(&format!("pallas_matmul@{target}"), "matmul.1", |p| {
             let m = &p.module;
-            let e = view::entry_info(m);
+            let e = llo::entry_info(m);
             assert_eq!(e.custom_call(), Some("matmul.1"));
             let spaces: Vec<_> = e.operands.iter().map(|o| o.space).collect();
-            let dmas = view::dma_ops(m);
-            let in_loop = dmas.iter().filter(|d| view::in_loop(m, d.op)).count();
+            let dmas = llo::dma_ops(m);
+            let in_loop = dmas.iter().filter(|d| llo::in_loop(m, d.op)).count();
             eprintln!(
                 "pallas_matmul@{target}: operands {spaces:?}, formats {:?}, {} loops, {} DMA ops ({} in loops), {} waits, {} syncs, {} smem loads",
-                view::matmul_formats(m),
+                llo::matmul_formats(m),
                 p.loops.len(),
                 dmas.len(),
                 in_loop,
                 dmas.iter().filter(|d| d.is_wait).count(),
-                view::sync_ops(m).len(),
-                view::smem_loads(m).len()
+                llo::sync_ops(m).len(),
+                llo::smem_loads(m).len()
             );
             assert!(!p.loops.is_empty(), "the grid loop");
             let inputs: Vec<_> = e.operands.iter().filter(|o| o.kind == Some("input")).map(|o| o.space).collect();
@@ -200,7 +202,7 @@ fn entry_bundle_and_dmas() {
             } else {
                 assert!(inputs.iter().all(|s| *s == "vmem" || *s == "hbm"), "{spaces:?}");
             }
-            assert!(view::matmul_formats(m).iter().any(|(f, _)| *f == "bf16"));
+            assert!(llo::matmul_formats(m).iter().any(|(f, _)| *f == "bf16"));
             assert!(in_loop > 0, "the pipeline's DMAs run inside the grid loop");
         });
     }

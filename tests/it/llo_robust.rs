@@ -1,7 +1,9 @@
 //! No input makes the LLO parsers panic: truncations and byte mutations of the hand-written samples and of small
 //! real files (when the corpus is present), parsed as every LLO kind, and the views run on whatever parses.
 
-use hlolint::parse::llo::{parse_llo, parse_llo_as, view, LloFile, LloKind};
+use hlolint::parse::llo::args;
+use hlolint::parse::llo::{parse_llo, parse_llo_as, LloFile, LloKind};
+use hlolint::semantic::llo;
 use std::path::Path;
 
 const KINDS: [LloKind; 6] = [
@@ -27,11 +29,11 @@ fn exercise(text: &str) {
 fn use_file(f: &LloFile<'_>) {
     match f {
         LloFile::Bundles(p) => {
-            let _ = view::summarize(p);
-            let _ = view::entry_info(&p.module);
+            let _ = llo::summarize(p);
+            let _ = llo::entry_info(&p.module);
             for id in p.module.op_ids() {
-                let _ = view::enclosing_loops(&p.module, id);
-                let _ = view::position(p.module.op(id));
+                let _ = llo::enclosing_loops(&p.module, id);
+                let _ = args::position(p.module.op(id));
             }
         }
         LloFile::Utilization(u) => {

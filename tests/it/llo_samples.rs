@@ -2,7 +2,9 @@
 //! diagnostics bad input gets.
 
 use hlolint::ir::{Def, Value};
-use hlolint::parse::llo::{parse_llo, sniff_llo, view, LloFile, LloKind};
+use hlolint::parse::llo::args;
+use hlolint::parse::llo::{parse_llo, sniff_llo, LloFile, LloKind};
+use hlolint::semantic::llo;
 use std::fmt::Write;
 
 fn sample(name: &str) -> (String, String) {
@@ -16,7 +18,7 @@ fn kernel_bundles_summary() {
     let (path, text) = sample("42-fp8_mm_v3.1-70-final_bundles.txt");
     let f = parse_llo(&path, &text).unwrap();
     let p = f.program().unwrap();
-    insta::assert_snapshot!(view::summarize(p));
+    insta::assert_snapshot!(llo::summarize(p));
 }
 
 #[test]
@@ -38,7 +40,7 @@ fn kernel_bundles_graph() {
                 _ => format!("{}?", o.name),
             })
             .collect();
-        let pos = view::position(op).map(|(b, s)| format!("{b:#x}.{s}")).unwrap_or_else(|| "-".into());
+        let pos = args::position(op).map(|(b, s)| format!("{b:#x}.{s}")).unwrap_or_else(|| "-".into());
         writeln!(
             s,
             "{}{pos} {} = {} [{}] users={}",
@@ -58,21 +60,21 @@ fn kernel_views() {
     let (path, text) = sample("42-fp8_mm_v3.1-70-final_bundles.txt");
     let f = parse_llo(&path, &text).unwrap();
     let m = &f.program().unwrap().module;
-    let e = view::entry_info(m);
+    let e = llo::entry_info(m);
     assert_eq!(e.custom_call(), Some("fp8_mm_v3.1"));
     assert_eq!(e.operands_in("smem").count(), 1);
     assert_eq!(e.operands_in("vmem").map(|o| o.index).collect::<Vec<_>>(), [Some(0)]);
-    assert_eq!(view::matmul_formats(m), [("f8e4m3fn", 1)]);
-    let dmas = view::dma_ops(m);
+    assert_eq!(llo::matmul_formats(m), [("f8e4m3fn", 1)]);
+    let dmas = llo::dma_ops(m);
     assert!(dmas.iter().any(|d| d.dst == Some("smem") && !d.is_wait));
     let start = dmas.iter().find(|d| d.route == Some("hbm_to_vmem")).unwrap();
-    assert!(view::in_loop(m, start.op));
+    assert!(llo::in_loop(m, start.op));
     assert_eq!(start.flag.as_deref(), Some("#allocation3 + $0x1"));
-    let loads = view::smem_loads(m);
+    let loads = llo::smem_loads(m);
     assert_eq!(loads.len(), 1);
-    assert!(view::in_loop(m, loads[0].op));
+    assert!(llo::in_loop(m, loads[0].op));
     // The predicate of the DMA start.
-    let p = view::predicate(m.op(start.op)).unwrap();
+    let p = args::predicate(m.op(start.op)).unwrap();
     assert_eq!((p.reg, p.negated), ("p9_p0", false));
     // Every op carries its bundle address and slot.
     assert!(m.ops.iter().filter(|o| o.opcode != "loop").all(|o| o.attr("bundle").and_then(Value::as_int).is_some()));

@@ -3,9 +3,9 @@
 
 use crate::common;
 use common::corpus;
-use hlolint::analysis::kernel::{self, ArgRole};
 use hlolint::ir::{DType, Def, Layer, Module};
 use hlolint::parse::mlir::{looks_like_mlir, parse_mlir};
+use hlolint::semantic::kernel::{self, ArgRole};
 use std::path::{Path, PathBuf};
 
 /// Every MLIR file of the corpus: `*/stablehlo.mlir` and `*/mosaic/*.txt`.

@@ -1,9 +1,9 @@
 //! The MLIR parser on hand-written inputs (`tests/data/mlir/`): snapshots of what it understood (outline and kernel
 //! view), targeted facts, syntax errors, and robustness against random and truncated input.
 
-use hlolint::analysis::kernel::{self, ArgRole, Index};
 use hlolint::ir::{DType, Def, Layer, Module, Type};
 use hlolint::parse::mlir::{looks_like_mlir, outline, parse_mlir, resolve_loc};
+use hlolint::semantic::kernel::{self, ArgRole, Index};
 
 fn data(name: &str) -> String {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlir").join(name);

@@ -9,7 +9,7 @@ impl<'a> Sim<'_, 'a> {
     pub(super) fn region_op(&mut self, id: OpId, s: State, depth: u32) -> Vec<State> {
         let m = self.m;
         let op = m.op(id);
-        match opname(op.opcode) {
+        match op_name(op.opcode) {
             "for" => self.for_loop(id, s, depth),
             "if" => self.if_op(id, s, depth),
             "while" => self.while_loop(id, s, depth),
@@ -43,11 +43,10 @@ impl<'a> Sim<'_, 'a> {
             for &b in &m.regions[r.idx()].blocks {
                 for &o in &m.blocks[b.idx()].ops {
                     let oc = m.op(o).opcode;
-                    let b = opname(oc);
-                    let effect = is_dma_start(oc) || is_dma_wait(oc) || b.starts_with("sem_");
+                    let effect = is_dma_start(oc) || is_dma_wait(oc) || is_semaphore_op(oc);
                     // the trace also records buffer reads, stores and matmuls
                     let traced = self.mode == Mode::Trace
-                        && (is_matmul(oc) || ((b.contains("load") || b.contains("store")) && !scalar_access(oc)));
+                        && (is_matmul(oc) || ((is_load(oc) || is_store(oc)) && !is_scalar_access(oc)));
                     if effect || traced {
                         found = true;
                     }

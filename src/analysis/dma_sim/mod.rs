@@ -24,10 +24,14 @@
 //! - at most [`MAX_STATES`] paths (beyond, paths with fewer findings and fewer unknown decisions are kept) and
 //!   [`OP_BUDGET`] op evaluations per kernel (beyond, the simulation stops and leftovers are not judged).
 
-use super::kernel::{self, is_dma_start, is_dma_wait, is_matmul};
 use crate::ir::mlir_type::MlirType;
 use crate::ir::*;
 use crate::parse::mlir::attr as mattr;
+use crate::semantic::kernel;
+use crate::semantic::op::{
+    is_constant, is_dma_start, is_dma_wait, is_load, is_matmul, is_scalar_access, is_semaphore_alloc, is_semaphore_op,
+    is_semaphore_signal, is_semaphore_wait, is_store, op_name,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
 
@@ -209,10 +213,6 @@ pub struct State {
 type Locals = std::rc::Rc<BTreeSet<(u8, u32, u32)>>;
 
 /// A scalar memory access: `memref.load` / `memref.store` (SMEM flags, indices, lengths).
-fn scalar_access(opcode: &str) -> bool {
-    matches!(opcode, "memref.load" | "memref.store")
-}
-
 fn dkey(d: Def) -> (u8, u32, u32) {
     match d {
         Def::Op { op, index } => (0, op.0, index),
@@ -221,12 +221,8 @@ fn dkey(d: Def) -> (u8, u32, u32) {
     }
 }
 
-fn opname(opcode: &str) -> &str {
-    opcode.split_once('.').map(|x| x.1).unwrap_or(opcode)
-}
-
 /// The outcome of simulating one kernel.
-pub struct Outcome {
+pub struct SimOutcome {
     pub func: FuncId,
     pub states: Vec<State>,
     /// Paths were dropped beyond [`MAX_STATES`].
@@ -319,15 +315,12 @@ fn grid_steps(bounds: &[i64]) -> (Vec<Vec<i64>>, Option<i64>, bool) {
     (steps, total, false)
 }
 
-pub fn simulate<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode) -> Outcome {
-    simulate_seeded(m, k, mode, &Seed::new())
-}
-
-/// [`simulate`] with scalar-prefetch memory known from the host program. When exploring every path is
+/// Simulates kernel `k` of `m` over its grid, with the scalar-prefetch memory known from the host program (`seed`;
+/// `Seed::new()` when none is). When exploring every path is
 /// inconclusive (budget, too many paths), or undecided (an op failed on some paths, not on every one, as when a
 /// failing path went through a join that lost values), [`sample::SAMPLES`] single paths are sampled through the
-/// whole grid and the exact ones kept as witnesses ([`Outcome::witnesses`]).
-pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed) -> Outcome {
+/// whole grid and the exact ones kept as witnesses ([`SimOutcome::witnesses`]).
+pub fn simulate_seeded<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed) -> SimOutcome {
     let budget = if mode == Mode::Trace { TRACE_BUDGET } else { OP_BUDGET };
     let mut out = run(m, k, mode, seed, None, budget);
     let failed: BTreeSet<OpId> = out.states.iter().flat_map(|s| s.fails.keys().copied()).collect();
@@ -392,7 +385,14 @@ fn never_waited(sim: &Sim<'_, '_>, s: &mut State, sampling: bool) {
 }
 
 /// One simulation of the kernel over its grid: every path, or (with `rng`) one sampled path.
-fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng: Option<Rng>, budget: u64) -> Outcome {
+fn run<'a>(
+    m: &Module<'a>,
+    k: &kernel::Kernel<'a>,
+    mode: Mode,
+    seed: &Seed,
+    rng: Option<Rng>,
+    budget: u64,
+) -> SimOutcome {
     let func = m.func(k.func);
     let entry = m.regions[func.body.idx()].blocks.first().copied();
     let grid_n = k.iteration_bounds.len().min(func.params.len());
@@ -414,15 +414,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
             if sim.exhausted {
                 break;
             }
-            for s in states.iter_mut() {
-                s.step = step.clone();
-                s.ctx.clear();
-                for i in 0..func.params.len() {
-                    let v =
-                        if i < grid_n { SimValue::Int(step.get(i).copied().unwrap_or(0)) } else { sim.arg_value(i) };
-                    s.env.insert(dkey(Def::BlockArg { block: entry, index: i as u32 }), v);
-                }
-            }
+            sim.enter_step(&mut states, step, entry, grid_n, func.params.len());
             sim.step_index = simulated;
             // the trace judge reads whole grid steps: when this step may not fit in what is left of the budget, keep
             // the paths as they were before it, to judge those if it does not (a step cut midway would be judged as
@@ -452,7 +444,7 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
             never_waited(&sim, s, sampling);
         }
     }
-    Outcome {
+    SimOutcome {
         func: k.func,
         states,
         truncated: sim.truncated,
@@ -474,6 +466,19 @@ fn run<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, mode: Mode, seed: &Seed, rng:
 }
 
 impl<'m, 'a> Sim<'m, 'a> {
+    /// Every path enters grid step `step`: the grid indices (the first `grid_n` of the entry block's `nparams`
+    /// arguments) take the step's values, the other arguments their own.
+    fn enter_step(&self, states: &mut [State], step: &[i64], entry: BlockId, grid_n: usize, nparams: usize) {
+        for s in states.iter_mut() {
+            s.step = step.to_vec();
+            s.ctx.clear();
+            for i in 0..nparams {
+                let v = if i < grid_n { SimValue::Int(step.get(i).copied().unwrap_or(0)) } else { self.arg_value(i) };
+                s.env.insert(dkey(Def::BlockArg { block: entry, index: i as u32 }), v);
+            }
+        }
+    }
+
     /// A simulator of module `m` with the whole budget, before any kernel's entry and arguments are set.
     fn new(m: &'m Module<'a>, mode: Mode) -> Self {
         Sim {
@@ -517,7 +522,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         }
     }
 
-    fn base_name(&self, b: Base) -> String {
+    /// How a message names a buffer: the kernel argument (`%arg3`) or the allocating op (`%5 (memref.alloca)`).
+    fn buffer_name(&self, b: Base) -> String {
         match b {
             Base::Arg(i) => {
                 let f = self.entry.map(|e| &self.m.blocks[e.idx()]);
@@ -532,7 +538,7 @@ impl<'m, 'a> Sim<'m, 'a> {
 
     /// `(%arg9, "1, 0")`: a key's base and slot.
     pub fn describe_key(&self, k: &SemSlot) -> (String, String) {
-        let name = self.base_name(k.base);
+        let name = self.buffer_name(k.base);
         let offs: Vec<Option<i64>> = if k.bytes {
             // LLO: byte offset → element index (4-byte semaphores), unravelled over the base shape
             let dims =
@@ -620,7 +626,7 @@ impl<'m, 'a> Sim<'m, 'a> {
 
     fn constant(&self, op: OpId) -> Option<i64> {
         let o = self.m.op(op);
-        if !opname(o.opcode).starts_with("constant") {
+        if !is_constant(o.opcode) {
             return None;
         }
         kernel::const_int(self.m, op).or_else(|| {
@@ -673,11 +679,11 @@ impl<'m, 'a> Sim<'m, 'a> {
     fn matters(&self, id: OpId) -> bool {
         let op = self.m.op(id);
         let oc = op.opcode;
-        let b = opname(oc);
-        if !op.regions.is_empty() || is_dma_start(oc) || is_dma_wait(oc) || is_matmul(oc) || b.starts_with("sem_") {
+        let b = op_name(oc);
+        if !op.regions.is_empty() || is_dma_start(oc) || is_dma_wait(oc) || is_matmul(oc) || is_semaphore_op(oc) {
             return true;
         }
-        if b.contains("load") || b.contains("store") || matches!(b, "yield" | "condition" | "return") {
+        if is_load(oc) || is_store(oc) || matches!(b, "yield" | "condition" | "return") {
             return true;
         }
         let untracked = |t: &MlirType<'_>| match t {
@@ -708,7 +714,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         let m = self.m;
         let op = m.op(id);
         let oc = op.opcode;
-        let b = opname(oc);
+        let b = op_name(oc);
         if matches!(b, "yield" | "condition" | "return") {
             s.yielded = Some(op.operands.iter().map(|o| self.get(&s, o)).collect());
             return vec![s];
@@ -717,11 +723,11 @@ impl<'m, 'a> Sim<'m, 'a> {
             self.start(id, &mut s);
             return vec![s];
         }
-        if is_dma_wait(oc) || b.starts_with("sem_wait") {
+        if is_dma_wait(oc) || is_semaphore_wait(oc) {
             self.wait(id, &mut s);
             return vec![s];
         }
-        if b.starts_with("sem_signal") {
+        if is_semaphore_signal(oc) {
             self.signal(id, &mut s);
             return vec![s];
         }
@@ -738,7 +744,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             s.trace.push(Event::Compute { op: id });
         }
         // a semaphore of its own: scratch (`tpu.sem_alloc`) or the collective's barrier (`tpu.sem_barrier`)
-        if b.starts_with("sem_alloc") || b.starts_with("sem_barrier") {
+        if is_semaphore_alloc(oc) {
             let dims = op.ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims()).unwrap_or_default();
             let r = RefV {
                 base: Base::Alloc(id),
@@ -763,10 +769,8 @@ impl<'m, 'a> Sim<'m, 'a> {
         if let Some(v) = self.view(id, s) {
             return v;
         }
-        let b = opname(self.m.op(id).opcode);
-        // loads and stores (not DMAs)
-        let is_load = b.contains("load") && !b.contains("dma");
-        let is_store = b.contains("store") && !b.contains("dma");
+        let oc = self.m.op(id).opcode;
+        let (is_load, is_store) = (is_load(oc), is_store(oc));
         if is_load || is_store {
             return self.load_or_store(id, s, is_load, is_store);
         }
@@ -795,7 +799,7 @@ impl<'m, 'a> Sim<'m, 'a> {
     /// is not one.
     fn view(&self, id: OpId, s: &mut State) -> Option<SimValue> {
         let oc = self.m.op(id).opcode;
-        let b = opname(oc);
+        let b = op_name(oc);
         let reshape = b.starts_with("memref_reshape")
             || b.starts_with("memref_bitcast")
             || b.starts_with("reinterpret_cast")
@@ -915,7 +919,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         let op = self.m.op(id);
         // scalar accesses (`memref.load`/`memref.store` of SMEM scalars: flags, indices) are bookkeeping, not
         // reads of DMA'd buffers or compute: they stay out of the trace
-        if scalar_access(op.opcode) {
+        if is_scalar_access(op.opcode) {
         } else if let Some(r) = &region {
             if is_load {
                 s.trace.push(Event::Read { op: id, region: r.clone() });
@@ -930,7 +934,7 @@ impl<'m, 'a> Sim<'m, 'a> {
         if is_load && integer(op.ty.mlir()) {
             return self.load_scalar(s, r);
         }
-        if is_store && opname(op.opcode) != "vector_store" {
+        if is_store && op_name(op.opcode) != "vector_store" {
             self.store_scalar(id, s, r);
         }
         SimValue::Unknown
@@ -1062,33 +1066,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             "remsi" | "remui" | "rem" => int_binop(x, y, |a, b| a.checked_rem(b)),
             "minsi" | "minui" | "min" => int_binop(x, y, |a, b| Some(a.min(b))),
             "maxsi" | "maxui" | "max" => int_binop(x, y, |a, b| Some(a.max(b))),
-            "andi" | "and" | "ori" | "or" if is_cond(&x) || is_cond(&y) => {
-                let and = name.starts_with('a');
-                match (x, y) {
-                    // a known side decides or drops out (booleans: `true and c` is `c`)
-                    (SimValue::Int(k), c) | (c, SimValue::Int(k)) if is_cond(&c) => match (and, k != 0) {
-                        (true, true) | (false, false) => c,
-                        (true, false) => SimValue::Int(0),
-                        (false, true) => SimValue::Int(1),
-                    },
-                    (a, b) if is_cond(&a) && is_cond(&b) => {
-                        let mut parts = Vec::new();
-                        for v in [a, b] {
-                            match v {
-                                SimValue::All(p) if and => parts.extend(p),
-                                SimValue::AnyOf(p) if !and => parts.extend(p),
-                                v => parts.push(v),
-                            }
-                        }
-                        if and {
-                            SimValue::All(parts)
-                        } else {
-                            SimValue::AnyOf(parts)
-                        }
-                    }
-                    _ => SimValue::Unknown,
-                }
-            }
+            "andi" | "and" | "ori" | "or" if is_cond(&x) || is_cond(&y) => logical(name.starts_with('a'), x, y),
             "andi" | "and" => int_binop(x, y, |a, b| Some(a & b)),
             "ori" | "or" => int_binop(x, y, |a, b| Some(a | b)),
             "xori" | "xor" => match (x, y) {
@@ -1183,9 +1161,37 @@ impl<'m, 'a> Sim<'m, 'a> {
     }
 }
 
+/// `and`/`or` where a side is a condition: a known side decides or drops out (booleans: `true and c` is `c`), two
+/// conditions make one conjunction or disjunction.
+fn logical(and: bool, x: SimValue, y: SimValue) -> SimValue {
+    match (x, y) {
+        (SimValue::Int(k), c) | (c, SimValue::Int(k)) if is_cond(&c) => match (and, k != 0) {
+            (true, true) | (false, false) => c,
+            (true, false) => SimValue::Int(0),
+            (false, true) => SimValue::Int(1),
+        },
+        (a, b) if is_cond(&a) && is_cond(&b) => {
+            let mut parts = Vec::new();
+            for v in [a, b] {
+                match v {
+                    SimValue::All(p) if and => parts.extend(p),
+                    SimValue::AnyOf(p) if !and => parts.extend(p),
+                    v => parts.push(v),
+                }
+            }
+            if and {
+                SimValue::All(parts)
+            } else {
+                SimValue::AnyOf(parts)
+            }
+        }
+        _ => SimValue::Unknown,
+    }
+}
+
 /// The arithmetic an op does (`addi`, `cmpi`; LLO's `sadd` → `add`) and a comparison's predicate (`slt`).
 fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<String>) {
-    let b = opname(op.opcode);
+    let b = op_name(op.opcode);
     let mut name = b.split('.').next().unwrap_or(b);
     if op.opcode.starts_with("llo.") {
         if let Some(x) = name.strip_prefix('s').filter(|x| !x.is_empty() && name != "select" && name != "shl") {
@@ -1249,7 +1255,7 @@ pub fn overlaps(a: &RefV, b: &RefV) -> bool {
     })
 }
 
-impl Outcome {
+impl SimOutcome {
     /// Ops that failed on every explored path that executed them, with the failure seen first: waits that failed
     /// (at least once) on every path that ran them, and starts (or signals) left outstanding at the end of every
     /// final path that ran them.

@@ -20,7 +20,7 @@ pub fn seed_from_host(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel:
         for _ in 0..4 {
             let Def::Op { op, .. } = def else { break };
             let x = hm.op(op);
-            if matches!(opname(x.opcode), "copy" | "bitcast" | "reshape" | "copy-done") {
+            if matches!(op_name(x.opcode), "copy" | "bitcast" | "reshape" | "copy-done") {
                 match x.operands.first() {
                     Some(o) => def = o.def,
                     None => break,
@@ -42,7 +42,7 @@ pub fn seed_from_host(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel:
 /// `seq_buf_idx` this way), one value per element.
 fn broadcast_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
     let o = m.op(op);
-    if !matches!(opname(o.opcode), "broadcast" | "broadcast_in_dim") {
+    if !matches!(op_name(o.opcode), "broadcast" | "broadcast_in_dim") {
         return None;
     }
     let Def::Op { op: src, .. } = o.operands.first()?.def else { return None };
@@ -60,7 +60,7 @@ pub(super) fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
         return Some(vec![x]);
     }
     let o = m.op(op);
-    if !opname(o.opcode).starts_with("constant") {
+    if !crate::semantic::op::is_constant(o.opcode) {
         return None;
     }
     pub(super) fn flat(v: &Value<'_>, out: &mut Vec<i64>) -> Option<()> {

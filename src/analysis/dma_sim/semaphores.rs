@@ -139,7 +139,7 @@ impl<'a> Sim<'_, 'a> {
     /// A DMA wait (`tpu.wait_dma2`: the byte size of its descriptor) or a semaphore wait (`tpu.sem_wait`: a count).
     pub(super) fn wait(&mut self, id: OpId, s: &mut State) {
         s.executed.insert(id);
-        let sem_wait = opname(self.m.op(id).opcode).starts_with("sem_wait");
+        let sem_wait = is_semaphore_wait(self.m.op(id).opcode);
         let Some((sem, need)) = self.wait_semaphore_and_need(id, s, sem_wait) else { return };
         let key = SemSlot { base: sem.base, offs: sem.offs.clone(), bytes: sem.bytes };
         let cands = self.outstanding_on(id, s, &key);

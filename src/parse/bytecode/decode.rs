@@ -129,82 +129,26 @@ struct Decoder<'b> {
 }
 
 pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
-    if bytes.len() < 4 || &bytes[..4] != b"ML\xefR" {
-        let found = if bytes.is_empty() {
-            "an empty body".to_string()
-        } else {
-            format!("{:02X?}", &bytes[..bytes.len().min(4)])
-        };
-        return Err(BytecodeError::BadMagic { found });
-    }
+    check_magic(bytes)?;
     let mut r = Reader::new(&bytes[4..], 4, "header");
     let version = r.varint()?;
     let producer = String::from_utf8_lossy(r.cstr()?).into_owned();
     if version > MAX_VERSION {
         return Err(BytecodeError::UnsupportedVersion { version, max: MAX_VERSION, producer });
     }
-
-    let mut sections: [Option<Reader<'_>>; 9] = Default::default();
-    while !r.is_empty() {
-        let at = r.offset();
-        let (id, data) = r.section()?;
-        let slot = sections.get_mut(id as usize).ok_or_else(|| BytecodeError::Malformed {
-            offset: at,
-            section: "header",
-            message: format!("unknown section id {id} (known: 0 to 8)"),
-        })?;
-        if slot.is_some() {
-            return Err(BytecodeError::Malformed {
-                offset: at,
-                section: "header",
-                message: format!("duplicate {}", super::reader::section_name(id)),
-            });
-        }
-        *slot = Some(data);
-    }
-    let end = r.offset();
-    let mut take = |id: usize| -> R<Reader<'_>> {
-        sections[id].take().ok_or_else(|| BytecodeError::Malformed {
-            offset: end,
-            section: "header",
-            message: format!("missing {}", super::reader::section_name(id as u8)),
-        })
-    };
-    let mut strings_r = take(0)?;
-    let mut dialect_r = take(1)?;
-    let mut attr_r = take(2)?;
-    let mut attr_off_r = take(3)?;
-    let mut ir_r = take(4)?;
-    let resource_r = sections[5].take();
-    let resource_off_r = sections[6].take();
-    let props_r = sections[8].take();
-    if version >= K_NATIVE_PROPERTIES && props_r.is_none() {
-        return Err(BytecodeError::Malformed {
-            offset: end,
-            section: "header",
-            message: format!("missing properties section (required from version {K_NATIVE_PROPERTIES})"),
-        });
-    }
-
-    let strings = read_strings(&mut strings_r)?;
-    let (dialects, dialect_versions, op_names) = read_dialects(&mut dialect_r, version, &strings)?;
-    let resources = match (resource_r, resource_off_r) {
+    let mut s = Sections::read(&mut r, version)?;
+    let strings = read_strings(&mut s.strings)?;
+    let (dialects, dialect_versions, op_names) = read_dialects(&mut s.dialects, version, &strings)?;
+    let resources = match (s.resources, s.resource_offsets) {
         (None, None) => Vec::new(),
         (Some(data), Some(offsets)) => read_resources(data, offsets, &strings, &dialects)?,
-        (_, _) => {
-            return Err(BytecodeError::Malformed {
-                offset: end,
-                section: "header",
-                message: "resource and resource offset sections must come together".into(),
-            })
-        }
+        (_, _) => return Err(header_error(s.end, "resource and resource offset sections must come together".into())),
     };
-    let properties = match props_r {
+    let properties = match s.properties {
         Some(p) => read_properties(p)?,
         None => Vec::new(),
     };
-    let at = AttrTypes::new(strings, dialects.clone(), resources, &mut attr_r, &mut attr_off_r, bytes.len())?;
-
+    let at = AttrTypes::new(strings, dialects.clone(), resources, &mut s.attrs, &mut s.attr_offsets, bytes.len())?;
     let out = DecodedModule {
         version,
         producer,
@@ -232,24 +176,80 @@ pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
         attr_str: HashMap::new(),
         undecoded_props: Vec::new(),
     };
-    d.read_ir(&mut ir_r)?;
+    d.read_ir(&mut s.ir)?;
     d.name_values();
-    let mut out = d.out;
-    out.notes.extend(d.at.notes);
-    let (_, body) = out.body_ops();
-    let skipped: Vec<String> = body
-        .iter()
-        .map(|&o| &out.ops[o as usize])
-        .filter(|o| o.func.is_none())
-        .map(|o| format!("top-level op `{}` is not a function and is not in the graph", out.arena[o.opcode as usize]))
-        .collect();
-    out.notes.extend(skipped);
-    for name in d.undecoded_props {
-        out.notes.push(format!(
-            "`{name}`: inherent attributes are encoded as native properties (bytecode version {version}) and are not decoded"
-        ));
+    Ok(d.finish())
+}
+
+/// MLIR bytecode opens with `ML\xefR`.
+fn check_magic(bytes: &[u8]) -> R<()> {
+    if bytes.len() >= 4 && &bytes[..4] == b"ML\xefR" {
+        return Ok(());
     }
-    Ok(out)
+    let found =
+        if bytes.is_empty() { "an empty body".to_string() } else { format!("{:02X?}", &bytes[..bytes.len().min(4)]) };
+    Err(BytecodeError::BadMagic { found })
+}
+
+fn header_error(offset: usize, message: String) -> BytecodeError {
+    BytecodeError::Malformed { offset, section: "header", message }
+}
+
+/// The sections of a bytecode file by id: the five every file has, the optional resources (both or neither) and
+/// properties (required from version [`K_NATIVE_PROPERTIES`]).
+struct Sections<'b> {
+    strings: Reader<'b>,
+    dialects: Reader<'b>,
+    attrs: Reader<'b>,
+    attr_offsets: Reader<'b>,
+    ir: Reader<'b>,
+    resources: Option<Reader<'b>>,
+    resource_offsets: Option<Reader<'b>>,
+    properties: Option<Reader<'b>>,
+    /// The offset after the last section (where a missing one is reported).
+    end: usize,
+}
+
+impl<'b> Sections<'b> {
+    fn read(r: &mut Reader<'b>, version: u64) -> R<Sections<'b>> {
+        let mut sections: [Option<Reader<'b>>; 9] = Default::default();
+        while !r.is_empty() {
+            let at = r.offset();
+            let (id, data) = r.section()?;
+            let slot = sections
+                .get_mut(id as usize)
+                .ok_or_else(|| header_error(at, format!("unknown section id {id} (known: 0 to 8)")))?;
+            if slot.is_some() {
+                return Err(header_error(at, format!("duplicate {}", super::reader::section_name(id))));
+            }
+            *slot = Some(data);
+        }
+        let end = r.offset();
+        let mut take = |id: usize| -> R<Reader<'b>> {
+            sections[id]
+                .take()
+                .ok_or_else(|| header_error(end, format!("missing {}", super::reader::section_name(id as u8))))
+        };
+        let (strings, dialects, attrs, attr_offsets, ir) = (take(0)?, take(1)?, take(2)?, take(3)?, take(4)?);
+        let properties = sections[8].take();
+        if version >= K_NATIVE_PROPERTIES && properties.is_none() {
+            return Err(header_error(
+                end,
+                format!("missing properties section (required from version {K_NATIVE_PROPERTIES})"),
+            ));
+        }
+        Ok(Sections {
+            strings,
+            dialects,
+            attrs,
+            attr_offsets,
+            ir,
+            resources: sections[5].take(),
+            resource_offsets: sections[6].take(),
+            properties,
+            end,
+        })
+    }
 }
 
 fn read_strings(r: &mut Reader<'_>) -> R<Vec<Rc<str>>> {
@@ -397,6 +397,30 @@ fn read_properties(mut r: Reader<'_>) -> R<Vec<(&[u8], usize)>> {
 }
 
 impl<'b> Decoder<'b> {
+    /// The decoded module with its notes: the attribute sections', top-level ops that are not functions (not in
+    /// the graph), ops whose native properties were not decoded.
+    fn finish(self) -> DecodedModule {
+        let mut out = self.out;
+        out.notes.extend(self.at.notes);
+        let (_, body) = out.body_ops();
+        let skipped: Vec<String> = body
+            .iter()
+            .map(|&o| &out.ops[o as usize])
+            .filter(|o| o.func.is_none())
+            .map(|o| {
+                format!("top-level op `{}` is not a function and is not in the graph", out.arena[o.opcode as usize])
+            })
+            .collect();
+        out.notes.extend(skipped);
+        for name in self.undecoded_props {
+            out.notes.push(format!(
+                "`{name}`: inherent attributes are encoded as native properties (bytecode version {}) and are not decoded",
+                self.version
+            ));
+        }
+        out
+    }
+
     fn intern(&mut self, s: &str) -> Str {
         if let Some(&i) = self.interned.get(s) {
             return i;
@@ -935,6 +959,15 @@ impl<'b> Decoder<'b> {
     /// isolated op), block arguments `argN` and results `N` in order, a block's ops before the regions nested
     /// in them.
     fn name_values(&mut self) {
+        self.number_values();
+        self.label_blocks();
+        self.successor_attrs();
+        self.operand_names();
+        let _ = symbol_text;
+    }
+
+    /// Block arguments `argN` and results `N`, numbered per function or isolated op.
+    fn number_values(&mut self) {
         let top = self.out.top_block;
         let mut scopes = vec![vec![top]];
         while let Some(start) = scopes.pop() {
@@ -965,7 +998,10 @@ impl<'b> Decoder<'b> {
                 }
             }
         }
-        // Block labels: `bbN` per region position (entry blocks have none).
+    }
+
+    /// Block labels: `bbN` per region position (entry blocks have none).
+    fn label_blocks(&mut self) {
         for r in 0..self.out.regions.len() {
             let blocks = self.out.regions[r].blocks.clone();
             for (k, b) in blocks.into_iter().enumerate().skip(1) {
@@ -973,7 +1009,10 @@ impl<'b> Decoder<'b> {
                 self.out.blocks[b as usize].label = Some(s);
             }
         }
-        // Successor lists, with the region-local labels.
+    }
+
+    /// Successor lists as a `successors` attribute, with the region-local labels.
+    fn successor_attrs(&mut self) {
         for i in 0..self.out.ops.len() {
             if self.out.ops[i].successors.is_empty() {
                 continue;
@@ -992,7 +1031,10 @@ impl<'b> Decoder<'b> {
             let v = self.push_str(format!("[{}]", labels.join(", ")));
             self.out.ops[i].attrs.push((k, v));
         }
-        // Operand names from their definitions.
+    }
+
+    /// Operand names from their definitions (`N#k` for result k of a multi-result op).
+    fn operand_names(&mut self) {
         for i in 0..self.out.ops.len() {
             for k in 0..self.out.ops[i].operands.len() {
                 let name = match self.out.ops[i].operands[k].def {
@@ -1013,6 +1055,5 @@ impl<'b> Decoder<'b> {
                 self.out.ops[i].operands[k].name = name;
             }
         }
-        let _ = symbol_text;
     }
 }

@@ -53,7 +53,7 @@ pub use summary::{render_module, value_text};
 pub use text::{parse_textual_attr, parse_textual_type};
 
 use crate::ir::{self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, Type, Value, ValueKind};
-use decode::{DBlock, DDef, DOp, DRegion, Str};
+use decode::{DBlock, DDef, DFuncInfo, DOp, DRegion, Str};
 
 /// Decodes MLIR bytecode (the raw bytes, starting with `ML\xefR`).
 ///
@@ -218,62 +218,84 @@ impl DecodedModule {
         }
         let mut op_map: Vec<Option<ir::OpId>> = vec![None; self.ops.len()];
         let mut block_map: Vec<Option<ir::BlockId>> = vec![None; self.blocks.len()];
-        let mut entry_set = false;
         let mut first_func = None;
         for &o in body {
             let op = &self.ops[o as usize];
             let Some(fi) = &op.func else { continue };
-            let region = &self.regions[op.regions[0] as usize];
-            let params = region
-                .blocks
-                .first()
-                .map(|&b| self.params(&self.blocks[b as usize], &fi.arg_attrs))
-                .unwrap_or_default();
-            let is_entry = !entry_set && self.is_kernel_func(op);
-            entry_set |= is_entry;
-            let func = Func {
-                name: self.s(fi.name),
-                span: Span::default(),
-                name_span: Span::default(),
-                is_entry,
-                params: params.clone(),
-                results: fi.results.iter().map(|&t| parse_textual_type(self.s(t))).collect(),
-                attrs: self.attrs(&op.attrs),
-                body: ir::RegionId(0),
-                callers: Vec::new(),
-            };
-            let (fid, entry_block) = m.add_func(func);
+            let is_entry = m.entry.is_none() && self.is_kernel_func(op);
+            let fid = self.build_func(&mut m, op, fi, is_entry, &mut op_map, &mut block_map);
             first_func.get_or_insert(fid);
             if is_entry {
                 m.entry = Some(fid);
             }
-            let rid = m.funcs[fid.idx()].body;
-            for (k, &b) in region.blocks.iter().enumerate() {
-                let db = &self.blocks[b as usize];
-                let bid = if k == 0 {
-                    m.blocks[entry_block.idx()].args = params.clone();
-                    entry_block
-                } else {
-                    m.add_block(rid, db.label.map(|l| self.s(l)), self.params(db, &[]))
-                };
-                block_map[b as usize] = Some(bid);
-                for &inner in &db.ops {
-                    self.build_op(&mut m, bid, inner, &mut op_map, &mut block_map);
-                }
-            }
-            if let Some(&last) = region.blocks.first().and_then(|&b| self.blocks[b as usize].ops.last()) {
-                if let Some(id) = op_map[last as usize] {
-                    m.ops[id.idx()].is_root = true;
-                }
-            }
         }
-        if !entry_set {
+        if m.entry.is_none() {
             if let Some(f) = first_func {
                 m.funcs[f.idx()].is_entry = true;
                 m.entry = Some(f);
             }
         }
-        // Operands and calls, now that every op and block has its id.
+        self.resolve_operands(&mut m, &op_map, &block_map);
+        m.fill_operand_types();
+        m.link();
+        m
+    }
+
+    /// One `func.func` as a function of the graph: its blocks and ops (their ids recorded in the maps), its last
+    /// entry-block op the root.
+    fn build_func<'s>(
+        &'s self,
+        m: &mut Module<'s>,
+        op: &'s DOp,
+        fi: &'s DFuncInfo,
+        is_entry: bool,
+        op_map: &mut [Option<ir::OpId>],
+        block_map: &mut [Option<ir::BlockId>],
+    ) -> ir::FuncId {
+        let region = &self.regions[op.regions[0] as usize];
+        let params =
+            region.blocks.first().map(|&b| self.params(&self.blocks[b as usize], &fi.arg_attrs)).unwrap_or_default();
+        let func = Func {
+            name: self.s(fi.name),
+            span: Span::default(),
+            name_span: Span::default(),
+            is_entry,
+            params: params.clone(),
+            results: fi.results.iter().map(|&t| parse_textual_type(self.s(t))).collect(),
+            attrs: self.attrs(&op.attrs),
+            body: ir::RegionId(0),
+            callers: Vec::new(),
+        };
+        let (fid, entry_block) = m.add_func(func);
+        let rid = m.funcs[fid.idx()].body;
+        for (k, &b) in region.blocks.iter().enumerate() {
+            let db = &self.blocks[b as usize];
+            let bid = if k == 0 {
+                m.blocks[entry_block.idx()].args = params.clone();
+                entry_block
+            } else {
+                m.add_block(rid, db.label.map(|l| self.s(l)), self.params(db, &[]))
+            };
+            block_map[b as usize] = Some(bid);
+            for &inner in &db.ops {
+                self.build_op(m, bid, inner, op_map, block_map);
+            }
+        }
+        if let Some(&last) = region.blocks.first().and_then(|&b| self.blocks[b as usize].ops.last()) {
+            if let Some(id) = op_map[last as usize] {
+                m.ops[id.idx()].is_root = true;
+            }
+        }
+        fid
+    }
+
+    /// Operands (with their roles from the ODS segment sizes) and call edges, once every op and block has its id.
+    fn resolve_operands<'s>(
+        &'s self,
+        m: &mut Module<'s>,
+        op_map: &[Option<ir::OpId>],
+        block_map: &[Option<ir::BlockId>],
+    ) {
         for (i, dop) in self.ops.iter().enumerate() {
             let Some(id) = op_map[i] else { continue };
             let opcode = m.ops[id.idx()].opcode;
@@ -282,6 +304,13 @@ impl DecodedModule {
                 .or_else(|| m.ops[id.idx()].attr("operand_segment_sizes"))
                 .and_then(crate::parse::mlir::attr::int_array);
             let roles = roles::operand_roles(opcode, dop.operands.len(), segments.as_deref());
+            let def = |d: Option<DDef>| match d {
+                Some(DDef::Op { op, index }) => op_map[op as usize].map_or(Def::Unresolved, |op| Def::Op { op, index }),
+                Some(DDef::Arg { block, index }) => {
+                    block_map[block as usize].map_or(Def::Unresolved, |block| Def::BlockArg { block, index })
+                }
+                None => Def::Unresolved,
+            };
             let operands = dop
                 .operands
                 .iter()
@@ -290,17 +319,7 @@ impl DecodedModule {
                     name: self.s(o.name),
                     ty: None,
                     role,
-                    def: match o.def {
-                        Some(DDef::Op { op, index }) => match op_map[op as usize] {
-                            Some(op) => Def::Op { op, index },
-                            None => Def::Unresolved,
-                        },
-                        Some(DDef::Arg { block, index }) => match block_map[block as usize] {
-                            Some(block) => Def::BlockArg { block, index },
-                            None => Def::Unresolved,
-                        },
-                        None => Def::Unresolved,
-                    },
+                    def: def(o.def),
                     span: Span::default(),
                 })
                 .collect();
@@ -311,9 +330,6 @@ impl DecodedModule {
                 }
             }
         }
-        m.fill_operand_types();
-        m.link();
-        m
     }
 
     fn build_op<'s>(
@@ -321,8 +337,8 @@ impl DecodedModule {
         m: &mut Module<'s>,
         block: ir::BlockId,
         o: u32,
-        op_map: &mut Vec<Option<ir::OpId>>,
-        block_map: &mut Vec<Option<ir::BlockId>>,
+        op_map: &mut [Option<ir::OpId>],
+        block_map: &mut [Option<ir::BlockId>],
     ) {
         let d = &self.ops[o as usize];
         let mut attrs = self.attrs(&d.attrs);

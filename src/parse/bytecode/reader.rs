@@ -132,7 +132,7 @@ impl<'b> Reader<'b> {
     }
 
     /// Skips `0xCB` padding until the absolute offset is a multiple of `align`.
-    pub fn align_to(&mut self, align: u64) -> R<()> {
+    fn align_to(&mut self, align: u64) -> R<()> {
         if align == 0 || !align.is_power_of_two() {
             return Err(self.err(format!("alignment {align} is not a power of two")));
         }

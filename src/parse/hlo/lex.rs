@@ -30,7 +30,7 @@ pub fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
 
-pub fn is_ident_char(c: u8) -> bool {
+fn is_ident_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-'
 }
 

@@ -49,7 +49,7 @@ pub fn comment(i: &str) -> PResult<'_, &str> {
 
 /// Bytes that end a word in operand position.
 #[inline]
-pub fn is_word_end(b: u8) -> bool {
+fn is_word_end(b: u8) -> bool {
     matches!(
         b,
         b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b':' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'=' | b'"'

@@ -6,14 +6,14 @@
 //! - `schedule-analysis_final_bundles`, `final_hlo-static-per-bundle-utilization`, `memory-space-assignment-*` →
 //!   typed tables ([`tables`]).
 //!
-//! [`sniff_llo`] decides the kind from the content; [`parse_llo`] parses any of them. [`view`] has the typed views
-//! rules use (MXU ops and their dtypes, DMAs, syncs, SMEM loads, the entry bundle's operands, loops).
+//! [`sniff_llo`] decides the kind from the content; [`parse_llo`] parses any of them. [`args`] reads an op's printed
+//! arguments (named operands, memory references, the predicate); what mnemonics mean is `semantic::llo`'s.
 
+pub mod args;
 pub mod build;
 pub mod bundles;
 pub mod lex;
 pub mod tables;
-pub mod view;
 
 pub use build::{LloProgram, LoopInfo};
 pub use tables::{AllocRow, BufferRow, OpcodeEntry, ScheduleAnalysis, ScheduleEntry, ScheduleRow, Utilization};

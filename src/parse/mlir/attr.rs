@@ -290,7 +290,7 @@ pub fn dict_to_attrs<'a>(dict: Value<'a>, out: &mut Vec<Attr<'a>>) {
 // ---- views over MLIR attribute values ---------------------------------------------------------------------
 
 /// `#tpu.memory_space<vmem>` → `("tpu.memory_space", [vmem])`; a bare `#alias` → `("alias", [])`.
-pub fn dialect_attr<'v, 'a>(v: &'v Value<'a>) -> Option<(&'a str, &'v [Value<'a>])> {
+fn dialect_attr<'v, 'a>(v: &'v Value<'a>) -> Option<(&'a str, &'v [Value<'a>])> {
     match &v.kind {
         ValueKind::Word(w) => w.strip_prefix('#').map(|n| (n, &[][..])),
         ValueKind::Seq(parts) => match parts.as_slice() {

@@ -167,6 +167,51 @@ fn i1_like<'a>(t: &MlirType<'a>) -> MlirType<'a> {
     }
 }
 
+/// The op's result type (none, one, or the list) and how many values it defines.
+fn result_type<'a>(op: &OpAst<'a>) -> (Type<'a>, u32) {
+    let rtys = result_types(op);
+    let count: u32 = op.results.iter().map(|r| r.1).sum();
+    let ty = match rtys.len() {
+        0 => Type::None,
+        1 => rtys.into_iter().next().map(Type::Mlir).unwrap_or(Type::None),
+        _ => Type::Mlir(MlirType::Results(rtys)),
+    };
+    (ty, count)
+}
+
+/// Moves the op's `@symbol` into its attributes under the key its kind names it by (`callee` of a call — returned,
+/// to link —, `call_target_name` of a custom call, else `sym_name`), and its `loc(...)`.
+fn symbol_and_loc_attrs<'a>(op: &mut OpAst<'a>) -> Option<&'a str> {
+    let mut calls_to = None;
+    if let Some(sym) = op.symbol.take() {
+        let key = if op.name == "call" || op.name.ends_with(".call") {
+            calls_to = attr::symbol(&sym);
+            "callee"
+        } else if op.name.ends_with("custom_call") {
+            "call_target_name"
+        } else {
+            "sym_name"
+        };
+        op.attrs.push(Attr { key, span: sym.span, value: sym });
+    }
+    if let Some(loc) = op.loc.take() {
+        op.attrs.push(Attr { key: "loc", span: loc.span, value: loc });
+    }
+    calls_to
+}
+
+/// The op's bare payload values: none, one, or a sequence of them.
+fn payload_value(payload: Vec<Value<'_>>) -> Option<Value<'_>> {
+    match payload.len() {
+        0 => None,
+        1 => payload.into_iter().next(),
+        _ => {
+            let span = payload.iter().fold(payload[0].span, |s, v| s.to(v.span));
+            Some(Value { kind: ValueKind::Seq(payload), span })
+        }
+    }
+}
+
 /// The op's result types, from whatever its syntax says.
 fn result_types<'a>(op: &OpAst<'a>) -> Vec<MlirType<'a>> {
     let n: u32 = op.results.iter().map(|r| r.1).sum();
@@ -313,61 +358,16 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn op(&mut self, block: BlockId, op: OpAst<'a>) -> OpId {
+    fn op(&mut self, block: BlockId, mut op: OpAst<'a>) -> OpId {
         self.note_op(&op);
-        let rtys = result_types(&op);
-        let count: u32 = op.results.iter().map(|r| r.1).sum();
-        let ty = match rtys.len() {
-            0 => Type::None,
-            1 => rtys.into_iter().next().map(Type::Mlir).unwrap_or(Type::None),
-            _ => Type::Mlir(MlirType::Results(rtys)),
-        };
-        // operand types: stated inline, or positionally when the type list is the operands' (`(a, b) -> c`)
-        let positional = (op.result_types.is_some() || count == 0) && op.types.len() == op.operands.len();
-        let mut operands = Vec::with_capacity(op.operands.len());
-        let mut unresolved = Vec::new();
-        let mut op = op;
-        let mut types = if positional { std::mem::take(&mut op.types) } else { Vec::new() };
-        for (k, u) in op.operands.drain(..).enumerate() {
-            let def = match self.scope.get(u.name) {
-                Some(d) => offset_def(*d, u.index),
-                None => {
-                    unresolved.push((k, u.name, u.index));
-                    Def::Unresolved
-                }
-            };
-            let stated = types.get_mut(k).map(|t| std::mem::replace(t, MlirType::None));
-            let ty = u.ty.or(stated).map(Type::Mlir);
-            operands.push(Operand { name: u.name, ty, def, role: u.role, span: u.span });
-        }
-        let mut attrs = op.attrs;
-        let mut calls_to: Option<&'a str> = None;
-        if let Some(sym) = op.symbol {
-            let key = if op.name == "call" || op.name.ends_with(".call") {
-                calls_to = attr::symbol(&sym);
-                "callee"
-            } else if op.name.ends_with("custom_call") {
-                "call_target_name"
-            } else {
-                "sym_name"
-            };
-            attrs.push(Attr { key, span: sym.span, value: sym });
-        }
-        if let Some(loc) = op.loc {
-            attrs.push(Attr { key: "loc", span: loc.span, value: loc });
-        }
-        let payload = match op.payload.len() {
-            0 => None,
-            1 => op.payload.into_iter().next(),
-            _ => {
-                let span = op.payload.iter().fold(op.payload[0].span, |s, v| s.to(v.span));
-                Some(Value { kind: ValueKind::Seq(op.payload), span })
-            }
-        };
-        let mut calls = Vec::new();
-        if let Some(f) = calls_to.and_then(|n| self.m.func_by_name(n)) {
-            calls.push(Call { role: "callee", func: f });
-        }
+        let (ty, count) = result_type(&op);
+        let (operands, unresolved) = self.operands(&mut op, count);
+        let calls_to = symbol_and_loc_attrs(&mut op);
+        let calls: Vec<Call> = calls_to
+            .and_then(|n| self.m.func_by_name(n))
+            .map(|func| Call { role: "callee", func })
+            .into_iter()
+            .collect();
         let first = op.results.first().copied();
         let new = Op {
             name: first.map(|r| r.0).unwrap_or(""),
@@ -375,8 +375,8 @@ impl<'a> Builder<'a> {
             ty,
             result_count: count,
             operands,
-            payload,
-            attrs,
+            payload: payload_value(std::mem::take(&mut op.payload)),
+            attrs: std::mem::take(&mut op.attrs),
             regions: Vec::new(),
             calls,
             block,
@@ -401,6 +401,30 @@ impl<'a> Builder<'a> {
             base += n;
         }
         id
+    }
+
+    /// The op's operands, resolved in scope (the others listed as `(position, name, index)` for the second pass),
+    /// with their types: stated inline, or positionally when the type list is the operands' (`(a, b) -> c`; the
+    /// list is then taken from the op).
+    #[allow(clippy::type_complexity)]
+    fn operands(&mut self, op: &mut OpAst<'a>, result_count: u32) -> (Vec<Operand<'a>>, Vec<(usize, &'a str, u32)>) {
+        let positional = (op.result_types.is_some() || result_count == 0) && op.types.len() == op.operands.len();
+        let mut operands = Vec::with_capacity(op.operands.len());
+        let mut unresolved = Vec::new();
+        let mut types = if positional { std::mem::take(&mut op.types) } else { Vec::new() };
+        for (k, u) in op.operands.drain(..).enumerate() {
+            let def = match self.scope.get(u.name) {
+                Some(d) => offset_def(*d, u.index),
+                None => {
+                    unresolved.push((k, u.name, u.index));
+                    Def::Unresolved
+                }
+            };
+            let stated = types.get_mut(k).map(|t| std::mem::replace(t, MlirType::None));
+            let ty = u.ty.or(stated).map(Type::Mlir);
+            operands.push(Operand { name: u.name, ty, def, role: u.role, span: u.span });
+        }
+        (operands, unresolved)
     }
 
     fn region(

@@ -68,7 +68,7 @@ pub fn is_id_start(b: u8) -> bool {
 }
 
 #[inline]
-pub fn is_id_char(b: u8) -> bool {
+fn is_id_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.'
 }
 

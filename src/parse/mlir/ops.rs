@@ -155,141 +155,168 @@ impl<'a> Parser<'a> {
             return e;
         }
         let mut r = i;
-        let mut pending_role: Option<&'a str> = None;
-        let mut group_role: Option<&'a str> = None;
-        let default_role = group.and_then(|g| g.1);
+        let mut roles = Roles { pending: None, group: None, default: group.and_then(|g| g.1) };
         loop {
             let s = if group.is_some() { ws(r) } else { hws(r) };
-            let Some(c) = peek(s) else {
-                if group.is_some() {
-                    return PErr::cut(s, "closing bracket");
+            if let Some(end) = self.body_end(s, group) {
+                match end? {
+                    (_, Some(next)) => r = next,
+                    (end, None) => return Ok((end, end)),
                 }
-                return Ok((s, s));
-            };
-            if group.is_none() && (c == b'\n' || c == b'\r' || s.starts_with("//")) {
-                let j = ws(s);
-                if self.is_continuation(j) {
-                    r = j;
-                    continue;
-                }
-                return Ok((s, s));
+                continue;
             }
-            if let Some((close, _)) = group {
-                if c == close {
-                    return Ok((s, s));
-                }
+            let c = peek(s).unwrap_or(0);
+            r = if is_id_start(c) {
+                self.word_item(s, &mut roles, depth, op)?
+            } else {
+                self.item(s, c, group, &mut roles, depth, op)?
             }
-            match c {
-                b'}' | b')' | b']' | b'>' => {
-                    if group.is_some() {
-                        return PErr::cut(s, "closing bracket");
-                    }
-                    return Ok((s, s));
-                }
-                b',' => {
-                    pending_role = None;
-                    group_role = None;
-                    r = split(s, 1).0;
-                }
-                b'%' => {
-                    r = self.value(s, pending_role.take().or(default_role), depth, op)?.0;
-                }
-                b'{' => {
-                    if self.region_start(s) {
-                        let (rest, region) = self.region(s, depth + 1)?;
-                        op.regions.push(region);
-                        r = rest;
-                    } else {
-                        let (rest, dict) = attr::group(self.src, s, depth + 1)?;
-                        attr::dict_to_attrs(dict, &mut op.attrs);
-                        r = rest;
-                    }
-                }
-                b'(' | b'[' => {
-                    let role = group_role.take();
-                    r = self.bracket(s, role.or(default_role), role, depth, op)?.0;
-                }
-                b'<' if s.starts_with("<{") => {
-                    // generic form properties `<{...}>`
-                    let (rest, dict) = attr::group(self.src, split(s, 1).0, depth + 1)?;
-                    attr::dict_to_attrs(dict, &mut op.attrs);
-                    let rest = hws(rest);
-                    r = rest.strip_prefix('>').ok_or_else(|| cut(rest, "`>` closing the properties"))?;
-                }
-                b':' if !s.starts_with("::") => {
-                    let t = ws(split(s, 1).0);
-                    if group.is_some() {
-                        // `(%a : memref<..>)`: the type of the operand before
-                        let (rest, ty) = mlir_type(t, depth + 1).map_err(to_cut)?;
-                        if let Some(u) = op.operands.last_mut() {
-                            u.ty = Some(ty);
-                        }
-                        r = rest;
-                    } else {
-                        r = self.type_list(hws(split(s, 1).0), depth, op)?.0;
-                    }
-                }
-                b'-' if s.starts_with("->") => {
-                    let t = ws(split(s, 2).0);
-                    let (rest, res) = self.sig_results(t, depth)?;
-                    op.sig_results = Some(res);
-                    r = rest;
-                }
-                b'@' if op.symbol.is_none() => {
-                    let (rest, v) = attr::token(self.src, s, depth + 1)?;
-                    op.symbol = Some(v);
-                    r = rest;
-                }
-                b'^' => {
-                    // successor `^bb1` (its arguments follow in a group)
-                    let (rest, v) = attr::token(self.src, s, depth + 1)?;
-                    op.payload.push(v);
-                    group_role = Some("successor");
-                    r = rest;
-                }
-                _ if is_id_start(c) => {
-                    let (rest, word) = bare_id(s)?;
-                    let after = hws(rest);
-                    if word == "loc" && peek(rest) == Some(b'(') {
-                        let (rest, v) = attr::atom(self.src, s, depth + 1)?;
-                        op.loc = Some(v);
-                        r = rest;
-                    } else if word == "attributes" && peek(after) == Some(b'{') {
-                        let (rest, dict) = attr::group(self.src, after, depth + 1)?;
-                        attr::dict_to_attrs(dict, &mut op.attrs);
-                        r = rest;
-                    } else if after.starts_with('=') && !after.starts_with("==") {
-                        let v_at = hws(split(after, 1).0);
-                        let (rest, value) = attr::item(self.src, v_at, Ctx::Op, depth + 1)?;
-                        op.attrs.push(Attr { key: word, value, span: self.span(s, rest) });
-                        r = rest;
-                    } else if matches!(peek(after), Some(b'(') | Some(b'[')) && !matches!(word, "dense" | "array") {
-                        group_role = Some(word);
-                        r = after;
-                    } else if peek(after) == Some(b'{') && self.region_start(after) {
-                        r = after; // `else {`, `cond {`, `do {`
-                    } else if let Some(x) = rest.strip_prefix(':').filter(|x| !x.starts_with(':')) {
-                        pending_role = Some(word); // `init: %cst`
-                        r = x;
-                    } else if peek(after) == Some(b'%') {
-                        pending_role = Some(word); // `to %ub`, `step %c`, `into %ref`
-                        r = after;
-                    } else {
-                        let (rest, v) = attr::atom(self.src, s, depth + 1)?;
-                        op.payload.push(v);
-                        r = rest;
-                    }
-                }
-                _ => {
-                    let (rest, v) = attr::atom(self.src, s, depth + 1)?;
-                    if rest.len() == s.len() {
-                        return PErr::cut(s, "operand, attribute or type");
-                    }
-                    op.payload.push(v);
-                    r = rest;
-                }
+            .0;
+        }
+    }
+
+    /// Where the body stops (`(end, None)`), a line that continues it (`(_, Some(next))`), or `None` to read on.
+    fn body_end(&self, s: &'a str, group: Option<(u8, Option<&'a str>)>) -> Option<PResult<'a, Option<&'a str>>> {
+        let Some(c) = peek(s) else {
+            if group.is_some() {
+                return Some(PErr::cut(s, "closing bracket"));
+            }
+            return Some(Ok((s, None)));
+        };
+        if group.is_none() && (c == b'\n' || c == b'\r' || s.starts_with("//")) {
+            let j = ws(s);
+            return Some(Ok((s, self.is_continuation(j).then_some(j))));
+        }
+        if let Some((close, _)) = group {
+            if c == close {
+                return Some(Ok((s, None)));
             }
         }
+        match c {
+            b'}' | b')' | b']' | b'>' if group.is_some() => Some(PErr::cut(s, "closing bracket")),
+            b'}' | b')' | b']' | b'>' => Some(Ok((s, None))),
+            _ => None,
+        }
+    }
+
+    /// One item of the body that does not start with a word: `,`, an operand, a region or attribute dictionary, an
+    /// operand group, properties, `: types`, `-> results`, a symbol, a successor, or an attribute value.
+    fn item(
+        &self,
+        s: &'a str,
+        c: u8,
+        group: Option<(u8, Option<&'a str>)>,
+        roles: &mut Roles<'a>,
+        depth: u32,
+        op: &mut OpAst<'a>,
+    ) -> PResult<'a, ()> {
+        let rest = match c {
+            b',' => {
+                roles.pending = None;
+                roles.group = None;
+                split(s, 1).0
+            }
+            b'%' => self.value(s, roles.pending.take().or(roles.default), depth, op)?.0,
+            b'{' if self.region_start(s) => {
+                let (rest, region) = self.region(s, depth + 1)?;
+                op.regions.push(region);
+                rest
+            }
+            b'{' => {
+                let (rest, dict) = attr::group(self.src, s, depth + 1)?;
+                attr::dict_to_attrs(dict, &mut op.attrs);
+                rest
+            }
+            b'(' | b'[' => {
+                let role = roles.group.take();
+                self.bracket(s, role.or(roles.default), role, depth, op)?.0
+            }
+            b'<' if s.starts_with("<{") => {
+                // generic form properties `<{...}>`
+                let (rest, dict) = attr::group(self.src, split(s, 1).0, depth + 1)?;
+                attr::dict_to_attrs(dict, &mut op.attrs);
+                let rest = hws(rest);
+                rest.strip_prefix('>').ok_or_else(|| cut(rest, "`>` closing the properties"))?
+            }
+            b':' if !s.starts_with("::") => self.colon(s, group.is_some(), depth, op)?.0,
+            b'-' if s.starts_with("->") => {
+                let t = ws(split(s, 2).0);
+                let (rest, res) = self.sig_results(t, depth)?;
+                op.sig_results = Some(res);
+                rest
+            }
+            b'@' if op.symbol.is_none() => {
+                let (rest, v) = attr::token(self.src, s, depth + 1)?;
+                op.symbol = Some(v);
+                rest
+            }
+            b'^' => {
+                // successor `^bb1` (its arguments follow in a group)
+                let (rest, v) = attr::token(self.src, s, depth + 1)?;
+                op.payload.push(v);
+                roles.group = Some("successor");
+                rest
+            }
+            _ => {
+                let (rest, v) = attr::atom(self.src, s, depth + 1)?;
+                if rest.len() == s.len() {
+                    return PErr::cut(s, "operand, attribute or type");
+                }
+                op.payload.push(v);
+                rest
+            }
+        };
+        Ok((rest, ()))
+    }
+
+    /// `: type` after an operand inside a group (`(%a : memref<..>)`), else the op's type list.
+    fn colon(&self, s: &'a str, in_group: bool, depth: u32, op: &mut OpAst<'a>) -> PResult<'a, ()> {
+        if !in_group {
+            return Ok((self.type_list(hws(split(s, 1).0), depth, op)?.0, ()));
+        }
+        let t = ws(split(s, 1).0);
+        let (rest, ty) = mlir_type(t, depth + 1).map_err(to_cut)?;
+        if let Some(u) = op.operands.last_mut() {
+            u.ty = Some(ty);
+        }
+        Ok((rest, ()))
+    }
+
+    /// An item starting with a word: `loc(...)`, `attributes {...}`, `name = value`, a keyword group (`ins(`), a
+    /// keyword region (`else {`), a keyword naming the next operand (`init: %cst`, `to %ub`), or a bare atom.
+    fn word_item(&self, s: &'a str, roles: &mut Roles<'a>, depth: u32, op: &mut OpAst<'a>) -> PResult<'a, ()> {
+        let (rest, word) = bare_id(s)?;
+        let after = hws(rest);
+        let next = if word == "loc" && peek(rest) == Some(b'(') {
+            let (rest, v) = attr::atom(self.src, s, depth + 1)?;
+            op.loc = Some(v);
+            rest
+        } else if word == "attributes" && peek(after) == Some(b'{') {
+            let (rest, dict) = attr::group(self.src, after, depth + 1)?;
+            attr::dict_to_attrs(dict, &mut op.attrs);
+            rest
+        } else if after.starts_with('=') && !after.starts_with("==") {
+            let v_at = hws(split(after, 1).0);
+            let (rest, value) = attr::item(self.src, v_at, Ctx::Op, depth + 1)?;
+            op.attrs.push(Attr { key: word, value, span: self.span(s, rest) });
+            rest
+        } else if matches!(peek(after), Some(b'(') | Some(b'[')) && !matches!(word, "dense" | "array") {
+            roles.group = Some(word);
+            after
+        } else if peek(after) == Some(b'{') && self.region_start(after) {
+            after // `else {`, `cond {`, `do {`
+        } else if let Some(x) = rest.strip_prefix(':').filter(|x| !x.starts_with(':')) {
+            roles.pending = Some(word); // `init: %cst`
+            x
+        } else if peek(after) == Some(b'%') {
+            roles.pending = Some(word); // `to %ub`, `step %c`, `into %ref`
+            after
+        } else {
+            let (rest, v) = attr::atom(self.src, s, depth + 1)?;
+            op.payload.push(v);
+            rest
+        };
+        Ok((next, ()))
     }
 
     /// A `%name` in an op: a use (operand), or a block argument declaration (`%x = ...`, `%x: type`).
@@ -491,7 +518,7 @@ impl<'a> Parser<'a> {
     /// Is this `{` the start of a region (as opposed to an attribute dictionary)? A region's first token is an
     /// op (`%x = `, `"op"(`, `op.name`), a block label, or `}` on a later line; a dictionary's is `name =`, a unit
     /// attribute (`name,` / `name}`), or `}` on the same line.
-    pub fn region_start(&self, s: &str) -> bool {
+    fn region_start(&self, s: &str) -> bool {
         let Some(x) = s.strip_prefix('{') else { return false };
         let same_line = hws(x);
         let newline = at_eol(same_line);
@@ -592,4 +619,12 @@ pub fn to_cut(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
         nom::Err::Error(e) => nom::Err::Failure(e),
         e => e,
     }
+}
+
+/// Roles waiting for what follows in an op's body: `to %ub` names the next operand (`pending`), `ins(` the next
+/// group (`group`); `default` is the enclosing group's role.
+struct Roles<'a> {
+    pending: Option<&'a str>,
+    group: Option<&'a str>,
+    default: Option<&'a str>,
 }

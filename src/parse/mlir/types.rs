@@ -135,64 +135,12 @@ fn shaped<'a>(after_kw: &'a str, kw: &'a str, depth: u32) -> PResult<'a, MlirTyp
         "vector" => ShapedKind::Vector,
         _ => ShapedKind::Tensor,
     };
-    let mut r = split(after_kw, 1).0; // `<`
-    let mut dims = Some(Vec::with_capacity(4));
-    let mut scalable = Vec::new();
-    if let Some(x) = r.strip_prefix("*x") {
-        dims = None;
-        r = x;
-    } else {
-        loop {
-            let (is_scal, body) = match r.strip_prefix('[') {
-                Some(b) => (true, b),
-                None => (false, r),
-            };
-            let d;
-            let mut rr;
-            if let Some(q) = body.strip_prefix('?') {
-                d = Dim::Unbounded;
-                rr = q;
-            } else if peek(body).is_some_and(|b| b.is_ascii_digit()) {
-                let n = body.bytes().take_while(u8::is_ascii_digit).count();
-                let (q, digits) = split(body, n);
-                let Ok(v) = digits.parse::<i64>() else { return PErr::cut(body, "a dimension size") };
-                d = Dim::Static(v);
-                rr = q;
-            } else {
-                break;
-            }
-            if is_scal {
-                let Some(q) = rr.strip_prefix(']') else { return PErr::cut(rr, "`]`") };
-                rr = q;
-            }
-            let Some(q) = rr.strip_prefix('x') else { return PErr::cut(rr, "`x` after a dimension") };
-            if let Some(v) = dims.as_mut() {
-                v.push(d);
-            }
-            scalable.push(is_scal);
-            r = q;
-        }
-    }
+    let (r, (dims, mut scalable)) = shape_dims(split(after_kw, 1).0)?; // after `<`
     if !scalable.contains(&true) {
         scalable.clear();
     }
-    let (mut r, elem) = mlir_type(r, depth + 1).map_err(cut_err)?;
-    let mut extra: Vec<&str> = Vec::new();
-    loop {
-        r = ws(r);
-        match peek(r) {
-            Some(b'>') => {
-                r = split(r, 1).0;
-                break;
-            }
-            Some(b',') => {
-                let (rest, text) = attr_text(ws(split(r, 1).0))?;
-                extra.push(text);
-                r = rest;
-            }
-            _ => return PErr::cut(r, "`,` or `>` in a shaped type"),
-        }
-    }
+    let (r, elem) = mlir_type(r, depth + 1).map_err(cut_err)?;
+    let (r, extra) = shaped_params(r)?;
     let (mut layout, mut memory_space, mut encoding) = (None, None, None);
     match kind {
         ShapedKind::Memref => match extra.as_slice() {
@@ -211,18 +159,65 @@ fn shaped<'a>(after_kw: &'a str, kw: &'a str, depth: u32) -> PResult<'a, MlirTyp
         },
         _ => encoding = extra.first().copied(),
     }
-    Ok((
-        r,
-        MlirType::Shaped(Box::new(ShapedType {
-            kind,
-            dims,
-            scalable,
-            elem: Box::new(elem),
-            layout,
-            memory_space,
-            encoding,
-        })),
-    ))
+    let shaped = ShapedType { kind, dims, scalable, elem: Box::new(elem), layout, memory_space, encoding };
+    Ok((r, MlirType::Shaped(Box::new(shaped))))
+}
+
+/// The dimensions before the element type (`4x?x[8]x`; `*x` unranked: `None`) and which are scalable (`[8]`).
+fn shape_dims(mut r: &str) -> PResult<'_, (Option<Vec<Dim>>, Vec<bool>)> {
+    let mut dims = Some(Vec::with_capacity(4));
+    let mut scalable = Vec::new();
+    if let Some(x) = r.strip_prefix("*x") {
+        return Ok((x, (None, scalable)));
+    }
+    loop {
+        let (is_scal, body) = match r.strip_prefix('[') {
+            Some(b) => (true, b),
+            None => (false, r),
+        };
+        let d;
+        let mut rr;
+        if let Some(q) = body.strip_prefix('?') {
+            d = Dim::Unbounded;
+            rr = q;
+        } else if peek(body).is_some_and(|b| b.is_ascii_digit()) {
+            let n = body.bytes().take_while(u8::is_ascii_digit).count();
+            let (q, digits) = split(body, n);
+            let Ok(v) = digits.parse::<i64>() else { return PErr::cut(body, "a dimension size") };
+            d = Dim::Static(v);
+            rr = q;
+        } else {
+            return Ok((r, (dims, scalable)));
+        }
+        if is_scal {
+            let Some(q) = rr.strip_prefix(']') else { return PErr::cut(rr, "`]`") };
+            rr = q;
+        }
+        let Some(q) = rr.strip_prefix('x') else { return PErr::cut(rr, "`x` after a dimension") };
+        if let Some(v) = dims.as_mut() {
+            v.push(d);
+        }
+        scalable.push(is_scal);
+        r = q;
+    }
+}
+
+/// The parameters after the element type up to the closing `>` (a memref's layout and memory space, a tensor's
+/// encoding), as text.
+fn shaped_params(mut r: &str) -> PResult<'_, Vec<&str>> {
+    let mut extra: Vec<&str> = Vec::new();
+    loop {
+        r = ws(r);
+        match peek(r) {
+            Some(b'>') => return Ok((split(r, 1).0, extra)),
+            Some(b',') => {
+                let (rest, text) = attr_text(ws(split(r, 1).0))?;
+                extra.push(text);
+                r = rest;
+            }
+            _ => return PErr::cut(r, "`,` or `>` in a shaped type"),
+        }
+    }
 }
 
 fn cut_err(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {

@@ -192,7 +192,7 @@ impl<'b> AttrTypes<'b> {
     }
 
     /// The inside of `loc(...)`.
-    pub fn loc_text(&mut self, i: u32) -> R<String> {
+    fn loc_text(&mut self, i: u32) -> R<String> {
         let l = match self.attr(i as u64)? {
             Attr::Loc(l) => l.clone(),
             _ => return Ok("unknown".into()),

@@ -13,6 +13,10 @@ use crate::ir::mlir_type::MlirType;
 use crate::ir::*;
 use crate::parse::mlir::attr as mattr;
 use crate::parse::mlir::types::mlir_type;
+use crate::semantic::op::{
+    is_conditional, is_constant, is_dma_start, is_dma_wait, is_load, is_loop, is_matmul, is_semaphore_signal,
+    is_semaphore_wait, is_store, is_view, op_name,
+};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -159,69 +163,13 @@ pub struct Kernel<'a> {
     pub conditionals: Vec<ControlOp<'a>>,
 }
 
-/// The op name without its dialect: `tpu.enqueue_dma` → `enqueue_dma`.
-fn base(opcode: &str) -> &str {
-    opcode.split_once('.').map(|x| x.1).unwrap_or(opcode)
-}
-
-/// `tpu.enqueue_dma`, `tpu.enqueue_indirect_dma`, `*.dma_start`, `*.async_copy_start`.
-pub fn is_dma_start(opcode: &str) -> bool {
-    let b = base(opcode);
-    let dma = b.contains("dma") || b.contains("async_copy");
-    dma && (b.starts_with("enqueue") || b.contains("start")) && !b.contains("wait") && !b.contains("done")
-}
-
-/// `tpu.wait_dma`, `tpu.wait_dma2`, `tpu.wait_indirect_dma`, `*.dma_wait`, `llo.dma_done`.
-pub fn is_dma_wait(opcode: &str) -> bool {
-    let b = base(opcode);
-    (b.contains("dma") || b.contains("async_copy")) && (b.contains("wait") || b.contains("done"))
-}
-
 /// Whether function `f` signals or waits on semaphores itself (`tpu.sem_signal`, `tpu.sem_wait`): collectives
 /// synchronise with them rather than with DMA waits.
 pub fn has_semaphore_ops(m: &Module<'_>, f: FuncId) -> bool {
-    m.ops.iter().enumerate().any(|(i, o)| {
-        let b = base(o.opcode);
-        (b.starts_with("sem_signal") || b.starts_with("sem_wait")) && m.func_of(OpId(i as u32)) == f
-    })
-}
-
-pub fn is_matmul(opcode: &str) -> bool {
-    let b = base(opcode);
-    matches!(b, "matmul" | "dot_general" | "dot" | "convolution" | "contract")
-        || opcode.starts_with("llo.vmatmul")
-        || b.starts_with("vmatmul")
-}
-
-pub fn is_loop(opcode: &str) -> bool {
-    matches!(base(opcode), "for" | "while" | "parallel" | "forall") || opcode == "stablehlo.while"
-}
-
-pub fn is_conditional(opcode: &str) -> bool {
-    matches!(base(opcode), "if" | "case" | "index_switch")
-}
-
-/// Ops that only view a memref (no data movement): traced through to the underlying argument.
-fn is_view(opcode: &str) -> bool {
-    let b = base(opcode);
-    b.starts_with("memref_slice")
-        || b.starts_with("memref_squeeze")
-        || b.starts_with("memref_reshape")
-        || b.starts_with("memref_bitcast")
-        || b.starts_with("reinterpret_cast")
-        || matches!(b, "subview" | "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view" | "bitcast")
-            && opcode.starts_with("memref.")
-        || b == "memref_cast"
-}
-
-fn is_store(opcode: &str) -> bool {
-    let b = base(opcode);
-    b.contains("store") || b.starts_with("scatter")
-}
-
-fn is_load(opcode: &str) -> bool {
-    let b = base(opcode);
-    b.contains("load") || b.starts_with("gather")
+    m.ops
+        .iter()
+        .enumerate()
+        .any(|(i, o)| (is_semaphore_signal(o.opcode) || is_semaphore_wait(o.opcode)) && m.func_of(OpId(i as u32)) == f)
 }
 
 /// All Mosaic kernels of a module: functions with grid attributes, or with memref arguments in a TPU memory
@@ -447,7 +395,7 @@ fn arg_type<'a>(p: &Param<'a>) -> Option<MlirType<'a>> {
 }
 
 /// Follows a memref operand back through view ops to a kernel argument, collecting slice indices.
-pub fn trace_ref<'a>(m: &Module<'a>, entry: Option<BlockId>, o: &Operand<'a>) -> RefTrace<'a> {
+fn trace_ref<'a>(m: &Module<'a>, entry: Option<BlockId>, o: &Operand<'a>) -> RefTrace<'a> {
     let mut t = RefTrace {
         name: o.name,
         ty: o.ty.as_ref().and_then(Type::mlir).cloned(),
@@ -484,7 +432,7 @@ pub fn trace_ref<'a>(m: &Module<'a>, entry: Option<BlockId>, o: &Operand<'a>) ->
 }
 
 /// An index operand: a constant when defined by a constant op, else its name.
-pub fn index_of<'a>(m: &Module<'a>, o: &Operand<'a>) -> Index<'a> {
+fn index_of<'a>(m: &Module<'a>, o: &Operand<'a>) -> Index<'a> {
     if let Def::Op { op, .. } = o.def {
         if let Some(c) = const_int(m, op) {
             return Index::Const(c);
@@ -508,7 +456,7 @@ pub fn expr(m: &Module<'_>, def: Def, name: &str, depth: u32) -> String {
         return c.to_string();
     }
     let o = m.op(op);
-    let b = base(o.opcode);
+    let b = op_name(o.opcode);
     let arg = |k: usize| -> String {
         match o.operands.get(k) {
             Some(x) if depth < 8 => expr(m, x.def, x.name, depth + 1),
@@ -537,7 +485,7 @@ pub fn expr(m: &Module<'_>, def: Def, name: &str, depth: u32) -> String {
 /// The integer an `arith.constant 3 : i32` / `llo.constant {value = 3 : i32}` / `stablehlo.constant dense<3>` holds.
 pub fn const_int(m: &Module<'_>, op: OpId) -> Option<i64> {
     let o = m.op(op);
-    if !base(o.opcode).starts_with("constant") {
+    if !is_constant(o.opcode) {
         return None;
     }
     let v = o.payload.as_ref().or_else(|| o.attr("value"))?;
@@ -563,7 +511,8 @@ pub fn matmul<'a>(m: &Module<'a>, id: OpId) -> Matmul<'a> {
     let op = m.op(id);
     let data_format = op.attr("data_format").and_then(mattr::dialect_attr_word);
     let result = op.ty.mlir().and_then(|t| t.result(0)).and_then(MlirType::dtype);
-    let acc = if base(op.opcode) == "matmul" || base(op.opcode) == "contract" { operand_dtype(m, op, 2) } else { None };
+    let acc =
+        if op_name(op.opcode) == "matmul" || op_name(op.opcode) == "contract" { operand_dtype(m, op, 2) } else { None };
     Matmul {
         op: id,
         opcode: op.opcode,
@@ -586,7 +535,7 @@ fn control<'a>(m: &Module<'a>, id: OpId) -> ControlOp<'a> {
         Some(Def::Op { op, .. }) => const_int(m, op),
         _ => None,
     };
-    let is_for = base(op.opcode) == "for";
+    let is_for = op_name(op.opcode) == "for";
     ControlOp {
         op: id,
         opcode: op.opcode,
@@ -594,21 +543,5 @@ fn control<'a>(m: &Module<'a>, id: OpId) -> ControlOp<'a> {
         upper: if is_for { c(1) } else { None },
         step: if is_for { c(2) } else { None },
         regions: op.regions.len(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn families() {
-        assert!(is_dma_start("tpu.enqueue_dma"));
-        assert!(is_dma_start("tpu.enqueue_indirect_dma") && !is_dma_start("tpu.wait_dma2"));
-        assert!(is_dma_wait("tpu.wait_dma2") && is_dma_wait("tpu.wait_dma") && is_dma_wait("llo.dma_done"));
-        assert!(is_matmul("llo.vmatmul.mubr") && is_matmul("tpu.matmul") && is_matmul("stablehlo.dot_general"));
-        assert!(!is_matmul("llo.vmatprep.mubr"));
-        assert!(is_loop("scf.for") && is_conditional("scf.if"));
-        assert!(is_view("tpu.memref_slice") && is_view("memref.subview") && !is_view("tpu.matmul"));
     }
 }

@@ -1,0 +1,113 @@
+//! What LLO bundle mnemonics mean: op classes, MXU ops and their data formats, DMAs, sync-flag ops, SMEM
+//! accesses, the entry's operand placement, loops.
+//!
+//! Everything matches *families* of mnemonics, split on `.`, never one spelling: libtpu versions and TPU
+//! generations print `vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0` (tpu7x), `vmatmul.f32.gmra.mxu0`,
+//! `vmatpush1.bf16.msra.mxu0`, `vmatprep.subr.f8e4m3.mxu0`, `dma.hbm_to_vmem`, `dma.general`, `dma.vmem_to_smem`,
+//! `dma.done.wait`, `vsyncadd.remote`, `vwait.ge.trace`. The first segment names the family (trailing digits of
+//! `vmatpush1` dropped); a segment that is a dtype (`f8e4m3fn`, `bf16`, `f32`, also the short `e4m3fn`) gives the
+//! data format; a segment `mxuN` names the MXU. The op's printed arguments are read with `parse::llo::args`.
+
+mod digest;
+mod dma;
+mod entry;
+mod mxu;
+mod smem;
+
+pub use digest::summarize;
+pub use dma::{dma_op, dma_ops, sync_op, sync_ops, DmaOp, SyncKind, SyncOp};
+pub use entry::{entry_info, CallOperand, EntryInfo};
+pub use mxu::{conversions, is_native_fp8_mnemonic, matmul_formats, mxu_op, mxu_ops, Conversion, MxuKind, MxuOp};
+pub use smem::{smem_accesses, smem_loads, SmemAccess};
+
+use crate::ir::{DType, Module, OpId};
+use serde::Serialize;
+
+/// The family: the first `.` segment with trailing digits dropped (`vmatpush1` → `vmatpush`).
+pub fn family(mnemonic: &str) -> &str {
+    let first = mnemonic.split('.').next().unwrap_or(mnemonic);
+    let t = first.trim_end_matches(|c: char| c.is_ascii_digit());
+    if t.is_empty() {
+        first
+    } else {
+        t
+    }
+}
+
+/// A mnemonic segment as a dtype: the HLO spelling, or the short fp8 forms (`e4m3fn`, `e5m2`, `f8e4m3b11`).
+pub fn segment_dtype(seg: &str) -> Option<DType> {
+    if let Some(d) = DType::from_hlo(seg) {
+        return Some(d);
+    }
+    match seg {
+        "f8e4m3b11" | "e4m3b11" => Some(DType::F8E4M3B11FNUZ),
+        _ => seg.strip_prefix('e').filter(|s| s.as_bytes().first().is_some_and(u8::is_ascii_digit)).and_then(|s| {
+            let long = format!("f8e{s}");
+            DType::from_hlo(&long)
+        }),
+    }
+}
+
+/// The first dtype segment after the family, with its spelling.
+pub fn mnemonic_dtype(mnemonic: &str) -> Option<(DType, &str)> {
+    mnemonic.split('.').skip(1).find_map(|s| segment_dtype(s).map(|d| (d, s)))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpClass {
+    Mxu,
+    DmaStart,
+    DmaWait,
+    Sync,
+    ScalarLoad,
+    ScalarStore,
+    VectorLoad,
+    VectorStore,
+    Branch,
+    Phi,
+    CallOperand,
+    Loop,
+    Other,
+}
+
+pub fn classify(mnemonic: &str) -> OpClass {
+    let fam = family(mnemonic);
+    let segs = || mnemonic.split('.');
+    if mnemonic == "loop" {
+        return OpClass::Loop;
+    }
+    if fam == "dma" {
+        return if segs().any(|s| s == "wait" || s == "done") { OpClass::DmaWait } else { OpClass::DmaStart };
+    }
+    if is_mxu(mnemonic) {
+        return OpClass::Mxu;
+    }
+    if fam.starts_with("vsync") || fam.starts_with("vwait") || fam.starts_with("swait") || fam.starts_with("ssync") {
+        return OpClass::Sync;
+    }
+    match fam {
+        "sld" => OpClass::ScalarLoad,
+        "sst" => OpClass::ScalarStore,
+        "vld" => OpClass::VectorLoad,
+        "vst" => OpClass::VectorStore,
+        "sbr" | "br" | "sjmp" | "shalt" => OpClass::Branch,
+        f if f.ends_with("phi") => OpClass::Phi,
+        "inlined_call_operand" => OpClass::CallOperand,
+        _ => OpClass::Other,
+    }
+}
+
+fn is_mxu(mnemonic: &str) -> bool {
+    let fam = family(mnemonic);
+    fam.starts_with("vmat") || fam == "vllmr" || mnemonic.split('.').any(|s| s.starts_with("mxu"))
+}
+
+/// The loops enclosing `op`, innermost first.
+pub fn enclosing_loops(m: &Module<'_>, op: OpId) -> Vec<OpId> {
+    m.ancestors(op).filter(|&a| m.op(a).opcode == "loop").collect()
+}
+
+pub fn in_loop(m: &Module<'_>, op: OpId) -> bool {
+    m.ancestors(op).any(|a| m.op(a).opcode == "loop")
+}

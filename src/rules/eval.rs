@@ -13,31 +13,10 @@ pub type Caps = BTreeMap<String, OpId>;
 /// Walks stop after this many visited ops: rules stay fast on 50k-instruction modules and never loop.
 const WALK_LIMIT: usize = 4096;
 
-/// `*` wildcard match for the families' own patterns.
-fn wild(pat: &str, s: &str) -> bool {
-    match pat.split_once('*') {
-        None => pat == s,
-        Some((head, rest)) => {
-            let Some(mut s) = s.strip_prefix(head) else { return false };
-            let parts: Vec<&str> = rest.split('*').collect();
-            for (i, p) in parts.iter().enumerate() {
-                let last = i == parts.len() - 1;
-                if last {
-                    return s.ends_with(p) && s.len() >= p.len();
-                }
-                match s.find(p) {
-                    Some(k) => s = &s[k + p.len()..],
-                    None => return false,
-                }
-            }
-            true
-        }
-    }
-}
-
+/// Whether `opcode` of `layer` matches an op pattern: a family or a pack's glob.
 fn pat_matches(p: &OpPat, layer: Layer, opcode: &str) -> bool {
     match p {
-        OpPat::Family(f) => f.patterns(layer).iter().any(|g| wild(g, opcode)),
+        OpPat::Family(f) => f.matches(layer, opcode),
         OpPat::Glob(g) => g.is_match(opcode),
     }
 }

@@ -1,0 +1,188 @@
+//! Op families: one name for what each layer spells differently (`dot` is HLO `dot`/`convolution`, StableHLO
+//! `dot_general`, Mosaic `tpu.matmul`, LLO `vmatmul*`). Rule packs name them (`select: { op: dot }`); the
+//! predicates of [`super::op`] that the analyses ask agree with them on every Mosaic opcode of the fixtures and the
+//! corpus (the test below holds the two to each other), so a rule and an analysis mean the same op by one word.
+
+use crate::ir::Layer;
+
+/// An op family: opcode globs per layer (empty: the layer has no such op).
+pub struct Family {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub hlo: &'static [&'static str],
+    pub stablehlo: &'static [&'static str],
+    pub mosaic: &'static [&'static str],
+    pub llo: &'static [&'static str],
+}
+
+impl Family {
+    /// Whether `opcode` of `layer` belongs to the family.
+    pub fn matches(&self, layer: Layer, opcode: &str) -> bool {
+        self.patterns(layer).iter().any(|g| wild(g, opcode))
+    }
+
+    pub fn patterns(&self, layer: Layer) -> &'static [&'static str] {
+        match layer {
+            Layer::Hlo => self.hlo,
+            Layer::StableHlo => self.stablehlo,
+            Layer::Mosaic => self.mosaic,
+            Layer::Llo => self.llo,
+        }
+    }
+}
+
+macro_rules! fam {
+    ($name:literal, $doc:literal, hlo: [$($h:literal),*], stablehlo: [$($s:literal),*], mosaic: [$($m:literal),*], llo: [$($l:literal),*]) => {
+        Family { name: $name, doc: $doc, hlo: &[$($h),*], stablehlo: &[$($s),*], mosaic: &[$($m),*], llo: &[$($l),*] }
+    };
+}
+
+pub static FAMILIES: &[Family] = &[
+    fam!("dot", "matrix multiplies: HLO dot/convolution (TPU dots often print as convolution), StableHLO dot_general, Mosaic tpu.matmul, LLO vmatmul",
+        hlo: ["dot", "convolution", "ragged-dot", "scaled-dot"],
+        stablehlo: ["stablehlo.dot", "stablehlo.dot_general", "stablehlo.convolution", "chlo.ragged_dot"],
+        mosaic: ["tpu.matmul", "vector.contract", "llo.vmatmul*"],
+        llo: ["vmatmul*"]),
+    fam!("convert", "element type conversions: HLO convert, StableHLO convert, arith ext/trunc/int-float casts",
+        hlo: ["convert", "stochastic-convert"],
+        stablehlo: ["stablehlo.convert"],
+        mosaic: ["arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "tpu.extf", "tpu.truncf", "tpu.fptosi", "tpu.sitofp"],
+        llo: ["vcvt*", "vpack*", "vunpack*"]),
+    fam!("async-start", "the start of an asynchronous HLO op: copy-start, all-gather-start, collective-permute-start, send, recv, async-start, ...",
+        hlo: ["*-start", "send", "recv"], stablehlo: ["stablehlo.async_start", "stablehlo.send", "stablehlo.recv"], mosaic: [], llo: []),
+    fam!("async-update", "async-update",
+        hlo: ["*-update"], stablehlo: ["stablehlo.async_update"], mosaic: [], llo: []),
+    fam!("async-done", "the done of an asynchronous HLO op: copy-done, all-gather-done, send-done, recv-done, async-done, ...",
+        hlo: ["*-done"], stablehlo: ["stablehlo.async_done"], mosaic: [], llo: []),
+    fam!("collective", "cross-device communication",
+        hlo: ["all-gather*", "all-reduce*", "reduce-scatter", "collective-permute*", "collective-broadcast", "all-to-all", "ragged-all-to-all", "send", "send-done", "recv", "recv-done"],
+        stablehlo: ["stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter", "stablehlo.collective_permute", "stablehlo.collective_broadcast", "stablehlo.all_to_all", "stablehlo.send", "stablehlo.recv"],
+        mosaic: ["tpu.sem_signal"], llo: []),
+    fam!("dma-start", "the start of a DMA in a kernel: tpu.enqueue_dma (and indirect, and future spellings); LLO dma.*",
+        hlo: [], stablehlo: [],
+        mosaic: ["*.enqueue_dma*", "*.enqueue_indirect_dma*", "*.dma_start*", "*.async_copy_start*"],
+        llo: ["dma.*"]),
+    fam!("dma-wait", "the wait for a DMA: tpu.wait_dma, tpu.wait_dma2, tpu.wait_indirect_dma; LLO sync-flag waits",
+        hlo: [], stablehlo: [],
+        mosaic: ["*.wait_dma*", "*.wait_indirect_dma*", "*.dma_wait*", "*.dma_done*"],
+        llo: ["vwait*", "swait*", "dma.done*", "dma.wait*"]),
+    fam!("loop", "loops: HLO while, StableHLO while, scf.for/while, LLO loops",
+        hlo: ["while"], stablehlo: ["stablehlo.while"], mosaic: ["scf.for", "scf.while", "scf.parallel", "scf.forall"], llo: ["loop"]),
+    fam!("conditional", "branches: HLO conditional, StableHLO if/case, scf.if/index_switch",
+        hlo: ["conditional"], stablehlo: ["stablehlo.if", "stablehlo.case"], mosaic: ["scf.if", "scf.index_switch"], llo: []),
+    fam!("custom-call", "custom calls (a Pallas kernel is one: target tpu_custom_call)",
+        hlo: ["custom-call"], stablehlo: ["stablehlo.custom_call"], mosaic: [], llo: []),
+    fam!("fusion", "XLA fusions", hlo: ["fusion"], stablehlo: [], mosaic: [], llo: []),
+    fam!("call", "calls", hlo: ["call"], stablehlo: ["func.call"], mosaic: ["func.call"], llo: []),
+    fam!("parameter", "computation parameters", hlo: ["parameter"], stablehlo: [], mosaic: [], llo: []),
+    fam!("constant", "constants", hlo: ["constant", "iota"], stablehlo: ["stablehlo.constant", "stablehlo.iota"], mosaic: ["arith.constant"], llo: []),
+    fam!("copy", "copies", hlo: ["copy"], stablehlo: [], mosaic: ["memref.copy"], llo: []),
+    fam!("bitcast", "bit casts and layout-only changes",
+        hlo: ["bitcast", "bitcast-convert"], stablehlo: ["stablehlo.bitcast_convert"],
+        mosaic: ["arith.bitcast", "tpu.bitcast", "vector.bitcast", "tpu.memref_bitcast"], llo: []),
+    fam!("reshape", "reshapes", hlo: ["reshape", "dynamic-reshape"], stablehlo: ["stablehlo.reshape"],
+        mosaic: ["vector.shape_cast", "tpu.reshape", "tpu.memref_reshape"], llo: []),
+    fam!("transpose", "transposes", hlo: ["transpose"], stablehlo: ["stablehlo.transpose"], mosaic: ["tpu.transpose", "vector.transpose"], llo: []),
+    fam!("broadcast", "broadcasts", hlo: ["broadcast"], stablehlo: ["stablehlo.broadcast_in_dim", "stablehlo.broadcast"],
+        mosaic: ["vector.broadcast", "tpu.broadcast*"], llo: []),
+    fam!("slice", "slices and views", hlo: ["slice", "dynamic-slice"], stablehlo: ["stablehlo.slice", "stablehlo.dynamic_slice"],
+        mosaic: ["tpu.memref_slice", "tpu.memref_squeeze", "memref.subview", "vector.extract_strided_slice"], llo: []),
+    fam!("tuple", "tuples and their elements", hlo: ["tuple", "get-tuple-element"], stablehlo: [], mosaic: [], llo: []),
+    fam!("load", "loads from memory", hlo: [], stablehlo: [],
+        mosaic: ["vector.load", "memref.load", "tpu.load", "tpu.strided_load", "tpu.vector_load", "llo.*load*", "llo.sld", "llvm.load", "*.gather*"], llo: ["vld*", "sld*"]),
+    fam!("store", "stores to memory", hlo: [], stablehlo: [],
+        mosaic: ["vector.store", "memref.store", "tpu.store", "tpu.strided_store", "tpu.vector_store", "llo.*store*", "llo.sst", "llvm.store", "*.scatter*"], llo: ["vst*", "sst*"]),
+    fam!("mxu", "every MXU instruction (push weights, prepare, multiply, pop results)", hlo: [], stablehlo: [], mosaic: [],
+        llo: ["vmat*", "vllmr*"]),
+    fam!("elementwise-multiply", "elementwise multiplies", hlo: ["multiply"], stablehlo: ["stablehlo.multiply"],
+        mosaic: ["arith.mulf", "arith.muli"], llo: ["vmul*"]),
+];
+
+pub fn family(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().find(|f| f.name == name)
+}
+
+/// `*` matches any run of characters (the only wildcard the family table uses).
+pub fn wild(pat: &str, s: &str) -> bool {
+    match pat.split_once('*') {
+        None => pat == s,
+        Some((head, rest)) => {
+            let Some(mut s) = s.strip_prefix(head) else { return false };
+            let parts: Vec<&str> = rest.split('*').collect();
+            for (i, p) in parts.iter().enumerate() {
+                let last = i == parts.len() - 1;
+                if last {
+                    return s.ends_with(p) && s.len() >= p.len();
+                }
+                match s.find(p) {
+                    Some(k) => s = &s[k + p.len()..],
+                    None => return false,
+                }
+            }
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantic::op;
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// Every opcode of every Mosaic dump under `dir` (files in `mosaic/` folders).
+    fn mosaic_opcodes(dir: &Path, out: &mut BTreeSet<String>) {
+        for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
+            let p = e.path();
+            if !e.file_type().is_file() || !p.parent().is_some_and(|d| d.ends_with("mosaic")) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(p) else { continue };
+            if let Ok(m) = crate::parse::mlir::parse_mlir(&p.display().to_string(), &text) {
+                out.extend(m.ops.iter().map(|o| o.opcode.to_string()));
+            }
+        }
+    }
+
+    /// The analyses' predicates and the rule families say the same of every Mosaic opcode the compiler printed for
+    /// the fixtures (jax's own kernels among them) and, when present, the corpus: a rule `select: { op: dma-wait }`
+    /// and the DMA analyses mean the same ops.
+    #[test]
+    fn families_and_predicates_agree_on_every_mosaic_opcode() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut ops = BTreeSet::new();
+        mosaic_opcodes(&root.join("fixtures"), &mut ops);
+        mosaic_opcodes(&root.join("tests/data"), &mut ops);
+        let corpus = root.join("../shared/corpus");
+        if corpus.is_dir() {
+            mosaic_opcodes(&corpus, &mut ops);
+        } else {
+            eprintln!("note: {} is absent; the fixtures' opcodes only", corpus.display());
+        }
+        assert!(ops.len() > 50, "only {} opcodes: {ops:?}", ops.len());
+        let pairs: [(&str, fn(&str) -> bool); 7] = [
+            ("dot", op::is_matmul),
+            ("dma-start", op::is_dma_start),
+            ("dma-wait", op::is_dma_wait),
+            ("loop", op::is_loop),
+            ("conditional", op::is_conditional),
+            ("load", op::is_load),
+            ("store", op::is_store),
+        ];
+        let mut disagree = Vec::new();
+        for (name, pred) in pairs {
+            let fam = family(name).unwrap();
+            for o in &ops {
+                if fam.matches(Layer::Mosaic, o) != pred(o) {
+                    disagree.push(format!(
+                        "{name}: {o} (family {}, predicate {})",
+                        fam.matches(Layer::Mosaic, o),
+                        pred(o)
+                    ));
+                }
+            }
+        }
+        assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+    }
+}

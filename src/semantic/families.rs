@@ -161,7 +161,8 @@ mod tests {
             eprintln!("note: {} is absent; the fixtures' opcodes only", corpus.display());
         }
         assert!(ops.len() > 50, "only {} opcodes: {ops:?}", ops.len());
-        let pairs: [(&str, fn(&str) -> bool); 7] = [
+        type Predicate = fn(&str) -> bool;
+        let pairs: [(&str, Predicate); 7] = [
             ("dot", op::is_matmul),
             ("dma-start", op::is_dma_start),
             ("dma-wait", op::is_dma_wait),

@@ -340,6 +340,7 @@ impl DecodedModule {
             block,
             users: Vec::new(),
             is_root: false,
+            issue: None,
             span: Span::default(),
             name_span: Span::default(),
             opcode_span: Span::default(),

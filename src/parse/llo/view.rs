@@ -95,9 +95,8 @@ fn is_space(k: &str) -> bool {
 
 /// The bundle address and slot of an op.
 pub fn position(op: &Op<'_>) -> Option<(u64, u32)> {
-    let b = op.attr("bundle")?.word().and_then(super::lex::parse_uint)?;
-    let s = op.attr("slot").and_then(|v| v.word()).and_then(|w| w.parse().ok()).unwrap_or(0);
-    Some((b, s))
+    let issue = op.issue?;
+    Some((super::lex::parse_uint(issue.bundle)?, issue.slot))
 }
 
 // ---- classes ----------------------------------------------------------------------------------------------------
@@ -628,7 +627,7 @@ pub fn summarize(p: &LloProgram<'_>) -> String {
         let _ = writeln!(
             s,
             "dma {} {} {}->{} flag={} size={}{}{}",
-            op.attr("bundle").and_then(Value::word).unwrap_or("?"),
+            op.issue.map_or("?", |i| i.bundle),
             d.mnemonic,
             d.src.unwrap_or("?"),
             d.dst.unwrap_or("?"),

@@ -10,6 +10,7 @@ use crate::ir::value::{Value, ValueKind};
 use crate::ir::*;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// FxHash (rustc's hasher): SSA names are short and trusted to be non-adversarial enough; SipHash cost 5% of
 /// parse time.
@@ -151,7 +152,7 @@ fn module_level_value<'a>(op: &OpAst<'a>) -> Value<'a> {
 }
 
 fn param<'a>(a: &ArgAst<'a>, fallback: Option<&MlirType<'a>>) -> Param<'a> {
-    let ty = a.ty.clone().or_else(|| fallback.cloned()).map(Type::Mlir).unwrap_or(Type::None);
+    let ty = a.ty.clone().or_else(|| fallback.cloned()).map(|t| Type::Mlir(Arc::new(t))).unwrap_or(Type::None);
     Param { name: a.name, ty, attrs: a.attrs.clone(), span: a.span }
 }
 
@@ -230,7 +231,7 @@ impl<'a> Builder<'a> {
             }
         }
         let results = match &f.sig_results {
-            Some(r) => r.iter().map(|x| Type::Mlir(x.0.clone())).collect(),
+            Some(r) => r.iter().map(|x| Type::Mlir(Arc::new(x.0.clone()))).collect(),
             None => Vec::new(),
         };
         let func = Func {
@@ -319,8 +320,8 @@ impl<'a> Builder<'a> {
         let count: u32 = op.results.iter().map(|r| r.1).sum();
         let ty = match rtys.len() {
             0 => Type::None,
-            1 => rtys.into_iter().next().map(Type::Mlir).unwrap_or(Type::None),
-            _ => Type::Mlir(MlirType::Results(rtys)),
+            1 => rtys.into_iter().next().map(|t| Type::Mlir(Arc::new(t))).unwrap_or(Type::None),
+            _ => Type::Mlir(Arc::new(MlirType::Results(rtys))),
         };
         // operand types: stated inline, or positionally when the type list is the operands' (`(a, b) -> c`)
         let positional = (op.result_types.is_some() || count == 0) && op.types.len() == op.operands.len();
@@ -337,7 +338,7 @@ impl<'a> Builder<'a> {
                 }
             };
             let stated = types.get_mut(k).map(|t| std::mem::replace(t, MlirType::None));
-            let ty = u.ty.or(stated).map(Type::Mlir);
+            let ty = u.ty.or(stated).map(|t| Type::Mlir(Arc::new(t)));
             operands.push(Operand { name: u.name, ty, def, role: u.role, span: u.span });
         }
         let mut attrs = op.attrs;
@@ -358,10 +359,10 @@ impl<'a> Builder<'a> {
         }
         let payload = match op.payload.len() {
             0 => None,
-            1 => op.payload.into_iter().next(),
+            1 => op.payload.into_iter().next().map(Box::new),
             _ => {
                 let span = op.payload.iter().fold(op.payload[0].span, |s, v| s.to(v.span));
-                Some(Value { kind: ValueKind::Seq(op.payload), span })
+                Some(Box::new(Value { kind: ValueKind::Seq(op.payload), span }))
             }
         };
         let mut calls = Vec::new();
@@ -382,6 +383,7 @@ impl<'a> Builder<'a> {
             block,
             users: Vec::new(),
             is_root: false,
+            issue: None,
             span: op.span,
             name_span: first.map(|r| r.2).unwrap_or(op.name_span),
             opcode_span: op.name_span,

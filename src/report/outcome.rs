@@ -14,7 +14,7 @@ pub struct RunOutcome {
     /// Every parsed file, in order.
     pub parsed: Vec<String>,
     /// Every parsed file and what it holds (`--summary`, JSON's `files` and `linked`), when the run was asked for
-    /// them ([`crate::cli::run::Request::summaries`]); empty otherwise.
+    /// them (the run's request says whether); empty otherwise.
     pub files: Vec<(String, FileSummary)>,
     /// Input, syntax and per-version pack errors (the other files were still linted).
     pub errors: Vec<miette::Report>,

@@ -11,6 +11,7 @@ use super::span::Span;
 use super::value::Value;
 use serde::Serialize;
 use std::sync::Arc;
+pub use thin_vec::ThinVec;
 
 macro_rules! id {
     ($name:ident) => {
@@ -231,14 +232,17 @@ pub struct Op<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payload: Option<Box<Value<'a>>>,
     pub attrs: Vec<Attr<'a>>,
+    /// Thin vectors (8 bytes when empty, as most are): LLO dumps hold a million ops. Not for `calls`: a
+    /// `ThinVec` of borrowed values must outlive its text when dropped (it has no `may_dangle`), which a `Vec`
+    /// need not.
     #[serde(skip)]
-    pub regions: Vec<RegionId>,
+    pub regions: ThinVec<RegionId>,
     #[serde(skip)]
     pub calls: Vec<Call<'a>>,
     #[serde(skip)]
     pub block: BlockId,
     #[serde(skip)]
-    pub users: Vec<OpId>,
+    pub users: ThinVec<OpId>,
     /// HLO `ROOT` (or the last instruction when none is marked).
     pub is_root: bool,
     /// Where an LLO op issues (its bundle and slot); `None` in the other layers. A field rather than two
@@ -264,10 +268,10 @@ impl<'a> Op<'a> {
             operands: Vec::new(),
             payload: None,
             attrs: Vec::new(),
-            regions: Vec::new(),
+            regions: ThinVec::new(),
             calls: Vec::new(),
             block: BlockId(0),
-            users: Vec::new(),
+            users: ThinVec::new(),
             is_root: false,
             issue: None,
             span,

@@ -323,7 +323,7 @@ fn independent_work(m: &Module<'_>, a: OpId, b: OpId, ignore: &[OpPat]) -> bool 
         }
         seen
     };
-    let after_last = closure(last, &|x| m.op(x).users.clone());
+    let after_last = closure(last, &|x| m.op(x).users.to_vec());
     let before_first = closure(first, &|x| m.operand_ops(x).collect());
     let block = &m.blocks[m.op(a).block.idx()];
     block.ops.iter().any(|&o| {

@@ -22,6 +22,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         force_exclude: args.force_exclude,
         verbose: args.verbose,
         perf: args.summary && args.format == OutputFormat::Json,
+        summaries: args.summary || args.format == OutputFormat::Json,
         lint: &args.lint,
     };
     let outcome = match run::run(&request) {

@@ -224,6 +224,7 @@ fn column(
         force_exclude: true,
         verbose: false,
         perf: false,
+        summaries: false,
         lint,
     };
     let outcome = run::run(&request)?;

@@ -38,6 +38,10 @@ pub struct Cli {
     /// Color in diagnostics: `auto` colors a terminal (unless `NO_COLOR` is set), not a pipe or a file.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
     color: ColorChoice,
+    /// Worker threads that read, parse and lint (default: one per core, or `RAYON_NUM_THREADS`). The report is
+    /// the same for any number.
+    #[arg(long, short = 'j', value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -229,6 +233,20 @@ pub fn run_from(args: Vec<OsString>) -> i32 {
         _ => None,
     };
     install_miette_hook(cli.color.resolve(output_file));
+    match cli.threads {
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.into()).build() {
+            Ok(pool) => pool.install(|| dispatch(cli)),
+            Err(e) => {
+                eprintln!("error: cannot start {n} threads: {e}");
+                2
+            }
+        },
+        None => dispatch(cli),
+    }
+}
+
+/// Runs the command the line names.
+fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Compare(args)) => compare::compare(&args),

@@ -30,6 +30,8 @@ pub struct Request<'a> {
     pub verbose: bool,
     /// Compute the performance model's facts per compilation (`--summary --format json`).
     pub perf: bool,
+    /// Summarise every parsed file (`--summary`, JSON): the summaries read the whole graph of every file.
+    pub summaries: bool,
     pub lint: &'a LintArgs,
 }
 
@@ -72,12 +74,13 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
     for (dir, (profile, files)) in &groups {
         let (r, own) = rules_for(*profile, dir);
         let target = req.target.or(resolver.all[*profile].target.as_deref());
-        let how = GroupOptions { target, explored: req.verbose, perf: req.perf };
+        let how = GroupOptions { target, explored: req.verbose, perf: req.perf, summaries: req.summaries };
         let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), how);
         if own {
             o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
         }
         errors.extend(o.problems);
+        run.parsed.extend(o.parsed);
         run.files.extend(o.files);
         // Compilations with no parsed file (every file failed) are not worth a line.
         if o.report.files > 0 {
@@ -164,14 +167,14 @@ fn version_packs(
 /// A named folder that held no dump beside others that did is said, not silently passed over; when no folder
 /// held any, the run is an input error.
 fn say_what_held_no_dump(paths: &[PathBuf], run: &mut RunOutcome) {
-    if !run.files.is_empty() {
+    if !run.parsed.is_empty() {
         for p in paths.iter().filter(|p| p.is_dir() && p.as_os_str() != ".") {
-            if !run.files.iter().any(|(f, _)| Path::new(f).starts_with(p)) {
+            if !run.parsed.iter().any(|f| Path::new(f).starts_with(p)) {
                 run.notices.push(format!("warning: {}: no XLA dump in this folder, nothing linted there", p.display()));
             }
         }
     }
-    run.nothing_found = run.files.is_empty() && paths.iter().all(|p| p.is_dir());
+    run.nothing_found = run.parsed.is_empty() && paths.iter().all(|p| p.is_dir());
     if run.nothing_found && run.errors.is_empty() {
         run.notices.push("error: no XLA dump found in the given directories".into());
         for p in paths.iter().filter_map(|p| p.to_str()).filter(|p| super::SUBCOMMANDS.contains(p)) {
@@ -356,6 +359,9 @@ fn baselines(
 /// What one compilation (files of one dump directory) gave.
 struct GroupOutcome {
     report: CompilationReport,
+    /// The files parsed.
+    parsed: Vec<String>,
+    /// With their summaries, when asked for.
     files: Vec<(String, FileSummary)>,
     problems: Vec<miette::Report>,
     /// The texts of the files findings point into (the report quotes them).
@@ -371,6 +377,8 @@ struct GroupOptions<'a> {
     explored: bool,
     /// Compute the performance model's facts.
     perf: bool,
+    /// Summarise the files.
+    summaries: bool,
 }
 
 /// Reads and parses the files of one dump directory (in parallel), builds the compilation, runs the rules.
@@ -381,7 +389,7 @@ fn lint_group(
     sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
     how: GroupOptions<'_>,
 ) -> GroupOutcome {
-    let GroupOptions { target, explored, perf } = how;
+    let GroupOptions { target, explored, perf, summaries } = how;
     let loaded: Vec<Result<Option<SourceFile>, source::InputError>> =
         candidates.par_iter().map(|c| source::load(c)).collect();
     let mut problems = Vec::new();
@@ -393,7 +401,7 @@ fn lint_group(
             Err(e) => problems.push(miette::Report::new(e)),
         }
     }
-    let results: Vec<Result<Parsed<'_>, miette::Report>> = files_read.par_iter().map(parse_file).collect();
+    let results = parse_largest_first(&files_read);
     let mut parsed = Vec::new();
     for r in results {
         match r {
@@ -433,8 +441,26 @@ fn lint_group(
         suppressed: Default::default(),
         perf,
     };
-    let files = parsed.par_iter().map(|p| (p.file.path.clone(), crate::summary::of(p))).collect();
-    GroupOutcome { report, files, problems, texts }
+    let paths = parsed.iter().map(|p| p.file.path.clone()).collect();
+    let files = match summaries {
+        true => parsed.par_iter().map(|p| (p.file.path.clone(), crate::summary::of(p))).collect(),
+        false => Vec::new(),
+    };
+    // A large compilation's graphs are a million small allocations: freed in parallel, as they were made.
+    parsed.into_par_iter().with_max_len(1).for_each(drop);
+    GroupOutcome { report, parsed: paths, files, problems, texts }
+}
+
+/// Parses `files` in parallel, one task per file and the largest first (a folder's few large LLO files would
+/// otherwise end up in one thread's half of the list while the other runs out of work); the results in the order
+/// of `files`, so that the report does not depend on the number of threads.
+fn parse_largest_first(files: &[SourceFile]) -> Vec<Result<Parsed<'_>, miette::Report>> {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].text.len()));
+    let mut done: Vec<(usize, Result<Parsed<'_>, miette::Report>)> =
+        order.into_par_iter().with_max_len(1).map(|i| (i, parse_file(&files[i]))).collect();
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Lints `paths` with `rules` (severities from `sev`), without settings or suppressions: per-compilation findings,
@@ -453,7 +479,13 @@ pub fn lint_paths(
     }
     let mut reports = Vec::new();
     for (dir, files) in groups {
-        let o = lint_group(&dir, &files, rules, sev, GroupOptions { target, explored: false, perf: false });
+        let o = lint_group(
+            &dir,
+            &files,
+            rules,
+            sev,
+            GroupOptions { target, explored: false, perf: false, summaries: false },
+        );
         errors.extend(o.problems);
         reports.push(o.report);
     }

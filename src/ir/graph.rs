@@ -11,6 +11,7 @@ use super::span::Span;
 use super::value::Value;
 use serde::Serialize;
 use std::sync::Arc;
+pub use thin_vec::ThinVec;
 
 macro_rules! id {
     ($name:ident) => {
@@ -57,8 +58,10 @@ pub enum Type<'a> {
     /// interns them (one allocation per distinct shape text).
     Shape(Arc<Shape>),
     Text(&'a str),
-    /// An MLIR type (StableHLO, Mosaic). Several results of one op are `MlirType::Results`.
-    Mlir(MlirType<'a>),
+    /// An MLIR type (StableHLO, Mosaic). Several results of one op are `MlirType::Results`. Shared: an operand
+    /// carries its definition's type, and an inline one would triple the size of every op and operand of every
+    /// layer (LLO's million ops have no type at all).
+    Mlir(Arc<MlirType<'a>>),
     None,
 }
 
@@ -71,6 +74,14 @@ impl<'a> Type<'a> {
     }
 
     pub fn mlir(&self) -> Option<&MlirType<'a>> {
+        match self {
+            Type::Mlir(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The MLIR type as shared (cloning it is a reference count).
+    pub fn mlir_shared(&self) -> Option<&Arc<MlirType<'a>>> {
         match self {
             Type::Mlir(t) => Some(t),
             _ => None,
@@ -216,20 +227,28 @@ pub struct Op<'a> {
     #[serde(skip)]
     pub result_count: u32,
     pub operands: Vec<Operand<'a>>,
-    /// What the parentheses hold instead of operands: `parameter(N)`'s number, `constant(...)`'s literal.
+    /// What the parentheses hold instead of operands: `parameter(N)`'s number, `constant(...)`'s literal. Boxed:
+    /// few ops have one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub payload: Option<Value<'a>>,
+    pub payload: Option<Box<Value<'a>>>,
     pub attrs: Vec<Attr<'a>>,
+    /// Thin vectors (8 bytes when empty, as most are): LLO dumps hold a million ops. Not for `calls`: a
+    /// `ThinVec` of borrowed values must outlive its text when dropped (it has no `may_dangle`), which a `Vec`
+    /// need not.
     #[serde(skip)]
-    pub regions: Vec<RegionId>,
+    pub regions: ThinVec<RegionId>,
     #[serde(skip)]
     pub calls: Vec<Call<'a>>,
     #[serde(skip)]
     pub block: BlockId,
     #[serde(skip)]
-    pub users: Vec<OpId>,
+    pub users: ThinVec<OpId>,
     /// HLO `ROOT` (or the last instruction when none is marked).
     pub is_root: bool,
+    /// Where an LLO op issues (its bundle and slot); `None` in the other layers. A field rather than two
+    /// attributes: LLO dumps hold a million ops, and an attribute costs 64 bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issue: Option<Issue<'a>>,
     #[serde(skip)]
     pub span: Span,
     #[serde(skip)]
@@ -249,11 +268,12 @@ impl<'a> Op<'a> {
             operands: Vec::new(),
             payload: None,
             attrs: Vec::new(),
-            regions: Vec::new(),
+            regions: ThinVec::new(),
             calls: Vec::new(),
             block: BlockId(0),
-            users: Vec::new(),
+            users: ThinVec::new(),
             is_root: false,
+            issue: None,
             span,
             name_span: Span::default(),
             opcode_span: Span::default(),
@@ -271,6 +291,13 @@ impl<'a> Op<'a> {
     pub fn shape(&self) -> Option<&Shape> {
         self.ty.shape()
     }
+}
+
+/// An LLO op's place in the program: its bundle's address as printed (`0`, `0x1d`) and its slot in the bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Issue<'a> {
+    pub bundle: &'a str,
+    pub slot: u32,
 }
 
 /// The stack-frame tables of newer HLO dumps, resolved so that `metadata={stack_frame_id=N}` gives file:line.

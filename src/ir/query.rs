@@ -2,7 +2,18 @@
 //! callers, enclosing function, schedule position).
 
 use super::graph::*;
+use super::mlir_type::MlirType;
 use super::span::Span;
+use std::sync::Arc;
+
+/// Result `i` of an op typed `t`, shared: the type itself for a single result (a reference count, no copy).
+fn shared_result<'a>(t: &Arc<MlirType<'a>>, i: usize) -> Option<Arc<MlirType<'a>>> {
+    match &**t {
+        MlirType::Results(v) => v.get(i).cloned().map(Arc::new),
+        _ if i == 0 => Some(t.clone()),
+        _ => None,
+    }
+}
 
 impl<'a> Module<'a> {
     /// A new empty module over `text` (the whole source every span indexes into; empty for decoded bytecode).
@@ -94,14 +105,16 @@ impl<'a> Module<'a> {
                     continue;
                 }
                 let ty = match self.ops[i].operands[k].def {
-                    Def::Op { op, index } => {
-                        self.ops.get(op.idx()).and_then(|o| o.ty.mlir()).and_then(|t| t.result(index as usize)).cloned()
-                    }
+                    Def::Op { op, index } => self
+                        .ops
+                        .get(op.idx())
+                        .and_then(|o| o.ty.mlir_shared())
+                        .and_then(|t| shared_result(t, index as usize)),
                     Def::BlockArg { block, index } => self
                         .blocks
                         .get(block.idx())
                         .and_then(|b| b.args.get(index as usize))
-                        .and_then(|p| p.ty.mlir())
+                        .and_then(|p| p.ty.mlir_shared())
                         .cloned(),
                     Def::Unresolved => None,
                 };
@@ -215,7 +228,7 @@ impl<'a> Module<'a> {
             return None;
         }
         // `parameter(4)`: the payload is the parenthesised group.
-        let v = o.payload.as_ref()?;
+        let v = o.payload.as_deref()?;
         v.items().first().unwrap_or(v).as_int().map(|n| n as usize)
     }
 

@@ -137,7 +137,7 @@ pub(super) fn fold(m: &Module<'_>, def: Def, env: &HashMap<(u32, u32), i64>, dep
 
 /// `arith.cmpi slt, …` as written (the custom syntax's keyword) or as its enum number.
 fn cmpi_predicate<'o>(o: &'o crate::ir::Op<'_>) -> Option<&'o str> {
-    let w = o.payload.as_ref().or_else(|| o.attr("predicate")).and_then(|v| v.word())?;
+    let w = o.payload.as_deref().or_else(|| o.attr("predicate")).and_then(|v| v.word())?;
     const NAMES: [&str; 10] = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"];
     match w.parse::<usize>() {
         Ok(n) => NAMES.get(n).copied(),

@@ -64,9 +64,14 @@ struct Prog<'m, 'a> {
     defs: HashMap<&'a str, OpId>,
 }
 
-/// A bundle address attribute (`bundle`, `start`, `end`, `backedge`).
+/// A bundle address attribute of a loop (`start`, `end`, `backedge`).
 fn addr(op: &crate::ir::Op<'_>, key: &str) -> Option<u64> {
     op.attr(key).and_then(Value::as_int).map(|v| v as u64)
+}
+
+/// The address of the bundle an op issues in.
+fn bundle_addr(op: &crate::ir::Op<'_>) -> Option<u64> {
+    op.issue.and_then(|i| crate::ir::value::parse_int(i.bundle)).map(|v| v as u64)
 }
 
 /// An integer operand as the scalar unit reads it: `4294967295` in an `.s32` op is -1.
@@ -93,7 +98,7 @@ impl<'m, 'a> Prog<'m, 'a> {
     }
 
     fn bundle(&self, id: OpId) -> Option<u64> {
-        addr(self.m.op(id), "bundle")
+        bundle_addr(self.m.op(id))
     }
 
     fn inside(&self, id: OpId, span: (u64, u64)) -> bool {
@@ -329,7 +334,7 @@ pub fn branches_in_loops(m: &Module<'_>, loops: &[LoopFacts]) -> u64 {
     let inside = |b: u64| loops.iter().any(|l| b >= l.start && b <= l.end);
     m.op_ids()
         .filter(|&id| family(m.op(id).opcode) == "sbr" && predicate(m.op(id)).is_some())
-        .filter_map(|id| addr(m.op(id), "bundle"))
+        .filter_map(|id| bundle_addr(m.op(id)))
         .filter(|&b| inside(b) && !backedges.contains(&b))
         .count() as u64
 }
@@ -339,7 +344,7 @@ pub const MAX_BUNDLES: u64 = 1 << 24;
 
 /// The bundles of an LLO program: the highest address any op or loop names, + 1.
 pub fn static_bundles(m: &Module<'_>) -> u64 {
-    let last = m.op_ids().filter_map(|id| addr(m.op(id), "bundle").max(addr(m.op(id), "end"))).max();
+    let last = m.op_ids().filter_map(|id| bundle_addr(m.op(id)).max(addr(m.op(id), "end"))).max();
     last.map_or(0, |a| a + 1)
 }
 

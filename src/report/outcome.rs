@@ -11,7 +11,10 @@ use crate::summary::FileSummary;
 pub struct RunOutcome {
     /// The compilations that had a parsed file, in dump-folder order, findings after suppressions.
     pub compilations: Vec<CompilationReport>,
-    /// Every parsed file and what it holds (`--summary`, JSON's `files` and `linked`).
+    /// Every parsed file, in order.
+    pub parsed: Vec<String>,
+    /// Every parsed file and what it holds (`--summary`, JSON's `files` and `linked`), when the run was asked for
+    /// them (the run's request says whether); empty otherwise.
     pub files: Vec<(String, FileSummary)>,
     /// Input, syntax and per-version pack errors (the other files were still linted).
     pub errors: Vec<miette::Report>,

@@ -73,7 +73,7 @@ pub fn write(format: Format, run: &RunOutcome, opts: WriteOptions) -> Written {
     if format != Format::Json {
         w.stderr.extend(run.errors.iter().map(super::excerpt::render));
         if format == Format::Human && !opts.quiet && !run.errors.is_empty() {
-            w.stderr.push(format!("{} file(s) parsed, {} error(s)", run.files.len(), run.errors.len()));
+            w.stderr.push(format!("{} file(s) parsed, {} error(s)", run.parsed.len(), run.errors.len()));
         }
     }
     w

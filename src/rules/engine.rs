@@ -9,6 +9,7 @@ use super::RuleSet;
 use crate::analysis::{At, Hit, Verdict};
 use crate::ir::{Layer, Module, OpId, Span};
 use crate::lint::{Compilation, Stage, Unit};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -91,33 +92,22 @@ struct FindingKey {
 pub type SeverityOf<'r> = dyn Fn(&Rule) -> Severity + Sync + 'r;
 
 pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -> Vec<Finding> {
+    let live: Vec<(&Rule, Severity)> =
+        rules.rules.iter().map(|r| (r, severity_of(r))).filter(|(_, sev)| *sev != Severity::Off).collect();
+    // Every (rule, unit) pair is a task of its own (an analysis of one kernel can take most of a compilation's
+    // time); the findings are then taken in rule order, then unit order, whatever order the tasks ran in.
+    let pairs: Vec<(usize, usize)> = (0..live.len())
+        .flat_map(|ri| (0..c.units.len()).map(move |ui| (ri, ui)))
+        .filter(|&(ri, ui)| live[ri].0.layers.contains(&c.units[ui].layer()))
+        .collect();
+    let found: Vec<Vec<Finding>> =
+        pairs.par_iter().with_max_len(1).map(|&(ri, ui)| rule_on_unit(live[ri].0, live[ri].1, c, ui)).collect();
+    let mut found = pairs.iter().map(|p| p.0).zip(found).peekable();
     let mut out = Vec::new();
-    for rule in &rules.rules {
-        let sev = severity_of(rule);
-        if sev == Severity::Off {
-            continue;
-        }
+    for (ri, (rule, _)) in live.iter().enumerate() {
         let first = out.len();
-        for (ui, unit) in c.units.iter().enumerate() {
-            if !rule.layers.contains(&unit.layer()) {
-                continue;
-            }
-            match &rule.kind {
-                RuleKind::Select(mt) => {
-                    for (op, caps) in eval::select(&unit.module, mt) {
-                        out.push(from_match(rule, sev, c, ui, op, &caps));
-                    }
-                }
-                RuleKind::Analysis(a, options, when) => {
-                    for hit in (a.run)(c, ui, options) {
-                        let filtered = hit.verdict == Verdict::Finding;
-                        if filtered && !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
-                            continue;
-                        }
-                        out.push(from_hit(rule, sev, c, hit));
-                    }
-                }
-            }
+        while let Some((_, f)) = found.next_if(|(r, _)| *r == ri) {
+            out.extend(f);
         }
         // When the rule read the optimized, scheduled HLO, that is the program that runs and its silence is a
         // verdict: XLA may have undone what an earlier stage shows (a convert folded into the dot), so the
@@ -130,6 +120,28 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
         }
     }
     dedupe(out)
+}
+
+/// The findings of one rule on one unit, in the order the matcher or analysis gives them.
+fn rule_on_unit(rule: &Rule, sev: Severity, c: &Compilation<'_>, ui: usize) -> Vec<Finding> {
+    let mut out = Vec::new();
+    match &rule.kind {
+        RuleKind::Select(mt) => {
+            for (op, caps) in eval::select(&c.units[ui].module, mt) {
+                out.push(from_match(rule, sev, c, ui, op, &caps));
+            }
+        }
+        RuleKind::Analysis(a, options, when) => {
+            for hit in (a.run)(c, ui, options) {
+                let filtered = hit.verdict == Verdict::Finding;
+                if filtered && !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
+                    continue;
+                }
+                out.push(from_hit(rule, sev, c, hit));
+            }
+        }
+    }
+    out
 }
 
 fn target_text(c: &Compilation<'_>) -> String {

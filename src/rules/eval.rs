@@ -92,9 +92,16 @@ fn dtype_in(ps: &[DtypePat], d: Option<DType>) -> bool {
     ps.iter().any(|DtypePat::Glob(g)| g.is_match(d.name()))
 }
 
-/// An attribute's text as written (decoded kernels have no text: their value's rendering).
+/// An attribute's text as written (decoded kernels have no text: their value's rendering). An LLO op's `bundle` and
+/// `slot` are its issue position, kept beside the attributes rather than among them.
 pub fn attr_text(m: &Module<'_>, id: OpId, key: &str) -> Option<String> {
-    let a = m.op(id).attr_entry(key)?;
+    let op = m.op(id);
+    match (key, op.issue) {
+        ("bundle", Some(i)) => return Some(i.bundle.to_string()),
+        ("slot", Some(i)) => return Some(i.slot.to_string()),
+        _ => {}
+    }
+    let a = op.attr_entry(key)?;
     let t = a.value.span.text(m.text);
     if t.is_empty() {
         Some(format!("{:?}", a.value.kind))
@@ -302,7 +309,7 @@ fn independent_work(m: &Module<'_>, a: OpId, b: OpId, ignore: &[OpPat]) -> bool 
         }
         seen
     };
-    let after_last = closure(last, &|x| m.op(x).users.clone());
+    let after_last = closure(last, &|x| m.op(x).users.to_vec());
     let before_first = closure(first, &|x| m.operand_ops(x).collect());
     let block = &m.blocks[m.op(a).block.idx()];
     block.ops.iter().any(|&o| {

@@ -488,7 +488,7 @@ pub fn const_int(m: &Module<'_>, op: OpId) -> Option<i64> {
     if !is_constant(o.opcode) {
         return None;
     }
-    let v = o.payload.as_ref().or_else(|| o.attr("value"))?;
+    let v = o.payload.as_deref().or_else(|| o.attr("value"))?;
     v.as_int().or_else(|| mattr::int_array(v).filter(|a| a.len() == 1).map(|a| a[0]))
 }
 

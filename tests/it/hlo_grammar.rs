@@ -133,7 +133,7 @@ fn attributes_have_typed_views() {
     let preds: Vec<&str> = m.control_predecessors(op(&m, "copy-done")).iter().map(|&o| m.op(o).name).collect();
     assert_eq!(preds, vec!["dot", "reduce"]);
     // Literals.
-    let payload = |n: &str| m.op(op(&m, n)).payload.as_ref().unwrap().span.text(&text).to_string();
+    let payload = |n: &str| m.op(op(&m, n)).payload.as_deref().unwrap().span.text(&text).to_string();
     assert_eq!(payload("c.negnan"), "(-nan(0x1))");
     assert_eq!(payload("c.elided"), "({...})");
     assert_eq!(m.parameter_number(op(&m, "w8")), Some(4));

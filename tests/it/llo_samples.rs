@@ -1,7 +1,7 @@
 //! Hand-written LLO samples (tests/data/llo): snapshot of what the parser and the typed views see, plus the
 //! diagnostics bad input gets.
 
-use hlolint::ir::{Def, Value};
+use hlolint::ir::Def;
 use hlolint::parse::llo::args;
 use hlolint::parse::llo::{parse_llo, sniff_llo, LloFile, LloKind};
 use hlolint::semantic::llo;
@@ -77,7 +77,7 @@ fn kernel_views() {
     let p = args::predicate(m.op(start.op)).unwrap();
     assert_eq!((p.reg, p.negated), ("p9_p0", false));
     // Every op carries its bundle address and slot.
-    assert!(m.ops.iter().filter(|o| o.opcode != "loop").all(|o| o.attr("bundle").and_then(Value::as_int).is_some()));
+    assert!(m.ops.iter().filter(|o| o.opcode != "loop").all(|o| args::position(o).is_some()));
 }
 
 #[test]

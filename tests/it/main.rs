@@ -29,4 +29,5 @@ mod rule_language;
 mod rules;
 mod rules_robustness;
 mod settings;
+mod threads;
 mod verdicts;

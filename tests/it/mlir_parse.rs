@@ -295,7 +295,7 @@ fn older_and_generic_spellings() {
     let mm = kernel::matmuls(&mc, hlolint::ir::FuncId(0));
     assert_eq!((mm[0].lhs, mm[0].rhs, mm[0].result), (Some(DType::BF16), Some(DType::F8E4M3FN), Some(DType::F32)));
     let comp = mc.ops.iter().find(|o| o.opcode == "stablehlo.composite").unwrap();
-    assert_eq!(comp.payload.as_ref().and_then(hlolint::parse::mlir::attr::string).as_deref(), Some("my.op"));
+    assert_eq!(comp.payload.as_deref().and_then(hlolint::parse::mlir::attr::string).as_deref(), Some("my.op"));
     assert_eq!(comp.operands.len(), 1);
     let mc = m2.ops.iter().find(|o| o.opcode == "sdy.manual_computation").unwrap();
     assert_eq!(mc.attr("manual_axes").map(|v| v.span.text(more)), Some(r#"{"x"}"#));

@@ -231,6 +231,28 @@ fn rules_without_tests_use_the_conventional_case_folders() {
     assert!(text(&out.stdout).contains("noisy: "), "{}", text(&out.stdout));
 }
 
+/// An LLO op's bundle address and slot are matchable like attributes (`attr: { bundle: ..., slot: ... }`).
+#[test]
+fn llo_rules_match_the_bundle_and_slot_of_an_op() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack = tmp.path().join("p.yaml");
+    let rule = |attr: &str| {
+        format!(
+            "pack: p\nrules:\n  - id: mxu-at\n    layer: llo\n    select: {{ op: \"vmatmul*\", attr: {{ {attr} }} }}\n    message: \"{{op.name}}\"\n"
+        )
+    };
+    let file = "tests/data/llo/42-fp8_mm_v3.1-70-final_bundles.txt";
+    let run = |attr: &str| {
+        std::fs::write(&pack, rule(attr)).unwrap();
+        hlolint().args(["--rules"]).arg(&pack).arg(file).output().unwrap()
+    };
+    let hit = run("bundle: \"^0x8$\", slot: \"^1$\"");
+    assert_eq!(hit.status.code(), Some(1), "{}{}", text(&hit.stdout), text(&hit.stderr));
+    assert!(text(&hit.stdout).contains("mxu-at"), "{}", text(&hit.stdout));
+    let miss = run("bundle: \"^0x8$\", slot: \"^0$\"");
+    assert_eq!(miss.status.code(), Some(0), "{}{}", text(&miss.stdout), text(&miss.stderr));
+}
+
 #[test]
 fn hlolint_test_reports_noisy_and_missing_cases() {
     let tmp = tempfile::tempdir().unwrap();

@@ -37,7 +37,7 @@ impl<'a> Sim<'_, 'a> {
             return h;
         }
         let m = self.m;
-        let mut regions: Vec<RegionId> = m.op(id).regions.clone();
+        let mut regions: Vec<RegionId> = m.op(id).regions.to_vec();
         let mut found = false;
         while let Some(r) = regions.pop() {
             for &b in &m.regions[r.idx()].blocks {
@@ -102,7 +102,7 @@ impl<'a> Sim<'_, 'a> {
         }
         let m = self.m;
         let mut keys = BTreeSet::new();
-        let mut regions: Vec<RegionId> = m.op(id).regions.clone();
+        let mut regions: Vec<RegionId> = m.op(id).regions.to_vec();
         while let Some(r) = regions.pop() {
             for &b in &m.regions[r.idx()].blocks {
                 for i in 0..m.blocks[b.idx()].args.len() {

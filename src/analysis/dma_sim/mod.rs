@@ -630,7 +630,7 @@ impl<'m, 'a> Sim<'m, 'a> {
             return None;
         }
         kernel::const_int(self.m, op).or_else(|| {
-            let v = o.payload.as_ref().or_else(|| o.attr("value"))?;
+            let v = o.payload.as_deref().or_else(|| o.attr("value"))?;
             v.as_bool().map(i64::from)
         })
     }
@@ -1199,7 +1199,7 @@ fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<String>) {
         }
     }
     let pred = name.starts_with("cmp").then(|| {
-        op.payload.as_ref().or_else(|| op.attr("predicate")).and_then(|v| v.word()).map(|w| match w.parse::<i64>() {
+        op.payload.as_deref().or_else(|| op.attr("predicate")).and_then(|v| v.word()).map(|w| match w.parse::<i64>() {
             Ok(n) => ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
                 .get(n as usize)
                 .copied()

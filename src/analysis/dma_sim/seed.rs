@@ -75,6 +75,6 @@ pub(super) fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
         Some(())
     }
     let mut out = Vec::new();
-    flat(o.payload.as_ref()?, &mut out)?;
+    flat(o.payload.as_deref()?, &mut out)?;
     (!out.is_empty() && out.len() <= 4096).then_some(out)
 }

@@ -52,7 +52,9 @@ pub use error::BytecodeError;
 pub use summary::{render_module, value_text};
 pub use text::{parse_textual_attr, parse_textual_type};
 
-use crate::ir::{self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, Type, Value, ValueKind};
+use crate::ir::{
+    self, Attr, Def, Func, Layer, Module, Op, Operand, Param, RegionParent, Span, ThinVec, Type, Value, ValueKind,
+};
 use decode::{DBlock, DDef, DFuncInfo, DOp, DRegion, Str};
 
 /// Decodes MLIR bytecode (the raw bytes, starting with `ML\xefR`).
@@ -351,11 +353,12 @@ impl DecodedModule {
             operands: Vec::new(),
             payload: None,
             attrs,
-            regions: Vec::new(),
+            regions: ThinVec::new(),
             calls: Vec::new(),
             block,
-            users: Vec::new(),
+            users: ThinVec::new(),
             is_root: false,
+            issue: None,
             span: Span::default(),
             name_span: Span::default(),
             opcode_span: Span::default(),

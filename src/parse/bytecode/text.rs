@@ -46,7 +46,7 @@ fn clear_spans(v: &mut Value<'_>) {
 /// A type printed from bytecode, parsed with the MLIR type grammar (kept as text when it does not parse whole).
 pub fn parse_textual_type(text: &str) -> crate::ir::Type<'_> {
     match crate::parse::mlir::types::mlir_type(text, 0) {
-        Ok((rest, t)) if rest.trim().is_empty() => crate::ir::Type::Mlir(t),
+        Ok((rest, t)) if rest.trim().is_empty() => crate::ir::Type::Mlir(std::sync::Arc::new(t)),
         _ => crate::ir::Type::Text(text),
     }
 }

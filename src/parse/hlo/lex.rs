@@ -7,7 +7,9 @@ use crate::parse::error::{PErr, PResult};
 /// Skips whitespace, `/* ... */` and `// ...` comments. An unterminated block comment is an error.
 pub fn ws(mut i: &str) -> PResult<'_, ()> {
     loop {
-        let t = i.trim_start_matches([' ', '\t', '\n', '\r']);
+        // bytes, not chars: this runs between every two tokens
+        let n = i.bytes().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(i.len());
+        let t = &i[n..];
         if let Some(rest) = t.strip_prefix("/*") {
             match rest.find("*/") {
                 Some(end) => i = &rest[end + 2..],

@@ -9,7 +9,7 @@ use crate::ir::graph::*;
 use crate::ir::span::Span;
 use crate::ir::{Shape, Value, ValueKind};
 use crate::parse::error::{PErr, PResult};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// Attributes whose value names called computations.
@@ -39,6 +39,9 @@ pub struct Parser<'a> {
     computation_names: HashMap<&'a str, Span>,
     /// How many inline bodies enclose the one being parsed (each level recurses through the whole grammar).
     inline_depth: std::cell::Cell<usize>,
+    /// The ops of the computation being parsed, before they move into the module: one buffer for all of them, so
+    /// that a large computation does not regrow (and copy) a vector of its own.
+    scratch: Vec<Op<'a>>,
 }
 
 /// `to_apply={ ... }`: XLA's parser takes a computation body in place of a name and names it `_`.
@@ -69,8 +72,9 @@ impl<'a> Parser<'a> {
             values: ValueParser { base },
             pending_calls: Vec::new(),
             inline: Default::default(),
-            computation_names: HashMap::new(),
+            computation_names: HashMap::default(),
             inline_depth: Default::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -92,6 +96,7 @@ impl<'a> Parser<'a> {
         let mut m = Module::new(Layer::Hlo, "", self.base, Span::new(0, self.base.len()));
         // One instruction per line, roughly: reserving up front avoids regrowing (and copying) the op arena.
         m.ops.reserve(self.base.len() / 160);
+        self.scratch.reserve(self.base.len() / 160);
         let mut rest = i;
         if let Some(r) = keyword(i, "HloModule") {
             let (r, name) = cut(lex::name(sp(r)?, "the module name"))?;
@@ -179,9 +184,10 @@ impl<'a> Parser<'a> {
             return PErr::cut(after, "less deeply nested inline computations");
         }
         self.inline_depth.set(depth + 1);
-        let parsed = crate::parse::with_stack(|| self.body(after));
+        let mut ops = Vec::new();
+        let parsed = crate::parse::with_stack(|| self.body(after, &mut ops));
         self.inline_depth.set(depth);
-        let (rest, ops) = parsed?;
+        let rest = parsed?;
         let span = self.span(after, rest);
         self.inline.borrow_mut().push(InlineBody { span, ops });
         let value = Value { kind: ValueKind::Raw(&after[..after.len() - rest.len()]), span };
@@ -258,14 +264,17 @@ impl<'a> Parser<'a> {
         if !r.starts_with('{') {
             return Err(PErr::failure(r, "`{` opening the computation body"));
         }
-        let (mut r, ops) = self.body(r)?;
+        let mut ops = std::mem::take(&mut self.scratch);
+        ops.clear();
+        let mut r = self.body(r, &mut ops)?;
         if let Some(first) = self.computation_names.insert(name, name_span) {
             let line = self.base[..first.start as usize].matches('\n').count() + 1;
             return Err(PErr::failure(name, format!("a new computation name (`{name}` is defined on line {line})")));
         }
         let func = Func { name, name_span, is_entry, params, results, ..inline_func() };
         let first_op = m.ops.len();
-        let fid = self.add_computation(m, func, ops, unresolved);
+        let fid = self.add_computation(m, func, &mut ops, unresolved);
+        self.scratch = ops;
         if is_entry {
             if m.entry.is_some() {
                 return Err(PErr::failure(start, "a single ENTRY computation (this module has two)"));
@@ -281,10 +290,11 @@ impl<'a> Parser<'a> {
         }
         m.funcs[fid.idx()].span = self.span(start, r);
         // Computations written inline as attribute values (`to_apply={...}`), innermost first, after their user.
-        let mut inline_funcs = HashMap::new();
+        let mut inline_funcs = HashMap::default();
         for body in self.inline.take() {
             let func = Func { span: body.span, ..inline_func() };
-            inline_funcs.insert(body.span.start, self.add_computation(m, func, body.ops, unresolved));
+            let mut ops = body.ops;
+            inline_funcs.insert(body.span.start, self.add_computation(m, func, &mut ops, unresolved));
         }
         for id in first_op..m.ops.len() {
             self.collect_calls(m, OpId(id as u32), &inline_funcs);
@@ -292,11 +302,11 @@ impl<'a> Parser<'a> {
         Ok((r, fid))
     }
 
-    /// `{ instruction* }`: the instructions in order, each preceded by the ones written inline as its operands
-    /// (they are defined before their user).
-    fn body(&self, i: &'a str) -> PResult<'a, Vec<Op<'a>>> {
-        let Some(mut r) = i.strip_prefix('{') else { return PErr::cut(i, "`{` opening the computation body") };
-        let mut ops = Vec::new();
+    /// `{ instruction* }`: the instructions in order into `ops`, each preceded by the ones written inline as its
+    /// operands (they are defined before their user).
+    fn body(&self, i: &'a str, ops: &mut Vec<Op<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        let Some(mut r) = i.strip_prefix('{') else { return Err(PErr::failure(i, "`{` opening the computation body")) };
+        let mut nested = Vec::new();
         loop {
             r = sp(r)?;
             if let Some(rest) = r.strip_prefix('}') {
@@ -306,7 +316,6 @@ impl<'a> Parser<'a> {
             if r.is_empty() {
                 return Err(PErr::failure(r, "`}` closing the computation"));
             }
-            let mut nested = Vec::new();
             let (rest, op) = self.instruction(r, &mut nested)?;
             ops.append(&mut nested);
             ops.push(op);
@@ -315,7 +324,7 @@ impl<'a> Parser<'a> {
         if ops.is_empty() {
             return Err(PErr::failure(r, "at least one instruction in the computation"));
         }
-        Ok((r, ops))
+        Ok(r)
     }
 
     /// Adds a parsed computation to the module: its ops, the root (the last instruction when none is marked), and
@@ -324,14 +333,14 @@ impl<'a> Parser<'a> {
         &self,
         m: &mut Module<'a>,
         func: Func<'a>,
-        ops: Vec<Op<'a>>,
+        ops: &mut Vec<Op<'a>>,
         unresolved: &mut Vec<Unresolved>,
     ) -> FuncId {
         let (fid, block) = m.add_func(func);
         let first_op = m.ops.len();
-        let mut names: HashMap<&'a str, OpId> = HashMap::with_capacity(ops.len());
+        let mut names: HashMap<&'a str, OpId> = HashMap::with_capacity_and_hasher(ops.len(), Default::default());
         let has_root = ops.iter().any(|o| o.is_root);
-        for op in ops {
+        for op in ops.drain(..) {
             let name = op.name;
             names.insert(name, m.push_op(block, op));
         }
@@ -432,7 +441,7 @@ impl<'a> Parser<'a> {
         }
         let (r, operands, payload) = if opcode == "parameter" || opcode == "constant" {
             let (r, v) = cut(self.values.value(r))?;
-            (r, Vec::new(), Some(v))
+            (r, Vec::new(), Some(Box::new(v)))
         } else {
             let (r, ops) = self.operands(&r[1..], nested, depth)?;
             (r, ops, None)

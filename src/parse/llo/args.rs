@@ -62,9 +62,8 @@ fn is_space(k: &str) -> bool {
 
 /// The bundle address and slot of an op.
 pub fn position(op: &Op<'_>) -> Option<(u64, u32)> {
-    let b = op.attr("bundle")?.word().and_then(super::lex::parse_uint)?;
-    let s = op.attr("slot").and_then(|v| v.word()).and_then(|w| w.parse().ok()).unwrap_or(0);
-    Some((b, s))
+    let issue = op.issue?;
+    Some((super::lex::parse_uint(issue.bundle)?, issue.slot))
 }
 
 /// A value as compact text: `[#allocation6 + $0x1]` → `#allocation6+$0x1`, `%s4_s0` → `%s4_s0`.

@@ -3,7 +3,8 @@
 //! **Mapping.** One `Func` (the computation the file was compiled for; named after the entry bundle's HLO
 //! instruction, `fusion` / `matmul.1`, else `llo`) whose ops are the bundle ops in bundle order, i.e. execution order
 //! (`Module::scheduled` is true). Each op records where it sits:
-//! - `bundle` = the address as printed (`0x1d`; `Value::as_int` reads it), `slot` = its index inside the bundle,
+//! - `Op::issue`: its bundle's address as printed (`0x1d`) and its slot (index inside the bundle); fields, not
+//!   attributes, because every op has them (`view::position` reads them),
 //! - `marker` = the bundle's control-target markers (`LB`, `PF`) and `depth` = the `>` count, when present,
 //! - `args` = every operand and attribute in order as a `(`-group of value trees (`Name` for `%values`, `[`-groups
 //!   for memory references such as `[smem:[#allocation3]]`, `KeyVal` for `/*hbm=*/%s1` and `target = $region5`),
@@ -232,10 +233,8 @@ fn make_op<'a>(
         ns.drain(..).map(|(name, span)| Operand { name, ty: None, role: None, def: Def::Unresolved, span }).collect();
     let pred = args.iter().find(|a| matches!(a.kind, ValueKind::Group { open: '(', .. }));
     // Exactly the attributes pushed below: a growing Vec would double its capacity on most ops.
-    let n = 3 + !markers.is_empty() as usize + (depth > 0) as usize + pred.is_some() as usize + comments.len();
+    let n = 1 + !markers.is_empty() as usize + (depth > 0) as usize + pred.is_some() as usize + comments.len();
     let mut attrs = Vec::with_capacity(n);
-    attrs.push(attr("bundle", ValueKind::Word(addr_text), span));
-    attrs.push(attr("slot", ValueKind::Word(small_num(slot)), span));
     if !markers.is_empty() {
         attrs.push(attr("marker", ValueKind::Word(markers), span));
     }
@@ -255,6 +254,7 @@ fn make_op<'a>(
         attrs.push(attr("comment", ValueKind::Str(c), span));
     }
     Op {
+        issue: Some(Issue { bundle: addr_text, slot: u32::try_from(slot).unwrap_or(u32::MAX) }),
         result_count: dest.is_some() as u32,
         operands,
         attrs,

@@ -10,6 +10,7 @@ use crate::ir::value::{Value, ValueKind};
 use crate::ir::*;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// FxHash (rustc's hasher): SSA names are short and trusted to be non-adversarial enough; SipHash cost 5% of
 /// parse time.
@@ -151,7 +152,7 @@ fn module_level_value<'a>(op: &OpAst<'a>) -> Value<'a> {
 }
 
 fn param<'a>(a: &ArgAst<'a>, fallback: Option<&MlirType<'a>>) -> Param<'a> {
-    let ty = a.ty.clone().or_else(|| fallback.cloned()).map(Type::Mlir).unwrap_or(Type::None);
+    let ty = a.ty.clone().or_else(|| fallback.cloned()).map(|t| Type::Mlir(Arc::new(t))).unwrap_or(Type::None);
     Param { name: a.name, ty, attrs: a.attrs.clone(), span: a.span }
 }
 
@@ -173,8 +174,8 @@ fn result_type<'a>(op: &OpAst<'a>) -> (Type<'a>, u32) {
     let count: u32 = op.results.iter().map(|r| r.1).sum();
     let ty = match rtys.len() {
         0 => Type::None,
-        1 => rtys.into_iter().next().map(Type::Mlir).unwrap_or(Type::None),
-        _ => Type::Mlir(MlirType::Results(rtys)),
+        1 => rtys.into_iter().next().map(|t| Type::Mlir(Arc::new(t))).unwrap_or(Type::None),
+        _ => Type::Mlir(Arc::new(MlirType::Results(rtys))),
     };
     (ty, count)
 }
@@ -201,13 +202,13 @@ fn symbol_and_loc_attrs<'a>(op: &mut OpAst<'a>) -> Option<&'a str> {
 }
 
 /// The op's bare payload values: none, one, or a sequence of them.
-fn payload_value(payload: Vec<Value<'_>>) -> Option<Value<'_>> {
+fn payload_value(payload: Vec<Value<'_>>) -> Option<Box<Value<'_>>> {
     match payload.len() {
         0 => None,
-        1 => payload.into_iter().next(),
+        1 => payload.into_iter().next().map(Box::new),
         _ => {
             let span = payload.iter().fold(payload[0].span, |s, v| s.to(v.span));
-            Some(Value { kind: ValueKind::Seq(payload), span })
+            Some(Box::new(Value { kind: ValueKind::Seq(payload), span }))
         }
     }
 }
@@ -275,7 +276,7 @@ impl<'a> Builder<'a> {
             }
         }
         let results = match &f.sig_results {
-            Some(r) => r.iter().map(|x| Type::Mlir(x.0.clone())).collect(),
+            Some(r) => r.iter().map(|x| Type::Mlir(Arc::new(x.0.clone()))).collect(),
             None => Vec::new(),
         };
         let func = Func {
@@ -377,11 +378,12 @@ impl<'a> Builder<'a> {
             operands,
             payload: payload_value(std::mem::take(&mut op.payload)),
             attrs: std::mem::take(&mut op.attrs),
-            regions: Vec::new(),
+            regions: ThinVec::new(),
             calls,
             block,
-            users: Vec::new(),
+            users: ThinVec::new(),
             is_root: false,
+            issue: None,
             span: op.span,
             name_span: first.map(|r| r.2).unwrap_or(op.name_span),
             opcode_span: op.name_span,
@@ -421,7 +423,7 @@ impl<'a> Builder<'a> {
                 }
             };
             let stated = types.get_mut(k).map(|t| std::mem::replace(t, MlirType::None));
-            let ty = u.ty.or(stated).map(Type::Mlir);
+            let ty = u.ty.or(stated).map(|t| Type::Mlir(Arc::new(t)));
             operands.push(Operand { name: u.name, ty, def, role: u.role, span: u.span });
         }
         (operands, unresolved)

@@ -2,7 +2,7 @@
 
 use super::{classify, conversions, dma_ops, entry_info, in_loop, mxu_ops, smem_accesses, sync_ops};
 use super::{MxuKind, OpClass, SyncKind};
-use crate::ir::{Module, Value};
+use crate::ir::Module;
 use crate::parse::llo::LloProgram;
 use std::fmt::Write;
 
@@ -86,7 +86,7 @@ fn dma_lines(m: &Module<'_>, s: &mut String) {
         let _ = writeln!(
             s,
             "dma {} {} {}->{} flag={} size={}{}{}",
-            op.attr("bundle").and_then(Value::word).unwrap_or("?"),
+            op.issue.map_or("?", |i| i.bundle),
             d.mnemonic,
             d.src.unwrap_or("?"),
             d.dst.unwrap_or("?"),

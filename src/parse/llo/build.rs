@@ -98,7 +98,39 @@ const MAX_DELAY_SLOTS: usize = 8;
 pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<'a> {
     let BundleFile { legend, bundles } = file;
     let loops = find_loops(&bundles);
+    let (mut m, root) = program_module(text, &bundles);
 
+    let mut infos = Vec::with_capacity(bundles.len());
+    let mut names_buf = Vec::new();
+    let mut nest = LoopNest { root, stack: Vec::new(), next: 0, out: Vec::with_capacity(loops.len()) };
+    m.ops.reserve(bundles.iter().map(|b| b.ops.len()).sum::<usize>() + loops.len());
+
+    for (bi, b) in bundles.into_iter().enumerate() {
+        let block = nest.enter(&mut m, &loops, bi, &b);
+        let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
+        let mut ids = Vec::with_capacity(ops.len());
+        for (slot, o) in ops.into_iter().enumerate() {
+            let op = make_op(o, addr_text, markers, depth, slot, &mut names_buf);
+            ids.push(m.push_op(block, op));
+        }
+        infos.push(BundleInfo { addr, addr_text, markers, depth, comments, ops: ids, span });
+    }
+    close_loops(&mut m, &nest.out, &infos);
+
+    resolve(&mut m);
+    m.link();
+    LloProgram {
+        module: m,
+        computation: super::llo_file_name(path).map(|n| n.computation.to_string()),
+        legend,
+        bundles: infos,
+        loops: nest.out,
+    }
+}
+
+/// The module of one program: a single entry function named after the entry comment's HLO instruction (`llo`
+/// without one), with the entry and exit comments as its attributes; returns it and the body's block.
+fn program_module<'a>(text: &'a str, bundles: &[Bundle<'a>]) -> (Module<'a>, BlockId) {
     let entry = bundles.iter().find_map(Bundle::entry_comment);
     let exit = bundles.iter().rev().find_map(Bundle::exit_comment);
     let fname: &'a str = entry
@@ -110,21 +142,14 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
     let whole = Span::new(0, text.len());
     let mut m = Module::new(Layer::Llo, fname, text, whole);
     m.scheduled = true;
+    let comment = |key, e: &'a str| Attr {
+        key,
+        value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) },
+        span: Span::of(text, e),
+    };
     let mut fattrs = Vec::new();
-    if let Some(e) = entry {
-        fattrs.push(Attr {
-            key: "entry",
-            value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) },
-            span: Span::of(text, e),
-        });
-    }
-    if let Some(e) = exit {
-        fattrs.push(Attr {
-            key: "exit",
-            value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) },
-            span: Span::of(text, e),
-        });
-    }
+    fattrs.extend(entry.map(|e| comment("entry", e)));
+    fattrs.extend(exit.map(|e| comment("exit", e)));
     let (fid, root) = m.add_func(Func {
         name: fname,
         span: whole,
@@ -137,74 +162,70 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
         callers: Vec::new(),
     });
     m.entry = Some(fid);
+    (m, root)
+}
 
-    let mut infos = Vec::with_capacity(bundles.len());
-    let mut names_buf = Vec::new();
-    let mut stack: Vec<(usize, BlockId)> = Vec::new(); // (loop index, its block)
-    let mut next_loop = 0;
-    let mut out_loops = Vec::with_capacity(loops.len());
-    m.ops.reserve(bundles.iter().map(|b| b.ops.len()).sum::<usize>() + loops.len());
+/// The loops open at the bundle being built: each a synthetic `loop` op whose region holds the bundles inside it.
+struct LoopNest<'a> {
+    root: BlockId,
+    /// (loop index, its block), innermost last.
+    stack: Vec<(usize, BlockId)>,
+    /// The next loop (by start) not yet opened.
+    next: usize,
+    out: Vec<LoopInfo<'a>>,
+}
 
-    for (bi, b) in bundles.into_iter().enumerate() {
-        while stack.last().is_some_and(|&(l, _)| loops[l].end < bi) {
-            stack.pop();
+impl<'a> LoopNest<'a> {
+    /// Closes the loops that ended before bundle `bi`, opens those starting at it; returns the block it goes in.
+    fn enter(&mut self, m: &mut Module<'a>, loops: &[RawLoop<'a>], bi: usize, b: &Bundle<'a>) -> BlockId {
+        while self.stack.last().is_some_and(|&(l, _)| loops[l].end < bi) {
+            self.stack.pop();
         }
-        while next_loop < loops.len() && loops[next_loop].start == bi {
-            let l = &loops[next_loop];
-            let block = stack.last().map(|s| s.1).unwrap_or(root);
+        while self.next < loops.len() && loops[self.next].start == bi {
+            let l = &loops[self.next];
+            let block = self.current();
             let span = b.span;
-            let mut attrs = vec![
+            let attrs = vec![
                 attr("start", ValueKind::Word(b.addr_text), span),
                 attr("level", ValueKind::Word(small_num(l.level as usize)), span),
+                attr("region", ValueKind::Word(l.region), span),
             ];
-            attrs.push(attr("region", ValueKind::Word(l.region), span));
             let op = m.push_op(block, synthetic_loop(l.region_name, span, attrs));
             let region = m.add_region(RegionParent::Op(op));
             let lb = m.add_block(region, None, Vec::new());
-            out_loops.push(LoopInfo {
+            self.out.push(LoopInfo {
                 start: l.start,
                 backedge: l.backedge,
                 end: l.end,
                 level: l.level,
                 region: l.region,
                 op,
-                parent: stack.last().map(|s| s.0),
+                parent: self.stack.last().map(|s| s.0),
             });
-            stack.push((next_loop, lb));
-            next_loop += 1;
+            self.stack.push((self.next, lb));
+            self.next += 1;
         }
-        let block = stack.last().map(|s| s.1).unwrap_or(root);
-        let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
-        let mut ids = Vec::with_capacity(ops.len());
-        for (slot, o) in ops.into_iter().enumerate() {
-            let op = make_op(o, addr_text, markers, depth, slot, &mut names_buf);
-            ids.push(m.push_op(block, op));
-        }
-        infos.push(BundleInfo { addr, addr_text, markers, depth, comments, ops: ids, span });
+        self.current()
     }
 
-    // Loop end / back-edge addresses, now that every bundle is known.
-    for l in &out_loops {
+    fn current(&self) -> BlockId {
+        self.stack.last().map(|s| s.1).unwrap_or(self.root)
+    }
+}
+
+/// Loop end / back-edge addresses, once every bundle is known; a loop op's span runs to its last bundle.
+fn close_loops<'a>(m: &mut Module<'a>, loops: &[LoopInfo<'a>], infos: &[BundleInfo<'a>]) {
+    for l in loops {
         let (be, end) = (infos.get(l.backedge), infos.get(l.end));
-        let span = m.ops[l.op.idx()].span;
+        let op = &mut m.ops[l.op.idx()];
+        let span = op.span;
         if let Some(b) = be {
-            m.ops[l.op.idx()].attrs.push(attr("backedge", ValueKind::Word(b.addr_text), span));
+            op.attrs.push(attr("backedge", ValueKind::Word(b.addr_text), span));
         }
         if let Some(e) = end {
-            m.ops[l.op.idx()].attrs.push(attr("end", ValueKind::Word(e.addr_text), span));
-            let s = m.ops[l.op.idx()].span;
-            m.ops[l.op.idx()].span = s.to(e.span);
+            op.attrs.push(attr("end", ValueKind::Word(e.addr_text), span));
+            op.span = span.to(e.span);
         }
-    }
-
-    resolve(&mut m);
-    m.link();
-    LloProgram {
-        module: m,
-        computation: super::llo_file_name(path).map(|n| n.computation.to_string()),
-        legend,
-        bundles: infos,
-        loops: out_loops,
     }
 }
 

@@ -39,7 +39,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         stderr(line);
     }
     if let Err(e) = emitted {
-        stderr(format!("{e:?}"));
+        stderr(format!("{:?}", miette::Report::new(e)));
         return 2;
     }
     for notice in &outcome.notices {

@@ -6,6 +6,7 @@
 use super::output::{emit, stderr};
 use super::run::{self, Request};
 use super::settings::Resolver;
+use super::usage::UsageError;
 use super::LintArgs;
 use crate::analysis::Verdict;
 use crate::compare::kernels::KernelView;
@@ -77,11 +78,11 @@ pub fn compare(args: &CompareArgs) -> i32 {
     };
     let assume = match Assume::parse(args.assume.iter().map(String::as_str)) {
         Ok(a) => a,
-        Err(e) => return fail(miette::miette!("--assume {e}")),
+        Err(e) => return fail(UsageError::from(e).into()),
     };
     let hardware = match Hardware::load(args.hardware.as_deref()) {
         Ok(h) => h,
-        Err(e) => return fail(miette::miette!("{e}")),
+        Err(e) => return fail(e.into()),
     };
     let ctx = Context { hardware: &hardware, assume: &assume };
     let lint = lint_args(args);
@@ -125,7 +126,7 @@ pub fn compare(args: &CompareArgs) -> i32 {
     match emit(args.output_file.as_deref(), &out) {
         Ok(()) if problems.is_empty() => 0,
         Ok(()) => 2,
-        Err(e) => fail(e),
+        Err(e) => fail(e.into()),
     }
 }
 
@@ -134,7 +135,7 @@ fn render(c: &Comparison, format: CompareFormat) -> Result<String, miette::Repor
         CompareFormat::Table => compare::text::terminal(c),
         CompareFormat::Markdown => compare::text::markdown(c),
         CompareFormat::Json => compare::machine::json(c),
-        CompareFormat::Csv => compare::machine::csv(c).map_err(|e| miette::miette!("cannot write CSV: {e}"))?,
+        CompareFormat::Csv => compare::machine::csv(c).map_err(|err| UsageError::CsvUnwritable { err })?,
         CompareFormat::Html => compare::html::page(c),
     })
 }

@@ -16,6 +16,7 @@ pub mod output;
 pub(crate) mod rules_cmd;
 pub mod run;
 pub mod settings;
+pub mod usage;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use output::ColorChoice;

@@ -3,6 +3,7 @@
 //! A reader that closes the pipe early (`hlolint DIR | head -3`) has what it wanted: the write stops quietly and the
 //! exit status is still that of the run.
 
+use super::usage::UsageError;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -29,22 +30,17 @@ impl ColorChoice {
 }
 
 /// Writes `text` to `file`, or to stdout. A closed pipe is not an error.
-pub fn emit(file: Option<&Path>, text: &str) -> Result<(), miette::Report> {
-    let result = match file {
-        Some(p) => {
-            std::fs::write(p, text).map_err(|e| miette::miette!("cannot write the report to {}: {e}", p.display()))
-        }
+pub fn emit(file: Option<&Path>, text: &str) -> Result<(), UsageError> {
+    match file {
+        Some(p) => std::fs::write(p, text).map_err(|err| UsageError::ReportUnwritable { path: p.to_path_buf(), err }),
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(miette::miette!("cannot write the report: {e}"))
-                }
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(UsageError::StdoutUnwritable { err: e }),
                 _ => Ok(()),
             }
         }
-    };
-    result
+    }
 }
 
 /// `emit`, with a failure printed and turned into exit status 2.
@@ -52,7 +48,7 @@ pub fn emit_or(file: Option<&Path>, text: &str, code: i32) -> i32 {
     match emit(file, text) {
         Ok(()) => code,
         Err(e) => {
-            eprintln!("{e:?}");
+            eprintln!("{:?}", miette::Report::new(e));
             2
         }
     }

@@ -1,6 +1,7 @@
 //! `hlolint rules` (list packs and rules), `hlolint explain RULE` (a rule's documentation), `hlolint test`
 //! (each rule against its valid/invalid cases, like `sg test`).
 
+use super::usage::UsageError;
 use crate::rules::engine::SeverityOf;
 use crate::rules::model::RuleKind;
 use crate::rules::{self, RuleSet, Severity};
@@ -238,7 +239,10 @@ pub fn explain(args: &ExplainArgs) -> i32 {
     let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
     eprintln!(
         "{:?}",
-        miette::miette!(help = format!("rules: {}", ids.join(", ")), "no rule or analysis `{}`", args.rule)
+        miette::Report::new(UsageError::NoSuchRuleOrAnalysis {
+            rule: args.rule.clone(),
+            ids: ids.iter().map(|s| s.to_string()).collect()
+        })
     );
     2
 }
@@ -319,7 +323,7 @@ pub fn test(args: &TestArgs) -> i32 {
         match rules::embedded::materialize() {
             Ok(g) => Some(g),
             Err(e) => {
-                eprintln!("{:?}", miette::miette!("cannot write the built-in rules' test cases: {e}"));
+                eprintln!("{:?}", miette::Report::new(UsageError::CasesUnwritable { err: e }));
                 return 2;
             }
         }

@@ -4,6 +4,7 @@
 //! it; anything else that needs linted compilations (a comparison of versions) calls [`run`] too.
 
 use super::settings::{self, Resolver};
+use super::usage::UsageError;
 use super::LintArgs;
 use crate::analysis::Verdict;
 use crate::lint::compilation::{group_dir, parse_file, Parsed};
@@ -40,8 +41,8 @@ pub struct Request<'a> {
 pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
     if let Some(t) = req.target {
         if crate::lint::Target::lookup(t).is_none() {
-            let names: Vec<&str> = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
-            return Err(miette::miette!(help = format!("targets: {}", names.join(", ")), "unknown target `{t}`"));
+            let known = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
+            return Err(UsageError::UnknownTarget { target: t.to_string(), known }.into());
         }
     }
     // The settings of every named path, and their packs: a broken config or pack stops the run before any work.
@@ -222,10 +223,7 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
     };
     for p in select.iter().chain(&ignore) {
         if strict && p != "ALL" && !known(p, &set.rules) {
-            return Err(miette::miette!(
-                help = "`hlolint rules` lists the rules of the selected packs",
-                "no rule matches `{p}` in the selected packs nor in any built-in pack"
-            ));
+            return Err(UsageError::NoSuchRule { pattern: p.clone() }.into());
         }
     }
     set.rules.retain(|r| (select.is_empty() || hits(r, &select)) && !hits(r, &ignore));
@@ -235,16 +233,13 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
     }
     for o in list(&lint.severity) {
         let Some((k, v)) = o.split_once('=') else {
-            return Err(miette::miette!("--severity takes RULE=LEVEL, got `{o}`"));
+            return Err(UsageError::SeveritySyntax { got: o.clone() }.into());
         };
-        let level = Severity::parse(v)
-            .ok_or_else(|| miette::miette!(help = "levels: error, warning, info, off", "unknown severity `{v}`"))?;
+        let level = Severity::parse(v).ok_or_else(|| UsageError::UnknownSeverity { level: v.to_string() })?;
         let ids: Vec<String> =
             set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
         if ids.is_empty() && strict && !known(&k.trim().to_string(), &set.rules) {
-            return Err(miette::miette!(
-                "--severity: no rule matches `{k}` in the selected packs nor in any built-in pack"
-            ));
+            return Err(UsageError::SeverityNoRule { pattern: k.to_string() }.into());
         }
         for id in ids {
             sev.insert(id, level);

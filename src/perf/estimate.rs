@@ -93,13 +93,22 @@ pub struct Assume {
     pub values: BTreeMap<String, u64>,
 }
 
+/// An `--assume` item that does not say NAME=VALUE with a count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssumeError {
+    #[error("`{0}`: expected NAME=VALUE")]
+    NotNameValue(String),
+    #[error("`{0}`: VALUE must be a non-negative integer")]
+    NotACount(String),
+}
+
 impl Assume {
     /// Parses `NAME=VALUE` items.
-    pub fn parse<'s>(items: impl IntoIterator<Item = &'s str>) -> Result<Assume, String> {
+    pub fn parse<'s>(items: impl IntoIterator<Item = &'s str>) -> Result<Assume, AssumeError> {
         let mut values = BTreeMap::new();
         for it in items {
-            let (k, v) = it.split_once('=').ok_or_else(|| format!("`{it}`: expected NAME=VALUE"))?;
-            let v: u64 = v.trim().parse().map_err(|_| format!("`{it}`: VALUE must be a non-negative integer"))?;
+            let (k, v) = it.split_once('=').ok_or_else(|| AssumeError::NotNameValue(it.to_string()))?;
+            let v: u64 = v.trim().parse().map_err(|_| AssumeError::NotACount(it.to_string()))?;
             values.insert(k.trim().to_string(), v);
         }
         Ok(Assume { values })
@@ -134,7 +143,7 @@ mod tests {
         assert_eq!(a.get("gmm.1/region24"), Some(8));
         assert_eq!(a.get("other/region24"), None);
         assert_eq!(a.get("fp8_mm_v2.1/region95"), Some(4));
-        assert!(Assume::parse(["x"]).unwrap_err().contains("NAME=VALUE"));
-        assert!(Assume::parse(["x=-1"]).is_err());
+        assert_eq!(Assume::parse(["x"]).unwrap_err(), AssumeError::NotNameValue("x".into()));
+        assert_eq!(Assume::parse(["x=-1"]).unwrap_err(), AssumeError::NotACount("x=-1".into()));
     }
 }

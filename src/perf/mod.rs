@@ -20,7 +20,7 @@ pub mod time;
 pub mod timeline;
 pub mod trips;
 
-pub use estimate::{Assume, Estimate};
+pub use estimate::{Assume, AssumeError, Estimate};
 pub use mosaic::{BufferFacts, DmaFacts, ForFacts, MatmulFacts};
 pub use time::{Bound, Interval, TimeFacts};
 pub use trips::{LoopFacts, TripSource};

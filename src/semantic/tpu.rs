@@ -94,11 +94,14 @@ pub struct Hardware {
     pub chips: Vec<Chip>,
 }
 
-#[derive(Debug, thiserror::Error)]
+/// A `--hardware` file that cannot be used.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum HardwareError {
     #[error("cannot read hardware table {path}: {err}")]
+    #[diagnostic(code(hlolint::hardware::unreadable))]
     Read { path: String, err: std::io::Error },
     #[error("hardware table {path}: {err}")]
+    #[diagnostic(code(hlolint::hardware::invalid), help("docs/performance-model.md lists the keys of a generation"))]
     Parse { path: String, err: String },
 }
 

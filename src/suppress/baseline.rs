@@ -91,26 +91,26 @@ impl Baseline {
 /// Why a baseline cannot be used or written.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum BaselineError {
-    #[error("cannot read the baseline {}: {source}", path.display())]
+    #[error("cannot read the baseline {}: {err}", path.display())]
     #[diagnostic(code(hlolint::baseline::unreadable), help("`--write-baseline FILE` makes one"))]
-    Unreadable { path: PathBuf, source: std::io::Error },
-    #[error("{}:{}:{}: not a baseline: {source}", path.display(), source.line(), source.column())]
+    Unreadable { path: PathBuf, err: std::io::Error },
+    #[error("{}:{}:{}: not a baseline: {err}", path.display(), err.line(), err.column())]
     #[diagnostic(code(hlolint::baseline::invalid), help("a baseline is the JSON `--write-baseline` writes"))]
-    NotABaseline { path: PathBuf, source: serde_json::Error },
+    NotABaseline { path: PathBuf, err: serde_json::Error },
     #[error("the baseline {} holds {found} fingerprints; this hlolint makes {}", path.display(), fingerprint::VERSION)]
     #[diagnostic(code(hlolint::baseline::version), help("write it again with `--write-baseline`"))]
     OtherVersion { path: PathBuf, found: String },
-    #[error("cannot write the baseline {}: {source}", path.display())]
+    #[error("cannot write the baseline {}: {err}", path.display())]
     #[diagnostic(code(hlolint::baseline::unwritable))]
-    Unwritable { path: PathBuf, source: std::io::Error },
+    Unwritable { path: PathBuf, err: std::io::Error },
 }
 
 /// Reads a baseline file.
 pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| BaselineError::Unreadable { path: path.to_path_buf(), source })?;
-    let file: BaselineFile = serde_json::from_str(&text)
-        .map_err(|source| BaselineError::NotABaseline { path: path.to_path_buf(), source })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|err| BaselineError::Unreadable { path: path.to_path_buf(), err })?;
+    let file: BaselineFile =
+        serde_json::from_str(&text).map_err(|err| BaselineError::NotABaseline { path: path.to_path_buf(), err })?;
     if file.version != fingerprint::VERSION {
         return Err(BaselineError::OtherVersion { path: path.to_path_buf(), found: file.version });
     }
@@ -141,8 +141,7 @@ pub fn render<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> String {
 
 /// Writes the baseline file of these findings.
 pub fn write<'f>(path: &Path, findings: impl IntoIterator<Item = &'f Finding>) -> Result<(), BaselineError> {
-    std::fs::write(path, render(findings))
-        .map_err(|source| BaselineError::Unwritable { path: path.to_path_buf(), source })
+    std::fs::write(path, render(findings)).map_err(|err| BaselineError::Unwritable { path: path.to_path_buf(), err })
 }
 
 #[cfg(test)]

@@ -35,25 +35,9 @@
 use super::bundles::{names, Bundle, BundleFile, LloOp};
 use super::lex::small_num;
 use crate::ir::*;
+// FxHash: value names are short, and SipHash's DoS resistance buys nothing for a local file.
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// FNV-1a: value names are short, and SipHash's DoS resistance buys nothing for a local file.
-#[derive(Default)]
-struct Fnv(u64);
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for &b in bytes {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
 
 /// A parsed final_bundles file.
 #[derive(Clone, Debug)]
@@ -287,8 +271,7 @@ fn make_op<'a>(
 
 /// Resolves every operand name to the op defining it (SSA names; see the module doc).
 fn resolve(m: &mut Module<'_>) {
-    let mut defs: HashMap<&str, OpId, BuildHasherDefault<Fnv>> =
-        HashMap::with_capacity_and_hasher(m.ops.len(), Default::default());
+    let mut defs: FxHashMap<&str, OpId> = FxHashMap::with_capacity_and_hasher(m.ops.len(), Default::default());
     for (i, op) in m.ops.iter().enumerate() {
         if !op.name.is_empty() && op.opcode != "loop" {
             defs.entry(op.name).or_insert(OpId(i as u32));

@@ -8,25 +8,11 @@ use crate::ir::mlir_type::MlirType;
 use crate::ir::span::Span;
 use crate::ir::value::{Value, ValueKind};
 use crate::ir::*;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// FxHash (rustc's hasher): SSA names are short and trusted to be non-adversarial enough; SipHash cost 5% of
-/// parse time.
-#[derive(Default)]
-struct Fx(u64);
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-}
-type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+/// parse time. The maps are only looked up, never iterated, so the hasher cannot change any output.
+type Map<K, V> = rustc_hash::FxHashMap<K, V>;
 
 pub struct FileAst<'a> {
     /// `#loc1 = loc(...)`, `#map = affine_map<...>`, `!alias = type`: name with its sigil, value.

@@ -71,7 +71,7 @@ fn addr(op: &crate::ir::Op<'_>, key: &str) -> Option<u64> {
 
 /// The address of the bundle an op issues in.
 fn bundle_addr(op: &crate::ir::Op<'_>) -> Option<u64> {
-    op.issue.and_then(|i| crate::ir::value::parse_int(i.bundle)).map(|v| v as u64)
+    crate::parse::llo::args::position(op).map(|(bundle, _slot)| bundle)
 }
 
 /// An integer operand as the scalar unit reads it: `4294967295` in an `.s32` op is -1.

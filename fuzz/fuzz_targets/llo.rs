@@ -19,7 +19,12 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(rest) else { return };
     // The first byte picks the kind, so each table grammar sees inputs its sniffer would refuse.
     let kind = KINDS[pick as usize % KINDS.len()];
-    if let Ok(f) = llo::parse_llo_as(kind, "1-fusion-01-final_bundles.txt", text) {
+    if let Ok(f) = llo::parse_llo_as(kind, "1-fusion-01-final_bundles.txt", text, llo::Keep::All) {
+        let _ = hlolint::summary::llo::summarize(&f);
+    }
+    // The lint's partial graph: the same grammar, fewer ops kept.
+    let partial = llo::Keep::Only(hlolint::semantic::llo::read_across_layers);
+    if let Ok(f) = llo::parse_llo_as(kind, "1-fusion-01-final_bundles.txt", text, partial) {
         let _ = hlolint::summary::llo::summarize(&f);
     }
     if let Ok(f) = llo::parse_llo("fuzz.txt", text) {

@@ -691,6 +691,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     kinds: &["never-done", "done-twice", "done-without-start"],
     options: &[],
     run,
+    // reads no LLO op
+    llo: super::LloReads::CrossLayerOps,
 };
 
 #[cfg(test)]

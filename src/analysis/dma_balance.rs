@@ -51,6 +51,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     kinds: &["never-waited", "wait-without-start", "wait-exceeds-signals", "inconclusive", "explored"],
     options: &[],
     run,
+    // reads no LLO op
+    llo: super::LloReads::CrossLayerOps,
 };
 
 fn label(kind: &str) -> &'static str {

@@ -34,6 +34,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     kinds: &["single-slot", "wait-after-use", "no-overlap", "inconclusive", "explored"],
     options: &[],
     run,
+    // reads no LLO op
+    llo: super::LloReads::CrossLayerOps,
 };
 
 #[derive(Clone, Debug)]

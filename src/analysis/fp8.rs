@@ -69,6 +69,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     kinds: KINDS,
     options: OPTIONS,
     run,
+    // reads MXU formats only
+    llo: super::LloReads::CrossLayerOps,
 };
 
 /// The same for every narrow type (`analysis: narrow-emulated`).
@@ -80,6 +82,8 @@ pub static NARROW_ANALYSIS: super::Analysis = super::Analysis {
     kinds: NARROW_KINDS,
     options: OPTIONS,
     run: run_narrow,
+    // reads MXU formats only
+    llo: super::LloReads::CrossLayerOps,
 };
 
 // ---- evidence ---------------------------------------------------------------------------------------------------

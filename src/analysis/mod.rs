@@ -109,6 +109,19 @@ pub struct Analysis {
     /// The options it accepts (name, meaning).
     pub options: &'static [(&'static str, &'static str)],
     pub run: fn(&Compilation<'_>, usize, &Options) -> Vec<Hit>,
+    /// How much of an LLO program it reads, on its own layer or across layers.
+    pub llo: LloReads,
+}
+
+/// How much of an LLO program an analysis reads. A run whose rules all read [`LloReads::CrossLayerOps`] keeps
+/// only those ops of each LLO dump (`semantic::llo::read_across_layers`): a compilation holds hundreds of LLO
+/// files, a million ops, and their whole graphs were most of a run's memory and time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LloReads {
+    /// Nothing, or only the MXU ops and the entry's operands.
+    CrossLayerOps,
+    /// Any op.
+    Whole,
 }
 
 /// Every named analysis, each declared beside its code (`ANALYSIS` in its module). Rule packs refer to them by name.

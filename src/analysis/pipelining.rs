@@ -395,6 +395,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     kinds: &["no-grid-steps", "full-array-window", "single-buffered"],
     options: &[],
     run,
+    // reads no LLO op
+    llo: super::LloReads::CrossLayerOps,
 };
 
 #[cfg(test)]

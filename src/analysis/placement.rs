@@ -34,6 +34,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     kinds: &[],
     options: OPTIONS,
     run,
+    // reads the entry's operands only
+    llo: super::LloReads::CrossLayerOps,
 };
 
 pub const CAPTURES: &[&str] = &["operand", "call", "kernel_arg"];

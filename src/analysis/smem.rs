@@ -452,6 +452,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     kinds: &["scales-in-vmem", "data-in-smem"],
     options: &[("max_scale_elements", "largest operand (in elements) still treated as a scale table; default 4096")],
     run,
+    // reads no LLO op
+    llo: super::LloReads::CrossLayerOps,
 };
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use super::settings::{self, Resolver};
 use super::usage::UsageError;
 use super::LintArgs;
 use crate::analysis::Verdict;
-use crate::lint::compilation::{group_dir, parse_file, Parsed};
+use crate::lint::compilation::{group_dir, parse_file_keeping, Keep, Parsed};
 use crate::lint::Compilation;
 use crate::report::{CompilationReport, RunOutcome, Texts};
 use crate::rules::{self, engine, RuleSet, Severity};
@@ -396,7 +396,13 @@ fn lint_group(
             Err(e) => problems.push(miette::Report::new(e)),
         }
     }
-    let results = parse_largest_first(&files_read);
+    // Only the LLO ops the rules read are kept unless something reads whole programs: the summaries, the
+    // performance model, a matcher on the LLO layer.
+    let keep = match perf || summaries || engine::reads_whole_llo(rules, sev) {
+        true => Keep::All,
+        false => Keep::Only(crate::semantic::llo::read_across_layers),
+    };
+    let results = parse_largest_first(&files_read, keep);
     let mut parsed = Vec::new();
     for r in results {
         match r {
@@ -449,11 +455,11 @@ fn lint_group(
 /// Parses `files` in parallel, one task per file and the largest first (a folder's few large LLO files would
 /// otherwise end up in one thread's half of the list while the other runs out of work); the results in the order
 /// of `files`, so that the report does not depend on the number of threads.
-fn parse_largest_first(files: &[SourceFile]) -> Vec<Result<Parsed<'_>, miette::Report>> {
+fn parse_largest_first(files: &[SourceFile], keep: Keep) -> Vec<Result<Parsed<'_>, miette::Report>> {
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].text.len()));
     let mut done: Vec<(usize, Result<Parsed<'_>, miette::Report>)> =
-        order.into_par_iter().with_max_len(1).map(|i| (i, parse_file(&files[i]))).collect();
+        order.into_par_iter().with_max_len(1).map(|i| (i, parse_file_keeping(&files[i], keep))).collect();
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
 }

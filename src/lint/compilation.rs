@@ -12,6 +12,7 @@ use crate::source::{Format, SourceFile};
 use std::path::Path;
 
 pub use crate::parse::calls::DecodedCall;
+pub use crate::parse::llo::Keep;
 
 /// A file's parsed content: a graph, or an LLO table.
 pub enum Content<'f> {
@@ -42,10 +43,15 @@ impl<'f> Parsed<'f> {
 
 /// Parses a file in its format, with the kernels of its `tpu_custom_call`s. A syntax error is the `Err`.
 pub fn parse_file(file: &SourceFile) -> Result<Parsed<'_>, miette::Report> {
+    parse_file_keeping(file, Keep::All)
+}
+
+/// [`parse_file`], an LLO bundle dump's graph holding only the ops `keep` says (the grammar is checked in full).
+pub fn parse_file_keeping(file: &SourceFile, keep: Keep) -> Result<Parsed<'_>, miette::Report> {
     let content = match file.format {
         Format::Hlo => Content::Hlo(crate::parse::hlo::parse_hlo(&file.path, &file.text)?),
         Format::Mlir => Content::Mlir(crate::parse::mlir::parse_mlir(&file.path, &file.text)?),
-        Format::Llo => Content::Llo(crate::parse::llo::parse_llo(&file.path, &file.text)?),
+        Format::Llo => Content::Llo(crate::parse::llo::parse_llo_keeping(&file.path, &file.text, keep)?),
     };
     let (decoded, failed) = match &content {
         Content::Hlo(m) => crate::parse::calls::decode_calls(m, true),

@@ -91,6 +91,15 @@ struct FindingKey {
 /// Severity per rule after `--severity`/config overrides.
 pub type SeverityOf<'r> = dyn Fn(&Rule) -> Severity + Sync + 'r;
 
+/// Do the live rules read LLO programs beyond the ops `semantic::llo::read_across_layers` keeps: a matcher on the
+/// LLO layer (it may name any op), or an analysis that reads whole programs? Else a run keeps only those ops.
+pub fn reads_whole_llo(rules: &RuleSet, severity_of: &SeverityOf<'_>) -> bool {
+    rules.rules.iter().filter(|r| severity_of(r) != Severity::Off).any(|r| match &r.kind {
+        RuleKind::Select(_) => r.layers.contains(&Layer::Llo),
+        RuleKind::Analysis(a, ..) => a.llo == crate::analysis::LloReads::Whole,
+    })
+}
+
 pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -> Vec<Finding> {
     let live: Vec<(&Rule, Severity)> =
         rules.rules.iter().map(|r| (r, severity_of(r))).filter(|(_, sev)| *sev != Severity::Off).collect();
@@ -263,9 +272,17 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts:
             what: message.to_string(),
             family: "program".into(),
         },
+        // LLO: the op by opcode and ordinal, the same whether the unit holds its whole program or only the ops the
+        // run reads
         _ => {
             let scope = format!("file:{}", unit.path);
-            FindingKey { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{op:?}|{message}") }
+            let at = op.map(|op| {
+                let opcode = m.op(op).opcode;
+                let ordinal = m.op_ids().filter(|&o| m.op(o).opcode == opcode).position(|o| o == op).unwrap_or(0);
+                format!("{opcode}#{ordinal}")
+            });
+            let what = format!("{}|{message}", at.unwrap_or_default());
+            FindingKey { rule: rule.id.clone(), family: scope.clone(), scope, what }
         }
     }
 }

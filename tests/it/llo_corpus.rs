@@ -232,3 +232,78 @@ fn utilization_has_capacity() {
         }
     }
 }
+
+/// A partial graph (what a lint run keeps when its rules read only MXU matmuls and the entry's operands) holds
+/// exactly the whole graph's ops of those kinds, with the same names, spans, bundle positions, operands and
+/// nesting in loops, and the same entry; on every bundle dump of the fixtures and, when present, the corpus.
+#[test]
+fn partial_graphs_keep_exactly_the_ops_they_say() {
+    use hlolint::parse::llo::{parse_llo_keeping, Keep};
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let bundle_dumps = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+            .into_iter()
+            .flatten()
+            .map(|e| e.into_path())
+            .filter(|p| p.to_string_lossy().ends_with("-final_bundles.txt"))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut files = bundle_dumps(&fixtures);
+    if let Some(root) = corpus() {
+        files.extend(bundle_dumps(&root));
+    }
+    let (mut checked, mut kept, mut whole) = (0usize, 0usize, 0usize);
+    for path in files {
+        let p = path.to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(LloFile::Bundles(full)) = parse_llo(&p, &text) else { continue };
+        let part = match parse_llo_keeping(&p, &text, Keep::Only(llo::read_across_layers)) {
+            Ok(LloFile::Bundles(part)) => part,
+            _ => panic!("{p}: parses whole but not partially"),
+        };
+        assert!(part.partial && !full.partial && part.bundles.is_empty(), "{p}");
+        let (fm, pm) = (&full.module, &part.module);
+        let shown = |m: &hlolint::ir::Module<'_>, id: hlolint::ir::OpId| {
+            let op = m.op(id);
+            let loops: Vec<_> = llo::enclosing_loops(m, id).into_iter().map(|l| m.op(l).name).collect();
+            let operands: Vec<_> = op.operands.iter().map(|o| (o.name, o.span)).collect();
+            format!("{} {} {:?} {:?} {:?} {operands:?} {loops:?}", op.name, op.opcode, op.span, op.issue, op.attrs)
+        };
+        let expect: Vec<String> = fm
+            .op_ids()
+            .filter(|&id| fm.op(id).opcode != "loop" && llo::read_across_layers(fm.op(id).opcode))
+            .map(|id| shown(fm, id))
+            .collect();
+        let got: Vec<String> = pm.op_ids().filter(|&id| pm.op(id).opcode != "loop").map(|id| shown(pm, id)).collect();
+        assert_eq!(got, expect, "{p}");
+        assert_eq!(part.loops.len(), full.loops.len(), "{p}");
+        let entry = |m: &hlolint::ir::Module<'_>| {
+            let e = llo::entry_info(m);
+            let operands: Vec<String> = e
+                .operands
+                .iter()
+                .map(|o| {
+                    format!(
+                        "{:?} {} {} {:?} {:?} {:?} {:?}",
+                        m.op(o.op).span,
+                        o.value,
+                        o.space,
+                        o.index,
+                        o.kind,
+                        o.element,
+                        o.dims
+                    )
+                })
+                .collect();
+            format!("{:?} {:?} {:?} {operands:?}", e.hlo, e.name, e.opcode)
+        };
+        assert_eq!(entry(pm), entry(fm), "{p}");
+        checked += 1;
+        kept += got.len();
+        whole += fm.ops.len();
+    }
+    eprintln!("{checked} bundle dumps: partial graphs keep {kept} of {whole} ops");
+    assert!(checked >= 10 && kept > 0 && kept < whole);
+}

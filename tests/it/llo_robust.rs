@@ -2,7 +2,7 @@
 //! real files (when the corpus is present), parsed as every LLO kind, and the views run on whatever parses.
 
 use hlolint::parse::llo::args;
-use hlolint::parse::llo::{parse_llo, parse_llo_as, LloFile, LloKind};
+use hlolint::parse::llo::{parse_llo, parse_llo_as, parse_llo_keeping, Keep, LloFile, LloKind};
 use hlolint::semantic::llo;
 use std::path::Path;
 
@@ -19,8 +19,12 @@ fn exercise(text: &str) {
     if let Ok(f) = parse_llo("fuzz.txt", text) {
         use_file(&f);
     }
+    // The lint's partial graphs (MXU ops only) go through the same grammar and builder.
+    if let Ok(f) = parse_llo_keeping("fuzz.txt", text, Keep::Only(llo::read_across_layers)) {
+        use_file(&f);
+    }
     for k in KINDS {
-        if let Ok(f) = parse_llo_as(k, "fuzz.txt", text) {
+        if let Ok(f) = parse_llo_as(k, "fuzz.txt", text, Keep::All) {
             use_file(&f);
         }
     }

@@ -17,6 +17,7 @@ mod kernel_oracle;
 mod layers;
 mod linked_layers;
 mod llo_corpus;
+mod llo_partial;
 mod llo_robust;
 mod llo_samples;
 mod mlir_corpus;

@@ -49,6 +49,9 @@ pub struct LloProgram<'a> {
     pub legend: Vec<(&'a str, &'a str)>,
     pub bundles: Vec<BundleInfo<'a>>,
     pub loops: Vec<LoopInfo<'a>>,
+    /// Built with [`Keep::Only`](super::Keep): the module holds only the kept ops (and the loops), and `bundles`
+    /// is empty. Op counts, slot usage and timelines need the whole graph.
+    pub partial: bool,
 }
 
 /// A bundle without its ops (they live in the module): `ops` are the ids of its ops in slot order.
@@ -79,7 +82,7 @@ pub struct LoopInfo<'a> {
 
 const MAX_DELAY_SLOTS: usize = 8;
 
-pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<'a> {
+pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::Keep) -> LloProgram<'a> {
     let BundleFile { legend, bundles } = file;
     let loops = find_loops(&bundles);
     let (mut m, root) = program_module(text, &bundles);
@@ -87,19 +90,26 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
     let mut infos = Vec::with_capacity(bundles.len());
     let mut names_buf = Vec::new();
     let mut nest = LoopNest { root, stack: Vec::new(), next: 0, out: Vec::with_capacity(loops.len()) };
-    m.ops.reserve(bundles.iter().map(|b| b.ops.len()).sum::<usize>() + loops.len());
+    m.ops.reserve(bundles.iter().flat_map(|b| &b.ops).filter(|o| keep.keeps(o.mnemonic)).count() + loops.len());
 
     for (bi, b) in bundles.into_iter().enumerate() {
         let block = nest.enter(&mut m, &loops, bi, &b);
         let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
         let mut ids = Vec::with_capacity(ops.len());
         for (slot, o) in ops.into_iter().enumerate() {
+            if !keep.keeps(o.mnemonic) {
+                continue;
+            }
             let op = make_op(o, addr_text, markers, depth, slot, &mut names_buf);
             ids.push(m.push_op(block, op));
         }
         infos.push(BundleInfo { addr, addr_text, markers, depth, comments, ops: ids, span });
     }
     close_loops(&mut m, &nest.out, &infos);
+    if matches!(keep, super::Keep::Only(_)) {
+        // A partial graph is read through its ops; the bundle table is for whole programs.
+        infos = Vec::new();
+    }
 
     resolve(&mut m);
     m.link();
@@ -109,6 +119,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>) -> LloProgram<
         legend,
         bundles: infos,
         loops: nest.out,
+        partial: matches!(keep, super::Keep::Only(_)),
     }
 }
 

@@ -118,10 +118,36 @@ pub fn sniff_llo(text: &str) -> Option<LloKind> {
     None
 }
 
+/// Which ops of a bundle dump become ops of its graph. The grammar is checked in full either way; what is not kept
+/// is dropped as soon as its bundle is read. A caller that reads only a few kinds of op from a dump (the lint's
+/// cross-layer analyses read MXU ops and the entry's operands) keeps those, so that a compilation's hundreds of
+/// LLO files need not all be held as whole graphs at once.
+#[derive(Clone, Copy, Debug)]
+pub enum Keep {
+    All,
+    /// Only ops whose mnemonic the function accepts (and the loops, which hold them).
+    Only(fn(&str) -> bool),
+}
+
+impl Keep {
+    pub fn keeps(self, mnemonic: &str) -> bool {
+        match self {
+            Keep::All => true,
+            Keep::Only(f) => f(mnemonic),
+        }
+    }
+}
+
 /// Parses an LLO dump of any kind (decided by [`sniff_llo`]). `path` names the file in diagnostics and gives the
 /// computation name when the text has none.
 #[allow(clippy::result_large_err)] // SyntaxError is the crate-wide diagnostic, carrying its source
 pub fn parse_llo<'a>(path: &str, text: &'a str) -> Result<LloFile<'a>, SyntaxError> {
+    parse_llo_keeping(path, text, Keep::All)
+}
+
+/// [`parse_llo`], with a bundle dump's graph holding only the ops `keep` says.
+#[allow(clippy::result_large_err)]
+pub fn parse_llo_keeping<'a>(path: &str, text: &'a str, keep: Keep) -> Result<LloFile<'a>, SyntaxError> {
     let kind = sniff_llo(text).ok_or_else(|| {
         SyntaxError::at(
             "llo",
@@ -131,12 +157,12 @@ pub fn parse_llo<'a>(path: &str, text: &'a str) -> Result<LloFile<'a>, SyntaxErr
             "an LLO dump (final_bundles, schedule analysis, utilization or a memory-space-assignment table)".into(),
         )
     })?;
-    parse_llo_as(kind, path, text)
+    parse_llo_as(kind, path, text, keep)
 }
 
 /// Parses `text` as the given kind.
 #[allow(clippy::result_large_err)]
-pub fn parse_llo_as<'a>(kind: LloKind, path: &str, text: &'a str) -> Result<LloFile<'a>, SyntaxError> {
+pub fn parse_llo_as<'a>(kind: LloKind, path: &str, text: &'a str, keep: Keep) -> Result<LloFile<'a>, SyntaxError> {
     let err = |e: nom::Err<PErr<'_>>| match e {
         nom::Err::Error(e) | nom::Err::Failure(e) => SyntaxError::new("llo", path, text, &e),
         nom::Err::Incomplete(_) => SyntaxError::at("llo", path, text, text.len(), "more input".into()),
@@ -144,7 +170,7 @@ pub fn parse_llo_as<'a>(kind: LloKind, path: &str, text: &'a str) -> Result<LloF
     Ok(match kind {
         LloKind::Bundles => {
             let (_, f) = bundles::bundle_file(text).map_err(err)?;
-            LloFile::Bundles(build::build(path, text, f))
+            LloFile::Bundles(build::build(path, text, f, keep))
         }
         LloKind::ScheduleAnalysis => LloFile::ScheduleAnalysis(tables::schedule_analysis(text).map_err(err)?.1),
         LloKind::Utilization => LloFile::Utilization(tables::utilization(text).map_err(err)?.1),

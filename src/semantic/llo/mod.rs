@@ -98,6 +98,14 @@ pub fn classify(mnemonic: &str) -> OpClass {
     }
 }
 
+/// The LLO ops a lint reads when it does not read a whole LLO program: MXU matmuls (`vmatmul*`: their formats
+/// decide whether fp8 or int8 is native, and prove the target) and the entry's `inlined_call_operand.*` ops (where
+/// XLA placed each operand). A run whose rules read nothing else keeps only these of each LLO dump
+/// (`parse::llo::Keep`); an analysis that reads more says so (`analysis::Analysis::llo`).
+pub fn read_across_layers(mnemonic: &str) -> bool {
+    family(mnemonic) == "vmatmul" || mnemonic.starts_with("inlined_call_operand.")
+}
+
 fn is_mxu(mnemonic: &str) -> bool {
     let fam = family(mnemonic);
     fam.starts_with("vmat") || fam == "vllmr" || mnemonic.split('.').any(|s| s.starts_with("mxu"))

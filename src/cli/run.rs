@@ -396,11 +396,12 @@ fn lint_group(
             Err(e) => problems.push(miette::Report::new(e)),
         }
     }
-    // Only the LLO ops the rules read are kept unless something reads whole programs: the summaries, the
+    // Only the LLO ops the rules and summaries read are kept unless something reads whole programs: the
     // performance model, a matcher on the LLO layer.
-    let keep = match perf || summaries || engine::reads_whole_llo(rules, sev) {
-        true => Keep::All,
-        false => Keep::Only(crate::semantic::llo::read_across_layers),
+    let keep = match (perf || engine::reads_whole_llo(rules, sev), summaries) {
+        (true, _) => Keep::All,
+        (false, true) => Keep::Only(crate::summary::llo::reads),
+        (false, false) => Keep::Only(crate::semantic::llo::read_across_layers),
     };
     let results = parse_largest_first(&files_read, keep);
     let mut parsed = Vec::new();

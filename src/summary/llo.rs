@@ -28,6 +28,13 @@ pub struct LloSummary {
     pub rows: usize,
 }
 
+/// The LLO ops a summary reads: MXU matmuls, DMA starts and waits, the entry's operands. A run that summarises its
+/// files but reads no more of LLO programs keeps only these (`parse::llo::Keep`).
+pub fn reads(mnemonic: &str) -> bool {
+    use crate::semantic::llo::{classify, read_across_layers, OpClass};
+    read_across_layers(mnemonic) || matches!(classify(mnemonic), OpClass::DmaStart | OpClass::DmaWait)
+}
+
 pub fn summarize(file: &LloFile<'_>) -> LloSummary {
     let mut s = LloSummary {
         kind: file.kind(),
@@ -46,8 +53,8 @@ pub fn summarize(file: &LloFile<'_>) -> LloSummary {
         LloFile::Bundles(p) => {
             let m = &p.module;
             s.computation = crate::semantic::link::llo_computation(m, p.computation.as_deref());
-            s.bundles = p.bundles.len();
-            s.ops = m.ops.len();
+            s.bundles = p.bundle_count;
+            s.ops = p.op_count;
             s.loops = p.loops.len();
             for x in mxu_ops(m).into_iter().filter(|x| x.kind == MxuKind::Matmul) {
                 *s.matmul_formats.entry(matmul_format(x.mnemonic, x.format)).or_insert(0) += 1;

@@ -36,6 +36,15 @@ fn findings(pack: Option<&Path>, path: &str) -> (Vec<String>, Vec<String>) {
     (concise, sarif)
 }
 
+/// The JSON report's file summaries (which read MXU matmuls, DMAs and the entry of each LLO dump), layer links,
+/// and findings without the probe's.
+fn json_report(pack: Option<&Path>, path: &str) -> Vec<String> {
+    let j: serde_json::Value = serde_json::from_str(&run(pack, "json", path)).unwrap();
+    let findings = j["findings"].as_array().cloned().unwrap_or_default();
+    let findings: Vec<String> = findings.iter().filter(|f| f["rule"] != "llo-probe").map(|f| f.to_string()).collect();
+    vec![j["files"].to_string(), j["linked"].to_string(), findings.join("\n")]
+}
+
 fn same_with_partial_and_whole_graphs(path: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let probe = tmp.path().join("probe.yaml");
@@ -45,6 +54,9 @@ fn same_with_partial_and_whole_graphs(path: &str) {
     assert!(!partial.0.is_empty(), "the run found something in {path}");
     assert_eq!(partial.0, whole.0, "concise findings of {path}");
     assert_eq!(partial.1, whole.1, "SARIF results of {path}");
+    let (partial, whole) = (json_report(None, path), json_report(Some(&probe), path));
+    assert!(partial[0].contains("\"llo\""), "LLO dumps are summarised in {path}");
+    assert!(partial == whole, "the JSON report of {path} differs between partial and whole LLO graphs");
 }
 
 #[test]

@@ -50,8 +50,11 @@ pub struct LloProgram<'a> {
     pub bundles: Vec<BundleInfo<'a>>,
     pub loops: Vec<LoopInfo<'a>>,
     /// Built with [`Keep::Only`](super::Keep): the module holds only the kept ops (and the loops), and `bundles`
-    /// is empty. Op counts, slot usage and timelines need the whole graph.
+    /// is empty. Slot usage and timelines need the whole graph.
     pub partial: bool,
+    /// The whole program's bundles, and its ops with the loops' (what the module holds when nothing is dropped).
+    pub bundle_count: usize,
+    pub op_count: usize,
 }
 
 /// A bundle without its ops (they live in the module): `ops` are the ids of its ops in slot order.
@@ -92,6 +95,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::K
     let mut nest = LoopNest { root, stack: Vec::new(), next: 0, out: Vec::with_capacity(loops.len()) };
     m.ops.reserve(bundles.iter().flat_map(|b| &b.ops).filter(|o| keep.keeps(o.mnemonic)).count() + loops.len());
 
+    let (bundle_count, op_count) = (bundles.len(), bundles.iter().map(|b| b.ops.len()).sum::<usize>() + loops.len());
     for (bi, b) in bundles.into_iter().enumerate() {
         let block = nest.enter(&mut m, &loops, bi, &b);
         let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
@@ -120,6 +124,8 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::K
         bundles: infos,
         loops: nest.out,
         partial: matches!(keep, super::Keep::Only(_)),
+        bundle_count,
+        op_count,
     }
 }
 

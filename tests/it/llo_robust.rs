@@ -19,8 +19,15 @@ fn exercise(text: &str) {
     if let Ok(f) = parse_llo("fuzz.txt", text) {
         use_file(&f);
     }
-    // The lint's partial graphs (MXU ops only) go through the same grammar and builder.
-    if let Ok(f) = parse_llo_keeping("fuzz.txt", text, Keep::Only(llo::read_across_layers)) {
+    // The lint's partial graphs (MXU ops only) go through the same grammar — without building the dropped ops'
+    // arguments — and must accept and refuse exactly the same texts, at the same place.
+    let verdict = |r: &Result<LloFile<'_>, hlolint::parse::error::SyntaxError>| {
+        r.as_ref().map(|_| ()).map_err(|e| (e.span, e.expected.clone()))
+    };
+    let whole = parse_llo_keeping("fuzz.txt", text, Keep::All);
+    let partial = parse_llo_keeping("fuzz.txt", text, Keep::Only(llo::read_across_layers));
+    assert_eq!(verdict(&whole), verdict(&partial), "whole and partial parses disagree on:\n{text}");
+    if let Ok(f) = partial {
         use_file(&f);
     }
     for k in KINDS {

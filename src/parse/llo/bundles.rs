@@ -39,6 +39,7 @@
 //! before scheduling), `entry bundle: %fusion = fusion(...)`, `exit bundle: ...`. The parser keeps them as text.
 
 use super::lex::{comment, ident, line, parse_uint, sp, word, ws};
+use super::Keep;
 use crate::ir::{Span, Value, ValueKind};
 use crate::parse::error::{PErr, PResult};
 use nom::bytes::complete::tag;
@@ -130,7 +131,9 @@ impl<'a> LloOp<'a> {
 }
 
 /// Parses a whole final_bundles file. `base` is the full text (for spans); `i` starts at its beginning.
-pub fn bundle_file(base: &str) -> PResult<'_, BundleFile<'_>> {
+/// The bundles of a dump. Ops `keep` drops are checked against the grammar as the others, but their arguments are
+/// not built into value trees (the builder drops those ops: see `parse::llo::Keep`).
+pub fn bundle_file(base: &str, keep: Keep) -> PResult<'_, BundleFile<'_>> {
     let mut out = BundleFile::default();
     let mut i = ws(base);
     if i.starts_with("= control target key start") {
@@ -157,14 +160,14 @@ pub fn bundle_file(base: &str) -> PResult<'_, BundleFile<'_>> {
         if i.is_empty() {
             break;
         }
-        let (rest, b) = bundle(base, i)?;
+        let (rest, b) = bundle(base, i, keep)?;
         out.bundles.push(b);
         i = rest;
     }
     Ok((i, out))
 }
 
-fn bundle<'a>(base: &'a str, i: &'a str) -> PResult<'a, Bundle<'a>> {
+fn bundle<'a>(base: &'a str, i: &'a str, keep: Keep) -> PResult<'a, Bundle<'a>> {
     let start = i;
     let (i, addr_text) = addr(i)?;
     let addr = parse_uint(addr_text).unwrap_or(0);
@@ -194,7 +197,7 @@ fn bundle<'a>(base: &'a str, i: &'a str) -> PResult<'a, Bundle<'a>> {
             i = r;
             continue;
         }
-        let (r, op) = llo_op(base, i)?;
+        let (r, op) = llo_op(base, i, keep)?;
         ops.push(op);
         i = r;
     }
@@ -252,8 +255,8 @@ fn addr(i: &str) -> PResult<'_, &str> {
     Ok((&i[n..], &i[..n]))
 }
 
-/// One op inside a bundle, up to (not including) `;;` or `}`.
-pub fn llo_op<'a>(base: &'a str, i: &'a str) -> PResult<'a, LloOp<'a>> {
+/// One op inside a bundle, up to (not including) `;;` or `}`; an op `keep` drops comes without its arguments.
+pub fn llo_op<'a>(base: &'a str, i: &'a str, keep: Keep) -> PResult<'a, LloOp<'a>> {
     let start = i;
     let mut dest = None;
     let mut dest_span = Span::default();
@@ -271,6 +274,7 @@ pub fn llo_op<'a>(base: &'a str, i: &'a str) -> PResult<'a, LloOp<'a>> {
     }
     let (r, mnemonic) = mnemonic(i)?;
     let mnemonic_span = Span::of(base, mnemonic);
+    let build = keep.keeps(mnemonic);
     let mut i = r;
     let mut args = Vec::new();
     let mut comments = Vec::new();
@@ -291,30 +295,37 @@ pub fn llo_op<'a>(base: &'a str, i: &'a str) -> PResult<'a, LloOp<'a>> {
             let (r, c) = comment(i)?;
             if let Some(key) = label(c) {
                 let r = ws(r);
-                let (r, v) = item(base, r, 0)?;
+                let (r, v) = item(base, r, 0, build)?;
                 let span = Span::between(base, i, r);
-                args.push(Value { kind: ValueKind::KeyVal { key, value: Box::new(v) }, span });
+                if build {
+                    args.push(Value { kind: ValueKind::KeyVal { key, value: Box::new(v) }, span });
+                }
                 i = r;
             } else {
-                comments.push(c.trim());
+                if build {
+                    comments.push(c.trim());
+                }
                 i = r;
             }
             end = i;
             continue;
         }
-        let (r, v) = item(base, i, 0)?;
+        let (r, v) = item(base, i, 0, build)?;
         // `target = $region5`
         let r2 = sp(r);
         if let (Some(r3), ValueKind::Word(key)) = (r2.strip_prefix('='), &v.kind) {
             let r3 = sp(r3);
-            let (r4, val) = item(base, r3, 0)?;
+            let (r4, val) = item(base, r3, 0, build)?;
+            // Kept for a dropped op too: the builder finds loops by their branches' `target = $regionN`.
             args.push(Value {
                 kind: ValueKind::KeyVal { key, value: Box::new(val) },
                 span: Span::between(base, i, r4),
             });
             i = r4;
         } else {
-            args.push(v);
+            if build {
+                args.push(v);
+            }
             i = r;
         }
         end = i;
@@ -364,7 +375,11 @@ fn mnemonic(i: &str) -> PResult<'_, &str> {
 const MAX_NEST: u32 = 64;
 
 /// One operand item (see the grammar in the module doc).
-fn item<'a>(base: &'a str, i: &'a str, nest: u32) -> PResult<'a, Value<'a>> {
+///
+/// With `build` false the same text is accepted or refused at the same place, but no container is allocated:
+/// groups and sequences come back empty, a `key: value` as its value (the decisions below read only leaf kinds and
+/// local flags, never what a container holds).
+fn item<'a>(base: &'a str, i: &'a str, nest: u32, build: bool) -> PResult<'a, Value<'a>> {
     if nest > MAX_NEST {
         return PErr::cut(i, "less deeply nested brackets");
     }
@@ -377,9 +392,9 @@ fn item<'a>(base: &'a str, i: &'a str, nest: u32) -> PResult<'a, Value<'a>> {
         }
         b'!' => {
             let r = &i[1..];
-            let (r, v) = item(base, r, nest + 1)?;
+            let (r, v) = item(base, r, nest + 1, build)?;
             let bang = Value { kind: ValueKind::Punct(&i[..1]), span: Span::of(base, &i[..1]) };
-            (r, ValueKind::Seq(vec![bang, v]))
+            (r, ValueKind::Seq(if build { vec![bang, v] } else { Vec::new() }))
         }
         b'(' | b'[' | b'{' => {
             let close = match c {
@@ -387,7 +402,7 @@ fn item<'a>(base: &'a str, i: &'a str, nest: u32) -> PResult<'a, Value<'a>> {
                 b'[' => ']',
                 _ => '}',
             };
-            let (r, items) = group(base, &i[1..], close, nest + 1)?;
+            let (r, items) = group(base, &i[1..], close, nest + 1, build)?;
             (r, ValueKind::Group { open: c as char, items })
         }
         b'"' => {
@@ -414,6 +429,7 @@ fn item<'a>(base: &'a str, i: &'a str, nest: u32) -> PResult<'a, Value<'a>> {
     };
     let mut v = Value { kind, span: Span::between(base, start, r) };
     let mut r = r;
+    let mut keyval = false;
     // key:value (sm:$0xff, vmem:[...], shape: bf16[8,128])
     if let (Some(after), ValueKind::Word(key)) = (r.strip_prefix(':'), &v.kind) {
         let key = *key;
@@ -421,15 +437,25 @@ fn item<'a>(base: &'a str, i: &'a str, nest: u32) -> PResult<'a, Value<'a>> {
         let (r2, val) = if matches!(after.as_bytes().first(), None | Some(b']' | b')' | b'}' | b',' | b';')) {
             (after, Value { kind: ValueKind::Word(&after[..0]), span: Span::of(base, &after[..0]) })
         } else {
-            item(base, after, nest + 1)?
+            item(base, after, nest + 1, build)?
         };
-        v = Value { kind: ValueKind::KeyVal { key, value: Box::new(val) }, span: Span::between(base, start, r2) };
+        let span = Span::between(base, start, r2);
+        v = match build {
+            true => Value { kind: ValueKind::KeyVal { key, value: Box::new(val) }, span },
+            false => Value { kind: val.kind, span },
+        };
+        keyval = true;
         r = r2;
     }
     // Glued brackets: f8e4m3fn[1024,1024].
-    while matches!(r.as_bytes().first(), Some(b'[')) && !matches!(v.kind, ValueKind::KeyVal { .. }) {
-        let (r2, g) = item(base, r, nest + 1)?;
+    while matches!(r.as_bytes().first(), Some(b'[')) && !keyval {
+        let (r2, g) = item(base, r, nest + 1, build)?;
         let span = Span::between(base, start, r2);
+        if !build {
+            v = Value { kind: ValueKind::Seq(Vec::new()), span };
+            r = r2;
+            continue;
+        }
         v = match v.kind {
             ValueKind::Seq(mut xs) => {
                 xs.push(g);
@@ -442,7 +468,7 @@ fn item<'a>(base: &'a str, i: &'a str, nest: u32) -> PResult<'a, Value<'a>> {
     Ok((r, v))
 }
 
-fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32) -> PResult<'a, Vec<Value<'a>>> {
+fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32, build: bool) -> PResult<'a, Vec<Value<'a>>> {
     let mut items = Vec::new();
     let mut label_key: Option<&'a str> = None;
     let want = match close {
@@ -473,7 +499,12 @@ fn group<'a>(base: &'a str, mut i: &'a str, close: char, nest: u32) -> PResult<'
         if matches!(c, b')' | b']' | b'}' | b';') {
             return PErr::cut(i, want);
         }
-        let (r, v) = item(base, i, nest)?;
+        let (r, v) = item(base, i, nest, build)?;
+        if !build {
+            label_key = None;
+            i = r;
+            continue;
+        }
         let v = match label_key.take() {
             Some(key) => Value { kind: ValueKind::KeyVal { key, value: Box::new(v) }, span: Span::between(base, i, r) },
             None => v,
@@ -498,7 +529,7 @@ mod tests {
     use super::*;
 
     fn op(s: &str) -> LloOp<'_> {
-        let (rest, o) = llo_op(s, s).unwrap();
+        let (rest, o) = llo_op(s, s, Keep::All).unwrap();
         assert!(rest.trim_start().starts_with('}') || rest.trim_start().starts_with(";;"), "rest: {rest}");
         o
     }
@@ -550,7 +581,7 @@ mod tests {
     #[test]
     fn bundles_with_markers_and_comments() {
         let t = "= control target key start\nLB: loop body\n= control target key end\n\n     0   :  { %0 = vdelay 1 } /* Start region 0 */\n   0xb LB: > { %1 = sfence  ;;  %2 = sfence /* a\nb /* c */ */ }\n   0xc   :  {}";
-        let (_, f) = bundle_file(t).unwrap();
+        let (_, f) = bundle_file(t, Keep::All).unwrap();
         assert_eq!(f.legend, [("LB", "loop body")]);
         assert_eq!(f.bundles.len(), 3);
         assert_eq!(

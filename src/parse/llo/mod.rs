@@ -169,7 +169,7 @@ pub fn parse_llo_as<'a>(kind: LloKind, path: &str, text: &'a str, keep: Keep) ->
     };
     Ok(match kind {
         LloKind::Bundles => {
-            let (_, f) = bundles::bundle_file(text).map_err(err)?;
+            let (_, f) = bundles::bundle_file(text, keep).map_err(err)?;
             LloFile::Bundles(build::build(path, text, f, keep))
         }
         LloKind::ScheduleAnalysis => LloFile::ScheduleAnalysis(tables::schedule_analysis(text).map_err(err)?.1),

@@ -103,7 +103,12 @@ pub fn classify(mnemonic: &str) -> OpClass {
 /// XLA placed each operand). A run whose rules read nothing else keeps only these of each LLO dump
 /// (`parse::llo::Keep`); an analysis that reads more says so (`analysis::Analysis::llo`).
 pub fn read_across_layers(mnemonic: &str) -> bool {
-    family(mnemonic) == "vmatmul" || mnemonic.starts_with("inlined_call_operand.")
+    // `family(m) == "vmatmul"` without splitting: this runs on every op of every LLO dump read.
+    let vmatmul = mnemonic.strip_prefix("vmatmul").is_some_and(|r| {
+        let first = r.split_once('.').map_or(r, |x| x.0);
+        first.bytes().all(|b| b.is_ascii_digit())
+    });
+    vmatmul || mnemonic.starts_with("inlined_call_operand.")
 }
 
 fn is_mxu(mnemonic: &str) -> bool {
@@ -118,4 +123,25 @@ pub fn enclosing_loops(m: &Module<'_>, op: OpId) -> Vec<OpId> {
 
 pub fn in_loop(m: &Module<'_>, op: OpId) -> bool {
     m.ancestors(op).any(|a| m.op(a).opcode == "loop")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_across_layers_is_the_vmatmul_family_and_the_entry_operands() {
+        for m in
+            ["vmatmul.mubr.f8e4m3fn.vlgmr.msra.gmra.mrb[0].mxu0", "vmatmul.f32.gmra.mxu0", "vmatmul2.bf16", "vmatmul"]
+        {
+            assert!(read_across_layers(m) && family(m) == "vmatmul", "{m}");
+        }
+        for m in ["inlined_call_operand.vmem", "inlined_call_operand.<no memory space>"] {
+            assert!(read_across_layers(m), "{m}");
+        }
+        for m in ["vmatpush1.bf16.msra.mxu0", "vmatmulx.f32", "vpop.f32.mrf.mxu0", "dma.general", "sst", "vmatres.f32"]
+        {
+            assert!(!read_across_layers(m) && family(m) != "vmatmul", "{m}");
+        }
+    }
 }

@@ -121,6 +121,10 @@ pub struct Module<'a> {
     /// HLO `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` tables.
     #[serde(skip)]
     pub stack_frames: StackFrames<'a>,
+    /// Each op's index in its block, filled by `link` (schedule relations ask it for pairs of ops of a
+    /// 50,000-instruction entry; a scan per question was quadratic).
+    #[serde(skip)]
+    pub positions: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -31,6 +31,7 @@ impl<'a> Module<'a> {
             entry: None,
             scheduled: false,
             stack_frames: StackFrames::default(),
+            positions: Vec::new(),
         }
     }
 
@@ -92,6 +93,12 @@ impl<'a> Module<'a> {
             for k in 0..self.ops[i].calls.len() {
                 let f = self.ops[i].calls[k].func;
                 self.funcs[f.idx()].callers.push(user);
+            }
+        }
+        self.positions = vec![0; self.ops.len()];
+        for b in &self.blocks {
+            for (k, o) in b.ops.iter().enumerate() {
+                self.positions[o.idx()] = k as u32;
             }
         }
     }
@@ -212,7 +219,12 @@ impl<'a> Module<'a> {
     /// Position of `op` within its block: the schedule index in a scheduled HLO module.
     pub fn position(&self, op: OpId) -> usize {
         let block = &self.blocks[self.ops[op.idx()].block.idx()];
-        block.ops.iter().position(|&o| o == op).unwrap_or(0)
+        // The index `link` recorded, when the block still has the op there; else (a module built without `link`,
+        // or changed since) a scan.
+        match self.positions.get(op.idx()).map(|&k| k as usize) {
+            Some(k) if block.ops.get(k) == Some(&op) => k,
+            _ => block.ops.iter().position(|&o| o == op).unwrap_or(0),
+        }
     }
 
     /// The root op of a function body (HLO `ROOT`, else the last op).

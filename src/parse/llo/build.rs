@@ -99,7 +99,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::K
     for (bi, b) in bundles.into_iter().enumerate() {
         let block = nest.enter(&mut m, &loops, bi, &b);
         let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
-        let mut ids = Vec::with_capacity(ops.len());
+        let mut ids = Vec::with_capacity(if matches!(keep, super::Keep::All) { ops.len() } else { 0 });
         for (slot, o) in ops.into_iter().enumerate() {
             if !keep.keeps(o.mnemonic) {
                 continue;

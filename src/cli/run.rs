@@ -68,27 +68,36 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
             None => (&base[profile], false),
         }
     };
-    // Compilations one after another, each parsed and linted in parallel: nested parallel loops would let
-    // work-stealing start every compilation at once and hold all of them in memory.
+    // Compilations in batches (see `batches`): a batch's compilations in parallel, each one's files in parallel
+    // inside it; outcomes taken in path order, so the report does not depend on the threads.
     let mut run = RunOutcome { exit_zero: req.lint.exit_zero, ..RunOutcome::default() };
     let mut profiles = Vec::new();
-    for (dir, (profile, files)) in &groups {
-        let (r, own) = rules_for(*profile, dir);
-        let target = req.target.or(resolver.all[*profile].target.as_deref());
-        let how = GroupOptions { target, explored: req.verbose, perf: req.perf, summaries: req.summaries };
-        let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), how);
-        if own {
-            o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
+    for batch in batches(&groups) {
+        let outcomes: Vec<(GroupOutcome, usize)> = batch
+            .par_iter()
+            .with_max_len(1)
+            .map(|(dir, (profile, files))| {
+                let (r, own) = rules_for(*profile, dir);
+                let target = req.target.or(resolver.all[*profile].target.as_deref());
+                let how = GroupOptions { target, explored: req.verbose, perf: req.perf, summaries: req.summaries };
+                let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), how);
+                if own {
+                    o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
+                }
+                (o, *profile)
+            })
+            .collect();
+        for (o, profile) in outcomes {
+            errors.extend(o.problems);
+            run.parsed.extend(o.parsed);
+            run.files.extend(o.files);
+            // Compilations with no parsed file (every file failed) are not worth a line.
+            if o.report.files > 0 {
+                run.compilations.push(o.report);
+                profiles.push(profile);
+            }
+            run.texts.extend(o.texts);
         }
-        errors.extend(o.problems);
-        run.parsed.extend(o.parsed);
-        run.files.extend(o.files);
-        // Compilations with no parsed file (every file failed) are not worth a line.
-        if o.report.files > 0 {
-            run.compilations.push(o.report);
-            profiles.push(*profile);
-        }
-        run.texts.extend(o.texts);
     }
     suppress_findings(req.lint, &resolver, &mut run.compilations, &profiles)?;
     run.errors = errors;
@@ -100,7 +109,10 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
 
 /// Candidate files per dump folder (a compilation), each with the settings it is linted with (its first file's),
 /// the `exclude` globs applied.
-type Groups<'c> = Vec<(String, (usize, Vec<&'c source::Candidate>))>;
+type Groups<'c> = Vec<Group<'c>>;
+
+/// One dump folder's candidate files and the settings profile they are linted with.
+type Group<'c> = (String, (usize, Vec<&'c source::Candidate>));
 
 fn group<'c>(
     req: &Request<'_>,
@@ -134,6 +146,38 @@ fn group<'c>(
         groups.entry(group_dir(&c.path.display().to_string())).or_insert((profile, Vec::new())).1.push(c);
     }
     Ok(groups.into_iter().collect())
+}
+
+/// Consecutive compilations (in path order) that together weigh no more than the heaviest one: those are linted
+/// at the same time. A tree's many small compilations then overlap, while the memory a run holds at once stays
+/// about what the heaviest compilation alone takes (running every compilation at once, as work-stealing would,
+/// held them all). The weight is the memory a compilation's text becomes: an HLO or MLIR file a whole graph (about
+/// 10× its bytes), an LLO dump the few ops a lint keeps of it (about 2.5×) — so files other than LLO dumps count 4×.
+fn batches<'g, 'c>(groups: &'g Groups<'c>) -> Vec<&'g [Group<'c>]> {
+    let weight = |c: &source::Candidate| -> u64 {
+        let bytes = std::fs::metadata(&c.path).map(|m| m.len()).unwrap_or(0);
+        let llo = crate::parse::llo::llo_file_name(&c.path.to_string_lossy()).is_some_and(|n| n.stage != "hlo");
+        if llo {
+            bytes
+        } else {
+            bytes * 4
+        }
+    };
+    let sizes: Vec<u64> = groups.iter().map(|(_, (_, files))| files.iter().map(|c| weight(c)).sum()).collect();
+    let budget = sizes.iter().copied().max().unwrap_or(0);
+    let mut out = Vec::new();
+    let (mut start, mut sum) = (0, 0u64);
+    for (i, &n) in sizes.iter().enumerate() {
+        if i > start && sum + n > budget {
+            out.push(&groups[start..i]);
+            (start, sum) = (i, 0);
+        }
+        sum += n;
+    }
+    if start < groups.len() {
+        out.push(&groups[start..]);
+    }
+    out
 }
 
 /// Without packs on the command line or in a config, a version compiled by `hlolint compile` is linted with the

@@ -537,3 +537,32 @@ pub fn lint_paths(
     }
     (reports, errors)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Batches run together what weighs no more than the heaviest compilation; an HLO file weighs 4× its bytes,
+    /// an LLO dump its bytes.
+    #[test]
+    fn batches_hold_together_what_weighs_no_more_than_the_heaviest_compilation() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: usize| {
+            let p = tmp.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, vec![b'x'; bytes]).unwrap();
+            source::Candidate { path: p, explicit: false }
+        };
+        let (a, b) = (file("a/m_hlo.txt", 100), file("b/m_hlo.txt", 100));
+        let big = file("c/llo/1-fusion-01-final_bundles.txt", 1000);
+        let (d, e) = (file("d/m_hlo.txt", 200), file("e/llo/1-fusion-01-final_bundles.txt", 300));
+        fn g<'c>(n: &str, c: &'c source::Candidate) -> Group<'c> {
+            (n.to_string(), (0, vec![c]))
+        }
+        let groups: Groups<'_> = vec![g("a", &a), g("b", &b), g("c", &big), g("d", &d), g("e", &e)];
+        let names: Vec<Vec<&str>> = batches(&groups).iter().map(|b| b.iter().map(|x| x.0.as_str()).collect()).collect();
+        // a + b weigh 800 ≤ 1000; adding c would not fit; d (800) + e (300) > 1000
+        assert_eq!(names, vec![vec!["a", "b"], vec!["c"], vec!["d"], vec!["e"]]);
+        assert!(batches(&Vec::new()).is_empty());
+    }
+}

@@ -82,11 +82,7 @@ pub fn summarize(file: &LloFile<'_>) -> LloSummary {
                 s.operand_spaces.entry(o.space.to_string()).or_default().push(desc.trim().to_string());
             }
         }
-        LloFile::ScheduleAnalysis(t) => s.rows = t.entries.len(),
-        LloFile::Utilization(t) => s.rows = t.bundle_count(),
-        LloFile::MsaBufferInfo(r) => s.rows = r.len(),
-        LloFile::MsaAllocInfo(r) => s.rows = r.len(),
-        LloFile::MsaScheduleInfo(r) => s.rows = r.len(),
+        table => s.rows = table.rows(),
     }
     s
 }

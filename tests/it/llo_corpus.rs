@@ -307,3 +307,27 @@ fn partial_graphs_keep_exactly_the_ops_they_say() {
     eprintln!("{checked} bundle dumps: partial graphs keep {kept} of {whole} ops");
     assert!(checked >= 10 && kept > 0 && kept < whole);
 }
+
+/// A table dump read for a lint is checked and kept as its kind and row count: the same kind and rows as read whole.
+#[test]
+fn partial_reads_keep_a_table_as_its_kind_and_rows() {
+    use hlolint::parse::llo::{parse_llo_keeping, Keep};
+    let Some(root) = corpus() else { return };
+    let (mut checked, mut rows) = (0, 0);
+    for case in ["fp8_dot@tpu7x", "pallas_matmul@v6e"] {
+        for path in llo_files(&root.join(case)) {
+            let p = path.to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let Ok(whole) = parse_llo(&p, &text) else { continue };
+            if whole.kind() == LloKind::Bundles {
+                continue;
+            }
+            let part = parse_llo_keeping(&p, &text, Keep::Only(llo::read_across_layers)).unwrap();
+            assert!(matches!(part, LloFile::Checked { .. }), "{p}");
+            assert_eq!((part.kind(), part.rows()), (whole.kind(), whole.rows()), "{p}");
+            checked += 1;
+            rows += whole.rows();
+        }
+    }
+    assert!(checked >= 4 && rows > 0, "{checked} tables, {rows} rows");
+}

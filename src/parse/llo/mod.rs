@@ -62,6 +62,12 @@ pub enum LloFile<'a> {
     MsaBufferInfo(Vec<BufferRow<'a>>),
     MsaAllocInfo(Vec<AllocRow>),
     MsaScheduleInfo(Vec<ScheduleRow<'a>>),
+    /// A table read with [`Keep::Only`]: checked against its grammar, its rows dropped as soon as they were read
+    /// (a lint reads no table; the performance model, which does, reads whole dumps).
+    Checked {
+        kind: LloKind,
+        rows: usize,
+    },
 }
 
 impl<'a> LloFile<'a> {
@@ -73,6 +79,20 @@ impl<'a> LloFile<'a> {
             LloFile::MsaBufferInfo(_) => LloKind::MsaBufferInfo,
             LloFile::MsaAllocInfo(_) => LloKind::MsaAllocInfo,
             LloFile::MsaScheduleInfo(_) => LloKind::MsaScheduleInfo,
+            LloFile::Checked { kind, .. } => *kind,
+        }
+    }
+
+    /// The rows of a table (0 for bundles).
+    pub fn rows(&self) -> usize {
+        match self {
+            LloFile::Bundles(_) => 0,
+            LloFile::ScheduleAnalysis(t) => t.entries.len(),
+            LloFile::Utilization(t) => t.bundle_count(),
+            LloFile::MsaBufferInfo(r) => r.len(),
+            LloFile::MsaAllocInfo(r) => r.len(),
+            LloFile::MsaScheduleInfo(r) => r.len(),
+            LloFile::Checked { rows, .. } => *rows,
         }
     }
 
@@ -121,7 +141,8 @@ pub fn sniff_llo(text: &str) -> Option<LloKind> {
 /// Which ops of a bundle dump become ops of its graph. The grammar is checked in full either way; what is not kept
 /// is dropped as soon as its bundle is read. A caller that reads only a few kinds of op from a dump (the lint's
 /// cross-layer analyses read MXU ops and the entry's operands) keeps those, so that a compilation's hundreds of
-/// LLO files need not all be held as whole graphs at once.
+/// LLO files need not all be held as whole graphs at once. With `Only`, a table dump (schedule analysis,
+/// utilization, memory-space assignment) is checked and kept as its kind and row count ([`LloFile::Checked`]).
 #[derive(Clone, Copy, Debug)]
 pub enum Keep {
     All,
@@ -167,7 +188,7 @@ pub fn parse_llo_as<'a>(kind: LloKind, path: &str, text: &'a str, keep: Keep) ->
         nom::Err::Error(e) | nom::Err::Failure(e) => SyntaxError::new("llo", path, text, &e),
         nom::Err::Incomplete(_) => SyntaxError::at("llo", path, text, text.len(), "more input".into()),
     };
-    Ok(match kind {
+    let f = match kind {
         LloKind::Bundles => {
             let (_, f) = bundles::bundle_file(text, keep).map_err(err)?;
             LloFile::Bundles(build::build(path, text, f, keep))
@@ -177,6 +198,10 @@ pub fn parse_llo_as<'a>(kind: LloKind, path: &str, text: &'a str, keep: Keep) ->
         LloKind::MsaBufferInfo => LloFile::MsaBufferInfo(tables::buffer_info(text).map_err(err)?.1),
         LloKind::MsaAllocInfo => LloFile::MsaAllocInfo(tables::alloc_info(text).map_err(err)?.1),
         LloKind::MsaScheduleInfo => LloFile::MsaScheduleInfo(tables::schedule_info(text).map_err(err)?.1),
+    };
+    Ok(match (keep, &f) {
+        (Keep::Only(_), f) if f.kind() != LloKind::Bundles => LloFile::Checked { kind: f.kind(), rows: f.rows() },
+        _ => f,
     })
 }
 

@@ -93,18 +93,19 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::K
     let mut infos = Vec::with_capacity(bundles.len());
     let mut names_buf = Vec::new();
     let mut nest = LoopNest { root, stack: Vec::new(), next: 0, out: Vec::with_capacity(loops.len()) };
-    m.ops.reserve(bundles.iter().flat_map(|b| &b.ops).filter(|o| keep.keeps(o.mnemonic)).count() + loops.len());
+    m.ops.reserve(bundles.iter().flat_map(|b| &b.ops).filter(|o| o.kept).count() + loops.len());
 
-    let (bundle_count, op_count) = (bundles.len(), bundles.iter().map(|b| b.ops.len()).sum::<usize>() + loops.len());
+    let (bundle_count, op_count) =
+        (bundles.len(), bundles.iter().map(|b| b.op_count as usize).sum::<usize>() + loops.len());
     for (bi, b) in bundles.into_iter().enumerate() {
         let block = nest.enter(&mut m, &loops, bi, &b);
-        let Bundle { addr, addr_text, markers, depth, ops, comments, span } = b;
+        let Bundle { addr, addr_text, markers, depth, ops, comments, span, .. } = b;
         let mut ids = Vec::with_capacity(if matches!(keep, super::Keep::All) { ops.len() } else { 0 });
-        for (slot, o) in ops.into_iter().enumerate() {
-            if !keep.keeps(o.mnemonic) {
+        for o in ops {
+            if !o.kept {
                 continue;
             }
-            let op = make_op(o, addr_text, markers, depth, slot, &mut names_buf);
+            let op = make_op(o, addr_text, markers, depth, &mut names_buf);
             ids.push(m.push_op(block, op));
         }
         infos.push(BundleInfo { addr, addr_text, markers, depth, comments, ops: ids, span });
@@ -238,15 +239,8 @@ fn synthetic_loop<'a>(name: &'a str, span: Span, attrs: Vec<Attr<'a>>) -> Op<'a>
     Op { result_count: 0, attrs, ..Op::new(name, "loop", Type::None, span) }
 }
 
-fn make_op<'a>(
-    o: LloOp<'a>,
-    addr_text: &'a str,
-    markers: &'a str,
-    depth: u8,
-    slot: usize,
-    ns: &mut Vec<(&'a str, Span)>,
-) -> Op<'a> {
-    let LloOp { dest, mnemonic, args, comments, span, dest_span, mnemonic_span } = o;
+fn make_op<'a>(o: LloOp<'a>, addr_text: &'a str, markers: &'a str, depth: u8, ns: &mut Vec<(&'a str, Span)>) -> Op<'a> {
+    let LloOp { dest, mnemonic, args, comments, span, dest_span, mnemonic_span, slot, .. } = o;
     ns.clear();
     for a in &args {
         names(a, ns);
@@ -276,7 +270,7 @@ fn make_op<'a>(
         attrs.push(attr("comment", ValueKind::Str(c), span));
     }
     Op {
-        issue: Some(Issue { bundle: addr_text, slot: u32::try_from(slot).unwrap_or(u32::MAX) }),
+        issue: Some(Issue { bundle: addr_text, slot }),
         result_count: dest.is_some() as u32,
         operands,
         attrs,

@@ -62,7 +62,10 @@ pub struct Bundle<'a> {
     pub markers: &'a str,
     /// Number of `>` printed: loop nesting of the bundle's ops (0 on empty bundles, see the module doc).
     pub depth: u8,
+    /// Its ops, less those a partial read drops (see [`LloOp::kept`]).
     pub ops: Vec<LloOp<'a>>,
+    /// How many ops it holds, listed or not.
+    pub op_count: u32,
     /// The comments after `}` (text inside the delimiters).
     pub comments: Vec<&'a str>,
     pub span: Span,
@@ -113,6 +116,11 @@ pub struct LloOp<'a> {
     pub span: Span,
     pub dest_span: Span,
     pub mnemonic_span: Span,
+    /// Its index in the bundle (ops a partial read drops are not all listed, so the list's index is not it).
+    pub slot: u32,
+    /// Did the reading keep it (`Keep`)? A dropped op is listed only when it names a `target` (its arguments are
+    /// then only its `key = value` ones): the builder finds loops by their branches.
+    pub kept: bool,
 }
 
 impl<'a> LloOp<'a> {
@@ -187,6 +195,7 @@ fn bundle<'a>(base: &'a str, i: &'a str, keep: Keep) -> PResult<'a, Bundle<'a>> 
     }
     let mut i = &i[1..];
     let mut ops = Vec::new();
+    let mut slot = 0usize;
     loop {
         i = ws(i);
         if let Some(r) = i.strip_prefix('}') {
@@ -197,8 +206,12 @@ fn bundle<'a>(base: &'a str, i: &'a str, keep: Keep) -> PResult<'a, Bundle<'a>> 
             i = r;
             continue;
         }
-        let (r, op) = llo_op(base, i, keep)?;
-        ops.push(op);
+        let (r, mut op) = llo_op(base, i, keep)?;
+        op.slot = u32::try_from(slot).unwrap_or(u32::MAX);
+        slot += 1;
+        if op.kept || !op.args.is_empty() {
+            ops.push(op);
+        }
         i = r;
     }
     let mut comments = Vec::new();
@@ -227,6 +240,7 @@ fn bundle<'a>(base: &'a str, i: &'a str, keep: Keep) -> PResult<'a, Bundle<'a>> 
     Ok((
         i,
         Bundle {
+            op_count: u32::try_from(slot).unwrap_or(u32::MAX),
             addr,
             addr_text,
             markers,
@@ -332,7 +346,8 @@ pub fn llo_op<'a>(base: &'a str, i: &'a str, keep: Keep) -> PResult<'a, LloOp<'a
     }
     args.shrink_to_fit();
     comments.shrink_to_fit();
-    Ok((i, LloOp { dest, mnemonic, args, comments, span: Span::between(base, start, end), dest_span, mnemonic_span }))
+    let span = Span::between(base, start, end);
+    Ok((i, LloOp { dest, mnemonic, args, comments, span, dest_span, mnemonic_span, slot: 0, kept: build }))
 }
 
 /// `/*hbm=*/`: a comment that is only `name=` labels the next operand.

@@ -5,7 +5,16 @@
 use crate::parse::error::{PErr, PResult};
 
 /// Skips whitespace, `/* ... */` and `// ...` comments. An unterminated block comment is an error.
-pub fn ws(mut i: &str) -> PResult<'_, ()> {
+#[inline]
+pub fn ws(i: &str) -> PResult<'_, ()> {
+    // Most calls are between two tokens with nothing to skip: answer those without a loop.
+    match i.as_bytes().first() {
+        Some(b' ' | b'\t' | b'\n' | b'\r' | b'/') => ws_slow(i),
+        _ => Ok((i, ())),
+    }
+}
+
+fn ws_slow(mut i: &str) -> PResult<'_, ()> {
     loop {
         // bytes, not chars: this runs between every two tokens
         let n = i.bytes().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(i.len());
@@ -24,6 +33,7 @@ pub fn ws(mut i: &str) -> PResult<'_, ()> {
 }
 
 /// Whitespace-or-comment skipped; never fails on valid input, so a failure (unterminated comment) is cut.
+#[inline]
 pub fn sp(i: &str) -> Result<&str, nom::Err<PErr<'_>>> {
     ws(i).map(|(r, _)| r)
 }

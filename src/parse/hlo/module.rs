@@ -3,7 +3,7 @@
 //! operands, per module for called computations), so forward references work.
 
 use super::lex::{self, cut, expect, sp};
-use super::shape::{shape, starts_shape};
+use super::shape::{extent, shape, starts_shape};
 use super::value::ValueParser;
 use crate::ir::graph::*;
 use crate::ir::span::Span;
@@ -12,19 +12,22 @@ use crate::parse::error::{PErr, PResult};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
-/// Attributes whose value names called computations.
-const CALL_ATTRS: &[&str] = &[
-    "calls",
-    "to_apply",
-    "body",
-    "condition",
-    "select",
-    "scatter",
-    "true_computation",
-    "false_computation",
-    "branch_computations",
-    "called_computations",
-];
+/// Attributes whose value names called computations (a `match`: it is asked of every attribute).
+fn is_call_attr(key: &str) -> bool {
+    matches!(
+        key,
+        "calls"
+            | "to_apply"
+            | "body"
+            | "condition"
+            | "select"
+            | "scatter"
+            | "true_computation"
+            | "false_computation"
+            | "branch_computations"
+            | "called_computations"
+    )
+}
 
 pub struct Parser<'a> {
     base: &'a str,
@@ -78,8 +81,12 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Parses a shape and interns it by its text.
+    /// Parses a shape and interns it by its text; a shape already seen is found by its text without parsing it
+    /// again (a large module repeats a few hundred shapes tens of thousands of times).
     fn shape(&self, i: &'a str) -> PResult<'a, Arc<Shape>> {
+        if let Some(seen) = extent(i).and_then(|n| Some((n, self.shapes.borrow().get(&i[..n])?.clone()))) {
+            return Ok((&i[seen.0..], seen.1));
+        }
         let (rest, s) = cut(shape(i))?;
         let text = &i[..i.len() - rest.len()];
         let mut shapes = self.shapes.borrow_mut();
@@ -146,7 +153,7 @@ impl<'a> Parser<'a> {
         }
         let key = &i[..n];
         let after = &i[n + 1..];
-        if CALL_ATTRS.contains(&key) && starts_inline_body(after) {
+        if is_call_attr(key) && starts_inline_body(after) {
             return self.inline_body(i, key, after);
         }
         if key == "backend_config" && after.starts_with('{') {
@@ -493,11 +500,11 @@ impl<'a> Parser<'a> {
     fn collect_calls(&mut self, m: &mut Module<'a>, id: OpId, inline_funcs: &HashMap<u32, FuncId>) {
         let mut inline_calls = Vec::new();
         for attr in &m.ops[id.idx()].attrs {
-            if let (true, ValueKind::Raw(_)) = (CALL_ATTRS.contains(&attr.key), &attr.value.kind) {
+            if let (true, ValueKind::Raw(_)) = (is_call_attr(attr.key), &attr.value.kind) {
                 if let Some(&func) = inline_funcs.get(&attr.value.span.start) {
                     inline_calls.push(Call { role: attr.key, func });
                 }
-            } else if CALL_ATTRS.contains(&attr.key) {
+            } else if is_call_attr(attr.key) {
                 let names: Vec<(&'a str, Span)> = match &attr.value.kind {
                     ValueKind::Group { items, .. } => {
                         items.iter().filter_map(|v| v.name_ref().map(|n| (n, v.span))).collect()

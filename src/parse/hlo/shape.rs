@@ -69,6 +69,50 @@ fn nested_shape(i: &str, depth: usize) -> PResult<'_, Shape> {
     Ok((rest, Shape::Array(ArrayShape { dtype, dims, layout })))
 }
 
+/// The length of the shape text starting at `i`, found without parsing it, so that a shape seen before is found by
+/// its text (`None` when unsure: a comment inside, brackets that do not close; the parser decides then). It ends where
+/// the parser ends: at the `)` closing a tuple, the `}` closing a layout, or the `]` of an array not followed by one
+/// (the parser's own `layout_start` decides), so a text the parser once read whole is read whole again.
+pub fn extent(i: &str) -> Option<usize> {
+    let b = i.as_bytes();
+    if b.first() == Some(&b'(') {
+        return closing(b, 0, b'(', b')');
+    }
+    if i.starts_with("b(") {
+        return closing(b, 1, b'(', b')');
+    }
+    let n = lex::ident_len(i);
+    if n == 0 || b.get(n) != Some(&b'[') {
+        return None;
+    }
+    let end = n + b[n..].iter().position(|&c| c == b']' || c == b'/')?;
+    if b[end] != b']' {
+        return None;
+    }
+    match layout_start(&i[end + 1..]) {
+        Some(_) => closing(b, end + 1, b'{', b'}'),
+        None => Some(end + 1),
+    }
+}
+
+/// Just past the bracket closing the one at `b[at]`; `None` at a comment or the end of the input.
+fn closing(b: &[u8], at: usize, open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, &c) in b.iter().enumerate().skip(at) {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(k + 1);
+            }
+        } else if c == b'/' {
+            return None;
+        }
+    }
+    None
+}
+
 fn dims(mut i: &str) -> PResult<'_, Vec<Dim>> {
     let mut out = Vec::new();
     i = sp(i)?;
@@ -278,6 +322,27 @@ mod tests {
         p("f32[4,4]{0,1:D(D,C+~)T(2,*)L(4)#(u16)*(u32)E(32)S(3)SC(0:1,2)P(f32[8])M(8)}");
         p("token[]");
         p("f8e4m3fn[128,128]{1,0:T(8,128)(4,1)}");
+    }
+
+    #[test]
+    fn extent_ends_where_the_parser_ends() {
+        for s in [
+            "bf16[2048,2048]{1,0:T(8,128)(2,1)S(1)} rest",
+            "(f32[8]{0:S(1)}, (s32[], u32[2]), f32[8]{0}) x",
+            "f32[4,4]{0,1:D(D,C+~)T(2,*)L(4)#(u16)*(u32)E(32)S(3)SC(0:1,2)P(f32[8]{0})M(8)})",
+            "b(f32[4]) y",
+            "f32[2] {\n %x = f32[] parameter(0)",
+            "f32[2]{ 0 }, z",
+            "pred[] ,",
+            "f32[<=4,?,3]",
+        ] {
+            let (rest, _) = shape(s).unwrap();
+            assert_eq!(extent(s), Some(s.len() - rest.len()), "{s}");
+        }
+        // comments and unclosed brackets are left to the parser
+        assert_eq!(extent("(f32[8], /*index=1*/f32[2])"), None);
+        assert_eq!(extent("f32[2"), None);
+        assert_eq!(extent("(f32[2]"), None);
     }
 
     #[test]

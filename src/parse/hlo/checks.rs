@@ -13,14 +13,14 @@ pub fn first_bad_value(m: &Module<'_>) -> Option<(usize, String)> {
             "buffer_donor" => buffer_donor,
             _ => continue,
         };
-        if let Err((at, what)) = check(&mut Tokens::new(value_text(m.text, a.value.span))) {
-            return Some((a.value.span.start as usize + at, what));
+        if let Err((at, what)) = check(&mut Tokens::new(value_text(m.text, a.value_span()))) {
+            return Some((a.value_span().start as usize + at, what));
         }
     }
     for op in &m.ops {
         for a in op.attrs.iter().filter(|a| a.key == "window") {
-            if let Err((at, what)) = window(value_text(m.text, a.value.span)) {
-                return Some((a.value.span.start as usize + at, what));
+            if let Err((at, what)) = window(value_text(m.text, a.value_span())) {
+                return Some((a.value_span().start as usize + at, what));
             }
         }
     }

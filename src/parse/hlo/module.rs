@@ -4,7 +4,7 @@
 
 use super::lex::{self, cut, expect, sp};
 use super::shape::{extent, shape, starts_shape};
-use super::value::ValueParser;
+use super::value::{Build, ValueParser};
 use crate::ir::graph::*;
 use crate::ir::span::Span;
 use crate::ir::{Shape, Value, ValueKind};
@@ -72,7 +72,7 @@ impl<'a> Parser<'a> {
         Parser {
             base,
             shapes: Default::default(),
-            values: ValueParser { base },
+            values: ValueParser { base, shift: 0 },
             pending_calls: Vec::new(),
             inline: Default::default(),
             computation_names: HashMap::default(),
@@ -116,7 +116,7 @@ impl<'a> Parser<'a> {
                 let Some(r) = r.strip_prefix(',') else { break };
                 let (r, attr) = self.attribute(sp(r)?)?;
                 if attr.key == "is_scheduled" {
-                    m.scheduled = attr.value.as_bool() == Some(true);
+                    m.scheduled = attr.value().as_bool() == Some(true);
                 }
                 m.attrs.push(attr);
                 rest = r;
@@ -158,30 +158,18 @@ impl<'a> Parser<'a> {
         }
         if key == "backend_config" && after.starts_with('{') {
             let (rest, value) = self.values.raw_braces(after)?;
-            return Ok((rest, Attr { key, value, span: self.span(i, rest) }));
+            return Ok((rest, Attr::new(key, value, self.span(i, rest))));
         }
-        let (mut rest, mut value) = cut(self.values.value(after))?;
-        // Values that XLA prints with a space inside: `literal=f32[2]{0} {1, 2}` (shape, then the literal) and V3
-        // replica groups `mesh['a'=2,'b'=2] {'b'}`. A `{` can never start the next instruction, so it continues.
-        loop {
-            let r = sp(rest)?;
-            let continues = r.starts_with('{')
-                || (key == "literal" && !r.starts_with(',') && !r.is_empty() && !starts_instruction(r));
-            if !continues {
-                break;
-            }
-            let (r, more) = cut(self.values.value(r))?;
-            let span = value.span.to(more.span);
-            value = match value.kind {
-                ValueKind::Seq(mut items) if key != "literal" || items.len() > 1 => {
-                    items.push(more);
-                    Value { kind: ValueKind::Seq(items), span }
-                }
-                kind => Value { kind: ValueKind::Seq(vec![Value { kind, span: value.span }, more]), span },
-            };
-            rest = r;
+        // Values the parser reads itself are built now; the others are checked by the same grammar and built when
+        // first read (most never are).
+        if is_call_attr(key) || key == "control-predecessors" || key == "is_scheduled" {
+            let (rest, value) = attribute_value(&self.values, key, after)?;
+            return Ok((rest, Attr::new(key, value, self.span(i, rest))));
         }
-        Ok((rest, Attr { key, value, span: self.span(i, rest) }))
+        let (rest, ()) = attribute_value(&self.values, key, after)?;
+        let text = &after[..after.len() - rest.len()];
+        let start = self.span(after, rest).start;
+        Ok((rest, Attr::deferred(key, text, start, build_deferred, self.span(i, rest))))
     }
 
     /// A computation body as an attribute value: parsed now, added to the module after the enclosing computation.
@@ -198,7 +186,7 @@ impl<'a> Parser<'a> {
         let span = self.span(after, rest);
         self.inline.borrow_mut().push(InlineBody { span, ops });
         let value = Value { kind: ValueKind::Raw(&after[..after.len() - rest.len()]), span };
-        Ok((rest, Attr { key, value, span: self.span(i, rest) }))
+        Ok((rest, Attr::new(key, value, self.span(i, rest))))
     }
 
     fn stack_frames(&self, mut i: &'a str, t: &mut StackFrames<'a>) -> Result<&'a str, nom::Err<PErr<'a>>> {
@@ -367,7 +355,7 @@ impl<'a> Parser<'a> {
             }
             // Control edges name instructions of the same computation, as operands do (XLA rejects a dangling one).
             for a in op.attrs.iter().filter(|a| a.key == "control-predecessors") {
-                if let ValueKind::Group { items, .. } = &a.value.kind {
+                if let ValueKind::Group { items, .. } = &a.value().kind {
                     for v in items.iter().filter(|v| v.name_ref().is_some_and(|n| !names.contains_key(n))) {
                         let name = v.name_ref().unwrap_or_default().into();
                         unresolved.push(Unresolved { what: "instruction", name, span: v.span });
@@ -499,21 +487,22 @@ impl<'a> Parser<'a> {
 
     fn collect_calls(&mut self, m: &mut Module<'a>, id: OpId, inline_funcs: &HashMap<u32, FuncId>) {
         let mut inline_calls = Vec::new();
-        for attr in &m.ops[id.idx()].attrs {
-            if let (true, ValueKind::Raw(_)) = (is_call_attr(attr.key), &attr.value.kind) {
-                if let Some(&func) = inline_funcs.get(&attr.value.span.start) {
+        for attr in m.ops[id.idx()].attrs.iter().filter(|a| is_call_attr(a.key)) {
+            let value = attr.value();
+            if let ValueKind::Raw(_) = value.kind {
+                if let Some(&func) = inline_funcs.get(&value.span.start) {
                     inline_calls.push(Call { role: attr.key, func });
                 }
-            } else if is_call_attr(attr.key) {
-                let names: Vec<(&'a str, Span)> = match &attr.value.kind {
-                    ValueKind::Group { items, .. } => {
-                        items.iter().filter_map(|v| v.name_ref().map(|n| (n, v.span))).collect()
-                    }
-                    _ => attr.value.name_ref().map(|n| (n, attr.value.span)).into_iter().collect(),
-                };
-                for (n, span) in names {
-                    self.pending_calls.push((id, attr.key, n, span));
+                continue;
+            }
+            let names: Vec<(&'a str, Span)> = match &value.kind {
+                ValueKind::Group { items, .. } => {
+                    items.iter().filter_map(|v| v.name_ref().map(|n| (n, v.span))).collect()
                 }
+                _ => value.name_ref().map(|n| (n, value.span)).into_iter().collect(),
+            };
+            for (n, span) in names {
+                self.pending_calls.push((id, attr.key, n, span));
             }
         }
         m.ops[id.idx()].calls.extend(inline_calls);
@@ -528,6 +517,36 @@ impl<'a> Parser<'a> {
                 None => unresolved.push(Unresolved { what: "computation", name: name.into(), span }),
             }
         }
+    }
+}
+
+/// An attribute's value after `key=`, built as `T` (a tree, or nothing for a syntax check). Values that XLA prints
+/// with a space inside continue: `literal=f32[2]{0} {1, 2}` (shape, then the literal) and V3 replica groups
+/// `mesh['a'=2,'b'=2] {'b'}`. A `{` can never start the next instruction, so it continues.
+fn attribute_value<'a, T: Build<'a>>(values: &ValueParser<'a>, key: &str, after: &'a str) -> PResult<'a, T> {
+    let literal = key == "literal";
+    let (mut rest, mut value) = cut(values.build::<T>(after))?;
+    loop {
+        let r = sp(rest)?;
+        let continues =
+            r.starts_with('{') || (literal && !r.starts_with(',') && !r.is_empty() && !starts_instruction(r));
+        if !continues {
+            break;
+        }
+        let (r, more) = cut(values.build::<T>(r))?;
+        value = value.continued(more, literal);
+        rest = r;
+    }
+    Ok((rest, value))
+}
+
+/// Builds the tree of a value the parser checked and deferred (`ir::Attr::deferred`): the same grammar over the
+/// same text, so it cannot fail; if it did, the text is kept whole rather than lost.
+fn build_deferred<'a>(key: &'a str, text: &'a str, start: u32) -> Value<'a> {
+    let values = ValueParser { base: text, shift: start };
+    match attribute_value::<Value>(&values, key, text) {
+        Ok(("", value)) => value,
+        _ => Value { kind: ValueKind::Raw(text), span: Span::new(start as usize, start as usize + text.len()) },
     }
 }
 
@@ -581,5 +600,50 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
     match e {
         nom::Err::Error(e) => nom::Err::Failure(e),
         e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Every attribute value of every HLO file at hand (test data, fixtures, the corpus when present), deferred or
+    /// not, reads as the tree that building it where it stands in the file gives: same items, same spans, same end
+    /// (so the syntax check and the tree builder agree on what they accept and where a value ends).
+    #[test]
+    fn deferred_values_read_as_the_trees_built_in_place() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut dirs = vec![root.join("tests/data"), root.join("fixtures")];
+        // A worktree outside the usual layout points at the corpus with HLOLINT_CORPUS, as the integration tests do.
+        let corpus = std::env::var_os("HLOLINT_CORPUS").map_or_else(|| root.join("../shared/corpus"), Into::into);
+        match corpus {
+            c if c.is_dir() => dirs.push(c),
+            c => println!("notice: {} is absent; checking the repository's files only", c.display()),
+        }
+        let (mut files, mut deferred) = (0, 0);
+        for entry in dirs.iter().flat_map(walkdir::WalkDir::new).flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+            let Ok(m) = crate::parse::hlo::parse_hlo("t", &text) else { continue };
+            files += 1;
+            let values = ValueParser { base: &text, shift: 0 };
+            let attrs =
+                m.attrs.iter().chain(m.funcs.iter().flat_map(|f| &f.attrs)).chain(m.ops.iter().flat_map(|o| &o.attrs));
+            for a in attrs.filter(|a| !matches!(a.value().kind, ValueKind::Raw(_))) {
+                let span = a.value_span();
+                let (rest, tree) = attribute_value::<Value>(&values, a.key, &text[span.start as usize..]).unwrap();
+                assert_eq!(
+                    text.len() - rest.len(),
+                    span.end as usize,
+                    "{}: `{}` ends elsewhere",
+                    entry.path().display(),
+                    a.key
+                );
+                assert_eq!(a.value(), &tree, "{}: `{}`", entry.path().display(), a.key);
+                deferred +=
+                    usize::from(!(is_call_attr(a.key) || a.key == "control-predecessors" || a.key == "is_scheduled"));
+            }
+        }
+        assert!(files > 10 && deferred > 1000, "{files} HLO files, {deferred} deferred values");
     }
 }

@@ -42,9 +42,6 @@ pub struct Parser<'a> {
     computation_names: HashMap<&'a str, Span>,
     /// How many inline bodies enclose the one being parsed (each level recurses through the whole grammar).
     inline_depth: std::cell::Cell<usize>,
-    /// The ops of the computation being parsed, before they move into the module: one buffer for all of them, so
-    /// that a large computation does not regrow (and copy) a vector of its own.
-    scratch: Vec<Op<'a>>,
 }
 
 /// `to_apply={ ... }`: XLA's parser takes a computation body in place of a name and names it `_`.
@@ -77,7 +74,6 @@ impl<'a> Parser<'a> {
             inline: Default::default(),
             computation_names: HashMap::default(),
             inline_depth: Default::default(),
-            scratch: Vec::new(),
         }
     }
 
@@ -103,7 +99,6 @@ impl<'a> Parser<'a> {
         let mut m = Module::new(Layer::Hlo, "", self.base, Span::new(0, self.base.len()));
         // One instruction per line, roughly: reserving up front avoids regrowing (and copying) the op arena.
         m.ops.reserve(self.base.len() / 160);
-        self.scratch.reserve(self.base.len() / 160);
         let mut rest = i;
         if let Some(r) = keyword(i, "HloModule") {
             let (r, name) = cut(lex::name(sp(r)?, "the module name"))?;
@@ -259,17 +254,15 @@ impl<'a> Parser<'a> {
         if !r.starts_with('{') {
             return Err(PErr::failure(r, "`{` opening the computation body"));
         }
-        let mut ops = std::mem::take(&mut self.scratch);
-        ops.clear();
-        let mut r = self.body(r, &mut ops)?;
+        // Instructions are parsed straight into the module's arena (an op is a few hundred bytes: no second copy).
+        let first_op = m.ops.len();
+        let mut r = self.body(r, &mut m.ops)?;
         if let Some(first) = self.computation_names.insert(name, name_span) {
             let line = self.base[..first.start as usize].matches('\n').count() + 1;
             return Err(PErr::failure(name, format!("a new computation name (`{name}` is defined on line {line})")));
         }
         let func = Func { name, name_span, is_entry, params, results, ..inline_func() };
-        let first_op = m.ops.len();
-        let fid = self.add_computation(m, func, &mut ops, unresolved);
-        self.scratch = ops;
+        let fid = self.add_computation(m, func, first_op, unresolved);
         if is_entry {
             if m.entry.is_some() {
                 return Err(PErr::failure(start, "a single ENTRY computation (this module has two)"));
@@ -288,8 +281,9 @@ impl<'a> Parser<'a> {
         let mut inline_funcs = HashMap::default();
         for body in self.inline.take() {
             let func = Func { span: body.span, ..inline_func() };
-            let mut ops = body.ops;
-            inline_funcs.insert(body.span.start, self.add_computation(m, func, &mut ops, unresolved));
+            let (first, mut ops) = (m.ops.len(), body.ops);
+            m.ops.append(&mut ops);
+            inline_funcs.insert(body.span.start, self.add_computation(m, func, first, unresolved));
         }
         for id in first_op..m.ops.len() {
             self.collect_calls(m, OpId(id as u32), &inline_funcs);
@@ -297,11 +291,11 @@ impl<'a> Parser<'a> {
         Ok((r, fid))
     }
 
-    /// `{ instruction* }`: the instructions in order into `ops`, each preceded by the ones written inline as its
+    /// `{ instruction* }`: the instructions in order onto `ops`, each preceded by the ones written inline as its
     /// operands (they are defined before their user).
     fn body(&self, i: &'a str, ops: &mut Vec<Op<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
         let Some(mut r) = i.strip_prefix('{') else { return Err(PErr::failure(i, "`{` opening the computation body")) };
-        let mut nested = Vec::new();
+        let first = ops.len();
         loop {
             r = sp(r)?;
             if let Some(rest) = r.strip_prefix('}') {
@@ -311,34 +305,33 @@ impl<'a> Parser<'a> {
             if r.is_empty() {
                 return Err(PErr::failure(r, "`}` closing the computation"));
             }
-            let (rest, op) = self.instruction(r, &mut nested)?;
-            ops.append(&mut nested);
-            ops.push(op);
-            r = rest;
+            r = self.instruction(r, ops)?;
         }
-        if ops.is_empty() {
+        if ops.len() == first {
             return Err(PErr::failure(r, "at least one instruction in the computation"));
         }
         Ok(r)
     }
 
-    /// Adds a parsed computation to the module: its ops, the root (the last instruction when none is marked), and
-    /// operand names resolved within it. Calls are collected by the caller, once inline bodies have their ids.
+    /// Adds a parsed computation to the module: its ops (already in the arena from `first_op` on), the root (the
+    /// last instruction when none is marked), and operand names resolved within it. Calls are collected by the
+    /// caller, once inline bodies have their ids.
     fn add_computation(
         &self,
         m: &mut Module<'a>,
         func: Func<'a>,
-        ops: &mut Vec<Op<'a>>,
+        first_op: usize,
         unresolved: &mut Vec<Unresolved>,
     ) -> FuncId {
         let (fid, block) = m.add_func(func);
-        let first_op = m.ops.len();
+        let ops = &mut m.ops[first_op..];
         let mut names: HashMap<&'a str, OpId> = HashMap::with_capacity_and_hasher(ops.len(), Default::default());
         let has_root = ops.iter().any(|o| o.is_root);
-        for op in ops.drain(..) {
-            let name = op.name;
-            names.insert(name, m.push_op(block, op));
+        for (k, op) in ops.iter_mut().enumerate() {
+            op.block = block;
+            names.insert(op.name, OpId((first_op + k) as u32));
         }
+        m.blocks[block.idx()].ops.extend((first_op..m.ops.len()).map(|k| OpId(k as u32)));
         if !has_root {
             if let Some(last) = m.ops.last_mut() {
                 last.is_root = true;
@@ -388,12 +381,18 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn instruction(&self, i: &'a str, nested: &mut Vec<Op<'a>>) -> PResult<'a, Op<'a>> {
+    /// One instruction, pushed onto `ops` after the ones written inline as its operands; returns the rest. (Pushed
+    /// as soon as it is made and filled in place: an `Op` is a few hundred bytes, and moving each through every
+    /// return was a tenth of the parse.)
+    fn instruction(&self, i: &'a str, ops: &mut Vec<Op<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
         let start = i;
         let (r, (is_root, name)) = marked_name(i, "ROOT", "an instruction (`name = shape opcode(...)`) or `}`")?;
         let name_span = Span::of(self.base, name);
         let (r, _) = expect(r, "=")?;
-        let (r, mut op) = self.instruction_rhs(sp(r)?, nested, 0)?;
+        let (r, op) = self.instruction_rhs(sp(r)?, ops, 0)?;
+        let at = ops.len();
+        ops.push(op);
+        let op = &mut ops[at];
         let mut r = r;
         loop {
             let t = sp(r)?;
@@ -406,7 +405,7 @@ impl<'a> Parser<'a> {
         op.name_span = name_span;
         op.is_root = is_root;
         op.span = self.span(start, r);
-        Ok((r, op))
+        Ok(r)
     }
 
     /// `[shape] opcode(operands)`: the part after `name =`, also the form of an instruction written inline as an

@@ -95,10 +95,13 @@ pub fn extent(i: &str) -> Option<usize> {
     }
 }
 
-/// Just past the bracket closing the one at `b[at]`; `None` at a comment or the end of the input.
+/// Just past the bracket closing the one at `b[at]`, skipping `/* ... */` comments (XLA prints `/*index=5*/` in
+/// long tuples); `None` at a `//` comment or the end of the input.
 fn closing(b: &[u8], at: usize, open: u8, close: u8) -> Option<usize> {
     let mut depth = 0usize;
-    for (k, &c) in b.iter().enumerate().skip(at) {
+    let mut k = at;
+    while k < b.len() {
+        let c = b[k];
         if c == open {
             depth += 1;
         } else if c == close {
@@ -107,8 +110,12 @@ fn closing(b: &[u8], at: usize, open: u8, close: u8) -> Option<usize> {
                 return Some(k + 1);
             }
         } else if c == b'/' {
-            return None;
+            if b.get(k + 1) != Some(&b'*') {
+                return None;
+            }
+            k += 2 + b[k + 2..].windows(2).position(|w| w == b"*/")? + 1;
         }
+        k += 1;
     }
     None
 }
@@ -335,12 +342,14 @@ mod tests {
             "f32[2]{ 0 }, z",
             "pred[] ,",
             "f32[<=4,?,3]",
+            "(f32[8], /*index=1) }*/f32[2]{0}) z",
         ] {
             let (rest, _) = shape(s).unwrap();
             assert_eq!(extent(s), Some(s.len() - rest.len()), "{s}");
         }
-        // comments and unclosed brackets are left to the parser
-        assert_eq!(extent("(f32[8], /*index=1*/f32[2])"), None);
+        // line comments and unclosed brackets are left to the parser
+        assert_eq!(extent("(f32[8], // x\n f32[2])"), None);
+        assert_eq!(extent("(f32[8], /* x)"), None);
         assert_eq!(extent("f32[2"), None);
         assert_eq!(extent("(f32[2]"), None);
     }

@@ -40,6 +40,8 @@ pub struct Parser<'a> {
     inline: std::cell::RefCell<Vec<InlineBody<'a>>>,
     /// Computations named so far (inline bodies excluded: XLA names each `_` and uniquifies), where each is named.
     computation_names: HashMap<&'a str, Span>,
+    /// The spans of the instructions' `window=` values, in the order of the text, for `checks::first_bad_value`.
+    pub windows: std::cell::RefCell<Vec<Span>>,
     /// How many inline bodies enclose the one being parsed (each level recurses through the whole grammar).
     inline_depth: std::cell::Cell<usize>,
 }
@@ -73,6 +75,7 @@ impl<'a> Parser<'a> {
             pending_calls: Vec::new(),
             inline: Default::default(),
             computation_names: HashMap::default(),
+            windows: Default::default(),
             inline_depth: Default::default(),
         }
     }
@@ -398,6 +401,9 @@ impl<'a> Parser<'a> {
             let t = sp(r)?;
             let Some(t) = t.strip_prefix(',') else { break };
             let (t, a) = self.attribute(sp(t)?)?;
+            if a.key == "window" {
+                self.windows.borrow_mut().push(a.value_span());
+            }
             op.attrs.push(a);
             r = t;
         }
@@ -412,7 +418,7 @@ impl<'a> Parser<'a> {
     /// operand (hand-written HLO; XLA's `ParseInstructionRhs`). The result shape may be left out where XLA can
     /// infer it.
     fn instruction_rhs(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Op<'a>> {
-        crate::parse::with_stack(|| self.nested_instruction_rhs(i, nested, depth))
+        crate::parse::with_stack_at(depth, || self.nested_instruction_rhs(i, nested, depth))
     }
 
     fn nested_instruction_rhs(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Op<'a>> {

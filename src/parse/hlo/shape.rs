@@ -22,7 +22,7 @@ pub fn shape(i: &str) -> PResult<'_, Shape> {
 }
 
 fn shape_at(i: &str, depth: usize) -> PResult<'_, Shape> {
-    crate::parse::with_stack(|| nested_shape(i, depth))
+    crate::parse::with_stack_at(depth, || nested_shape(i, depth))
 }
 
 fn nested_shape(i: &str, depth: usize) -> PResult<'_, Shape> {

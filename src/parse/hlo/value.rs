@@ -132,7 +132,7 @@ impl<'a> ValueParser<'a> {
     }
 
     fn item<T: Build<'a>>(&self, i: &'a str, depth: usize) -> PResult<'a, T> {
-        crate::parse::with_stack(|| self.bracketed_or_atom(i, depth))
+        crate::parse::with_stack_at(depth, || self.bracketed_or_atom(i, depth))
     }
 
     fn bracketed_or_atom<T: Build<'a>>(&self, i: &'a str, depth: usize) -> PResult<'a, T> {

@@ -42,8 +42,20 @@ pub fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
 
+/// `[A-Za-z0-9_.-]` by table: names are most of an HLO file.
+static IDENT_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-';
+        c += 1;
+    }
+    t
+};
+
 fn is_ident_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-'
+    IDENT_CHAR[c as usize]
 }
 
 /// Length of the identifier at the start of `i` (`[A-Za-z_][A-Za-z0-9_.-]*`), stopping before a `->` arrow.
@@ -131,12 +143,13 @@ pub fn string(i: &str) -> PResult<'_, &str> {
         return PErr::fail(i, "a string");
     };
     let mut n = 1;
-    while n < b.len() {
-        match b[n] {
-            b'\\' => n += 2,
-            c if c == q => return Ok((&i[n + 1..], &i[1..n])),
-            _ => n += 1,
+    // jump from one quote or backslash to the next: metadata strings are long
+    while let Some(k) = b.get(n..).and_then(|r| memchr::memchr2(q, b'\\', r)) {
+        n += k;
+        if b[n] == q {
+            return Ok((&i[n + 1..], &i[1..n]));
         }
+        n += 2;
     }
     // the string runs to the end of the input: say so there, naming where it opened
     PErr::cut(

@@ -151,7 +151,8 @@ impl<'a> Parser<'a> {
         }
         let key = &i[..n];
         let after = &i[n + 1..];
-        if is_call_attr(key) && starts_inline_body(after) {
+        let calls = is_call_attr(key);
+        if calls && starts_inline_body(after) {
             return self.inline_body(i, key, after);
         }
         if key == "backend_config" && after.starts_with('{') {
@@ -160,7 +161,7 @@ impl<'a> Parser<'a> {
         }
         // Values the parser reads itself are built now; the others are checked by the same grammar and built when
         // first read (most never are).
-        if is_call_attr(key) || key == "control-predecessors" || key == "is_scheduled" {
+        if calls || key == "control-predecessors" || key == "is_scheduled" {
             let (rest, value) = attribute_value(&self.values, key, after)?;
             return Ok((rest, Attr::new(key, value, self.span(i, rest))));
         }

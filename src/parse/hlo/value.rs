@@ -77,12 +77,24 @@ impl<'a> ValueParser<'a> {
         }
         let mut depth = 0usize;
         let mut k = 0;
-        while k < b.len() {
+        // from one quote or brace to the next
+        while let Some(j) = b.get(k..).and_then(|r| memchr::memchr3(b'"', b'{', b'}', r)) {
+            k += j;
             match b[k] {
                 b'"' => {
                     k += 1;
-                    while k < b.len() && b[k] != b'"' {
-                        k += if b[k] == b'\\' { 2 } else { 1 };
+                    loop {
+                        match b.get(k..).and_then(|r| memchr::memchr2(b'"', b'\\', r)) {
+                            Some(j) if b[k + j] == b'"' => {
+                                k += j;
+                                break;
+                            }
+                            Some(j) => k += j + 2,
+                            None => {
+                                k = b.len();
+                                break;
+                            }
+                        }
                     }
                 }
                 b'{' => depth += 1,
@@ -291,6 +303,15 @@ mod tests {
         parse("-nan(0x7fc00000)");
         parse("{...}");
         parse("( 1, {2, 3} )");
+    }
+
+    #[test]
+    fn raw_json_skips_strings_and_escapes() {
+        let raw = |s| ValueParser { base: s, shift: 0 }.raw_braces(s).map(|(rest, v)| (rest, v.span.len()));
+        assert_eq!(raw(r#"{"a":"}{\"\\","b":{}} x"#).unwrap(), (" x", 21));
+        assert!(raw(r#"{"a":"} x"#).is_err());
+        assert!(raw(r#"{"a":"\"#).is_err());
+        assert!(raw(r#"{"a":{}"#).is_err());
     }
 
     #[test]

@@ -40,10 +40,36 @@ pub struct Parser<'a> {
     inline: std::cell::RefCell<Vec<InlineBody<'a>>>,
     /// Computations named so far (inline bodies excluded: XLA names each `_` and uniquifies), where each is named.
     computation_names: HashMap<&'a str, Span>,
+    /// Operands and attributes of the lists being parsed (`ItemStack`).
+    operand_items: ItemStack<Operand<'a>>,
+    attr_items: ItemStack<Attr<'a>>,
     /// The spans of the instructions' `window=` values, in the order of the text, for `checks::first_bad_value`.
     pub windows: std::cell::RefCell<Vec<Span>>,
     /// How many inline bodies enclose the one being parsed (each level recurses through the whole grammar).
     inline_depth: std::cell::Cell<usize>,
+}
+
+/// The items of the lists being parsed, one stack for all: lists nest (an operand can be an instruction with operands
+/// of its own, an attribute a computation with instructions), so each pushes its items above those of the lists it
+/// is inside and takes them at its end as a vector of exactly their number. A vector of its own per list would
+/// allocate room for four on the first push: 320 bytes for an instruction's one operand, all of it memory touched.
+struct ItemStack<T>(std::cell::RefCell<Vec<T>>);
+
+impl<T> ItemStack<T> {
+    fn mark(&self) -> usize {
+        self.0.borrow().len()
+    }
+
+    fn push(&self, item: T) {
+        self.0.borrow_mut().push(item);
+    }
+
+    /// The items pushed since `mark` returned `from` (also after a failed parse, which drops them).
+    fn take(&self, from: usize) -> Vec<T> {
+        let mut items = self.0.borrow_mut();
+        let end = items.len();
+        items.drain(from.min(end)..).collect()
+    }
 }
 
 /// `to_apply={ ... }`: XLA's parser takes a computation body in place of a name and names it `_`.
@@ -75,6 +101,8 @@ impl<'a> Parser<'a> {
             pending_calls: Vec::new(),
             inline: Default::default(),
             computation_names: HashMap::default(),
+            operand_items: ItemStack(Default::default()),
+            attr_items: ItemStack(Default::default()),
             windows: Default::default(),
             inline_depth: Default::default(),
         }
@@ -397,22 +425,29 @@ impl<'a> Parser<'a> {
         let at = ops.len();
         ops.push(op);
         let op = &mut ops[at];
-        let mut r = r;
-        loop {
-            let t = sp(r)?;
-            let Some(t) = t.strip_prefix(',') else { break };
-            let (t, a) = self.attribute(sp(t)?)?;
-            if a.key == "window" {
-                self.windows.borrow_mut().push(a.value_span());
-            }
-            op.attrs.push(a);
-            r = t;
-        }
+        let from = self.attr_items.mark();
+        let parsed = self.attributes(r);
+        op.attrs = self.attr_items.take(from);
+        let r = parsed?;
         op.name = name;
         op.name_span = name_span;
         op.is_root = is_root;
         op.span = self.span(start, r);
         Ok(r)
+    }
+
+    /// `, key=value` after an instruction, onto `attr_items`; returns the rest.
+    fn attributes(&self, mut r: &'a str) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        loop {
+            let t = sp(r)?;
+            let Some(t) = t.strip_prefix(',') else { return Ok(r) };
+            let (t, a) = self.attribute(sp(t)?)?;
+            if a.key == "window" {
+                self.windows.borrow_mut().push(a.value_span());
+            }
+            self.attr_items.push(a);
+            r = t;
+        }
     }
 
     /// `[shape] opcode(operands)`: the part after `name =`, also the form of an instruction written inline as an
@@ -453,11 +488,23 @@ impl<'a> Parser<'a> {
 
     /// Operand list after `(`: `[shape] name` items, or inline instructions `[shape] opcode(...)`, which are
     /// appended to `nested` and named by their own text. Returns after the closing `)`.
-    fn operands(&self, mut i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Vec<Operand<'a>>> {
-        let mut out = Vec::new();
+    fn operands(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Vec<Operand<'a>>> {
+        let from = self.operand_items.mark();
+        let parsed = self.operand_list(i, nested, depth);
+        let operands = self.operand_items.take(from);
+        Ok((parsed?, operands))
+    }
+
+    /// The operands onto `operand_items`; returns after the closing `)`.
+    fn operand_list(
+        &self,
+        mut i: &'a str,
+        nested: &mut Vec<Op<'a>>,
+        depth: usize,
+    ) -> Result<&'a str, nom::Err<PErr<'a>>> {
         i = sp(i)?;
         if let Some(r) = i.strip_prefix(')') {
-            return Ok((r, out));
+            return Ok(r);
         }
         loop {
             let start = sp(i)?;
@@ -474,19 +521,21 @@ impl<'a> Parser<'a> {
                 inner.name = text;
                 inner.name_span = Span::of(self.base, text);
                 nested.push(inner);
-                out.push(Operand { name: text, ty, role: None, def: Def::Unresolved, span: Span::of(self.base, text) });
+                let span = Span::of(self.base, text);
+                self.operand_items.push(Operand { name: text, ty, role: None, def: Def::Unresolved, span });
                 r
             } else {
-                out.push(Operand { name, ty, role: None, def: Def::Unresolved, span: self.span(start, after_name) });
+                let span = self.span(start, after_name);
+                self.operand_items.push(Operand { name, ty, role: None, def: Def::Unresolved, span });
                 after_name
             };
             let r = sp(r)?;
             if let Some(r) = r.strip_prefix(',') {
                 i = r;
             } else if let Some(r) = r.strip_prefix(')') {
-                return Ok((r, out));
+                return Ok(r);
             } else {
-                return PErr::cut(r, "`,` or `)` after the operand");
+                return Err(PErr::failure(r, "`,` or `)` after the operand"));
             }
         }
     }

@@ -7,6 +7,7 @@
 use super::lex::{self, sp};
 use crate::ir::{Span, Value, ValueKind};
 use crate::parse::error::{PErr, PResult};
+use smallvec::SmallVec;
 
 /// Nesting limit: deeper input is rejected rather than risking the stack (the parsers get fuzzed).
 const MAX_DEPTH: usize = 2_000;
@@ -60,6 +61,10 @@ impl<'a> Build<'a> for () {
     fn seq(_: Vec<()>, _: Span) {}
     fn continued(self, _: (), _: bool) {}
 }
+
+/// A group's or sequence's items while they are parsed: up to four on the stack, then one vector of exactly their
+/// number (a vector grown from empty holds room for four: 160 bytes for `parameter(0)`'s one item).
+type Items<T> = SmallVec<[T; 4]>;
 
 pub struct ValueParser<'a> {
     /// The text spans are measured in, and where it starts in the source (not 0 when a deferred value is built
@@ -134,13 +139,13 @@ impl<'a> ValueParser<'a> {
         if !glued(rest) {
             return Ok((rest, first));
         }
-        let mut seq = vec![first];
+        let mut seq: Items<T> = smallvec::smallvec![first];
         while glued(rest) {
             let (r, v) = self.item(rest, depth)?;
             seq.push(v);
             rest = r;
         }
-        Ok((rest, T::seq(seq, self.span(start, rest))))
+        Ok((rest, T::seq(seq.into_vec(), self.span(start, rest))))
     }
 
     fn item<T: Build<'a>>(&self, i: &'a str, depth: usize) -> PResult<'a, T> {
@@ -203,7 +208,7 @@ impl<'a> ValueParser<'a> {
             _ => ')',
         };
         let mut rest = &i[1..];
-        let mut items = Vec::new();
+        let mut items: Items<T> = SmallVec::new();
         loop {
             rest = sp(rest)?;
             match rest.chars().next() {
@@ -221,7 +226,7 @@ impl<'a> ValueParser<'a> {
                 }
             }
         }
-        Ok((rest, T::group(open, items, self.span(i, rest))))
+        Ok((rest, T::group(open, items.into_vec(), self.span(i, rest))))
     }
 }
 

@@ -5,6 +5,7 @@
 //! Everything lives in flat arenas indexed by small ids, so edges (operands, users, calls, parents) are cheap and
 //! the graph borrows every name from the source text (`'a`).
 
+pub use super::attr::{Attr, BuildValue};
 use super::mlir_type::MlirType;
 use super::shape::Shape;
 use super::span::Span;
@@ -87,15 +88,6 @@ impl<'a> Type<'a> {
             _ => None,
         }
     }
-}
-
-/// `name=value` on a module, function, op or parameter.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Attr<'a> {
-    pub key: &'a str,
-    pub value: Value<'a>,
-    #[serde(skip)]
-    pub span: Span,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -285,7 +277,7 @@ impl<'a> Op<'a> {
     }
 
     pub fn attr(&self, key: &str) -> Option<&Value<'a>> {
-        self.attrs.iter().find(|a| a.key == key).map(|a| &a.value)
+        self.attrs.iter().find(|a| a.key == key).map(Attr::value)
     }
 
     pub fn attr_entry(&self, key: &str) -> Option<&Attr<'a>> {

@@ -1,5 +1,6 @@
 //! The shared intermediate representation: one graph type for every layer (HLO, StableHLO, Mosaic, LLO).
 
+pub mod attr;
 pub mod dtype;
 pub mod graph;
 pub mod hlo_view;

@@ -55,7 +55,7 @@ pub fn decode_calls(m: &Module<'_>, hlo: bool) -> (Vec<DecodedCall>, Vec<Undecod
     for id in tpu_calls(m, hlo) {
         let op = m.op(id);
         let Some(attr) = op.attr_entry("backend_config") else { continue };
-        let config = attr.value.span.text(m.text);
+        let config = attr.value_span().text(m.text);
         match crate::parse::bytecode::kernel_from_backend_config(config) {
             Ok(Some(kernel)) => {
                 decoded.push(DecodedCall { call: id, call_name: op.name.to_string(), span: attr.span, kernel })

@@ -102,9 +102,9 @@ pub fn attr_text(m: &Module<'_>, id: OpId, key: &str) -> Option<String> {
         _ => {}
     }
     let a = op.attr_entry(key)?;
-    let t = a.value.span.text(m.text);
+    let t = a.value_span().text(m.text);
     if t.is_empty() {
-        Some(format!("{:?}", a.value.kind))
+        Some(format!("{:?}", a.value().kind))
     } else {
         Some(t.to_string())
     }

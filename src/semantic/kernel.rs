@@ -198,7 +198,7 @@ pub fn kernels<'a>(m: &Module<'a>) -> Vec<Kernel<'a>> {
 }
 
 fn func_attr<'v, 'a>(func: &'v Func<'a>, key: &str) -> Option<&'v Value<'a>> {
-    func.attrs.iter().find(|a| a.key == key).map(|a| &a.value)
+    func.attrs.iter().find(|a| a.key == key).map(Attr::value)
 }
 
 /// The view of one kernel function.
@@ -385,7 +385,7 @@ fn mark_argument_uses<'a>(m: &Module<'a>, f: FuncId, entry: Option<BlockId>, k: 
 /// An argument's memref type: declared, or from the `llo.type` attribute when the stage retyped it to `i32`.
 fn arg_type<'a>(p: &Param<'a>) -> Option<MlirType<'a>> {
     if let Some(a) = p.attrs.iter().find(|a| a.key == "llo.type") {
-        if let Some(w) = a.value.word() {
+        if let Some(w) = a.value().word() {
             if let Ok((_, t)) = mlir_type(w, 0) {
                 return Some(t);
             }

@@ -616,7 +616,7 @@ fn compare_with_custom(src: &Path, d: &DecodedModule, module_attrs: &[(String, S
     let ctx0 = src.display().to_string();
     for (k, v) in module_attrs {
         let a = m.attrs.iter().find(|a| a.key == k).unwrap_or_else(|| panic!("{ctx0}: module attribute {k}"));
-        assert_eq!(norm(&value_text(&a.value)), *v, "{ctx0}: module attribute {k}");
+        assert_eq!(norm(&value_text(a.value())), *v, "{ctx0}: module attribute {k}");
     }
     assert_eq!(m.funcs.len(), oracle.len(), "{ctx0}: function count");
     for (fi, of) in oracle.iter().enumerate() {
@@ -627,7 +627,7 @@ fn compare_with_custom(src: &Path, d: &DecodedModule, module_attrs: &[(String, S
         assert_eq!(f.results.iter().map(type_text).collect::<Vec<_>>(), of.results, "{ctx}: result types");
         for (k, v) in &of.attrs {
             let a = f.attrs.iter().find(|a| a.key == k).unwrap_or_else(|| panic!("{ctx}: attribute {k}"));
-            assert_eq!(norm(&value_text(&a.value)), *v, "{ctx}: attribute {k}");
+            assert_eq!(norm(&value_text(a.value())), *v, "{ctx}: attribute {k}");
         }
         // Ours, without the operand-less `scf.yield` terminators the custom syntax leaves implicit.
         let ops: Vec<OpId> = m

@@ -166,7 +166,7 @@ fn call_graph_schedule_and_stack_frames() {
     assert!(m.scheduled);
     // async wrapped computation keeps its thread.
     let wrapped = m.func_by_name("async_wrapped").unwrap();
-    assert_eq!(m.func(wrapped).attrs[0].value.string().as_deref(), Some("async_thread"));
+    assert_eq!(m.func(wrapped).attrs[0].value().string().as_deref(), Some("async_thread"));
     // Stack frames: frame 2 = model.py:10 called from café.py:3 (printed parent ids are +1).
     let stack = m.source_stack(op(&m, "a.1"));
     let rendered: Vec<String> = stack.iter().map(|l| format!("{}:{} {}", l.file, l.line, l.function)).collect();

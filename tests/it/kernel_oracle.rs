@@ -74,7 +74,7 @@ fn compare(what: &str, decoded: &Module<'_>, dump: &Module<'_>) -> usize {
             for attr in &oy.attrs {
                 if let Some(v) = ox.attr(attr.key) {
                     let norm = |s: &str| s.split_whitespace().collect::<String>();
-                    let theirs = norm(attr.value.span.text(dump.text));
+                    let theirs = norm(attr.value_span().text(dump.text));
                     if !theirs.is_empty() && !v.span.is_empty() {
                         assert_eq!(norm(v.span.text(decoded.text)), theirs, "{ctx}: attribute {}", attr.key);
                     }

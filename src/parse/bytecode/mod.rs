@@ -168,7 +168,7 @@ impl DecodedModule {
     }
 
     fn attrs(&self, list: &[(Str, Str)]) -> Vec<Attr<'_>> {
-        list.iter().map(|&(k, v)| Attr { key: self.s(k), value: self.value(v), span: Span::default() }).collect()
+        list.iter().map(|&(k, v)| Attr::new(self.s(k), self.value(v), Span::default())).collect()
     }
 
     fn params(&self, b: &DBlock, attrs: &[Vec<(Str, Str)>]) -> Vec<Param<'_>> {
@@ -198,7 +198,7 @@ impl DecodedModule {
             items.push(kv("source_line", v(ValueKind::Word(self.s(loc.line)))));
             items.push(kv("source_column", v(ValueKind::Word(self.s(loc.col)))));
         }
-        Some(Attr { key: "metadata", value: v(ValueKind::Group { open: '{', items }), span: Span::default() })
+        Some(Attr::new("metadata", v(ValueKind::Group { open: '{', items }), Span::default()))
     }
 
     /// The shared graph: `func.func` ops become functions (params from the entry block's arguments with their

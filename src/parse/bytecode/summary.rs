@@ -9,7 +9,7 @@ pub fn render_module(m: &Module<'_>) -> String {
     let mut out = String::new();
     let _ = write!(out, "module {:?} ({})", m.name, m.layer.name());
     if !m.attrs.is_empty() {
-        let attrs: Vec<String> = m.attrs.iter().map(|a| format!("{} = {}", a.key, value_text(&a.value))).collect();
+        let attrs: Vec<String> = m.attrs.iter().map(|a| format!("{} = {}", a.key, value_text(a.value()))).collect();
         let _ = write!(out, " attributes {{{}}}", attrs.join(", "));
     }
     out.push('\n');
@@ -21,7 +21,7 @@ pub fn render_module(m: &Module<'_>) -> String {
                 let mut s = format!("%{}: {}", p.name, type_text(&p.ty));
                 if !p.attrs.is_empty() {
                     let a: Vec<String> =
-                        p.attrs.iter().map(|a| format!("{} = {}", a.key, value_text(&a.value))).collect();
+                        p.attrs.iter().map(|a| format!("{} = {}", a.key, value_text(a.value()))).collect();
                     let _ = write!(s, " {{{}}}", a.join(", "));
                 }
                 s
@@ -38,7 +38,7 @@ pub fn render_module(m: &Module<'_>) -> String {
         );
         for a in &f.attrs {
             if a.key != "function_type" && a.key != "sym_name" && a.key != "arg_attrs" {
-                let _ = writeln!(out, "  // {} = {}", a.key, value_text(&a.value));
+                let _ = writeln!(out, "  // {} = {}", a.key, value_text(a.value()));
             }
         }
         let _ = i;
@@ -76,7 +76,7 @@ fn render_op(m: &Module<'_>, id: OpId, depth: usize, out: &mut String) {
         .attrs
         .iter()
         .filter(|a| a.key != "metadata")
-        .map(|a| format!("{} = {}", a.key, value_text(&a.value)))
+        .map(|a| format!("{} = {}", a.key, value_text(a.value())))
         .collect();
     if !attrs.is_empty() {
         let _ = write!(line, " {{{}}}", attrs.join(", "));

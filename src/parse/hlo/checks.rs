@@ -5,23 +5,23 @@
 
 use crate::ir::{Module, Span};
 
-/// The first attribute value XLA's grammar rejects: where, and what was expected there.
-pub fn first_bad_value(m: &Module<'_>) -> Option<(usize, String)> {
+/// The first attribute value XLA's grammar rejects: where, and what was expected there. `windows` are the spans of
+/// the instructions' `window=` values, in the order of the text (the parser notes them as it goes, rather than this
+/// walking every attribute of every op).
+pub fn first_bad_value(m: &Module<'_>, windows: &[Span]) -> Option<(usize, String)> {
     for a in &m.attrs {
         let check = match a.key {
             "input_output_alias" => aliasing,
             "buffer_donor" => buffer_donor,
             _ => continue,
         };
-        if let Err((at, what)) = check(&mut Tokens::new(value_text(m.text, a.value.span))) {
-            return Some((a.value.span.start as usize + at, what));
+        if let Err((at, what)) = check(&mut Tokens::new(value_text(m.text, a.value_span()))) {
+            return Some((a.value_span().start as usize + at, what));
         }
     }
-    for op in &m.ops {
-        for a in op.attrs.iter().filter(|a| a.key == "window") {
-            if let Err((at, what)) = window(value_text(m.text, a.value.span)) {
-                return Some((a.value.span.start as usize + at, what));
-            }
+    for &span in windows {
+        if let Err((at, what)) = window(value_text(m.text, span)) {
+            return Some((span.start as usize + at, what));
         }
     }
     None

@@ -5,7 +5,16 @@
 use crate::parse::error::{PErr, PResult};
 
 /// Skips whitespace, `/* ... */` and `// ...` comments. An unterminated block comment is an error.
-pub fn ws(mut i: &str) -> PResult<'_, ()> {
+#[inline]
+pub fn ws(i: &str) -> PResult<'_, ()> {
+    // Most calls are between two tokens with nothing to skip: answer those without a loop.
+    match i.as_bytes().first() {
+        Some(b' ' | b'\t' | b'\n' | b'\r' | b'/') => ws_slow(i),
+        _ => Ok((i, ())),
+    }
+}
+
+fn ws_slow(mut i: &str) -> PResult<'_, ()> {
     loop {
         // bytes, not chars: this runs between every two tokens
         let n = i.bytes().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(i.len());
@@ -24,6 +33,7 @@ pub fn ws(mut i: &str) -> PResult<'_, ()> {
 }
 
 /// Whitespace-or-comment skipped; never fails on valid input, so a failure (unterminated comment) is cut.
+#[inline]
 pub fn sp(i: &str) -> Result<&str, nom::Err<PErr<'_>>> {
     ws(i).map(|(r, _)| r)
 }
@@ -32,8 +42,20 @@ pub fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
 
+/// `[A-Za-z0-9_.-]` by table: names are most of an HLO file.
+static IDENT_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-';
+        c += 1;
+    }
+    t
+};
+
 fn is_ident_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-'
+    IDENT_CHAR[c as usize]
 }
 
 /// Length of the identifier at the start of `i` (`[A-Za-z_][A-Za-z0-9_.-]*`), stopping before a `->` arrow.
@@ -121,12 +143,13 @@ pub fn string(i: &str) -> PResult<'_, &str> {
         return PErr::fail(i, "a string");
     };
     let mut n = 1;
-    while n < b.len() {
-        match b[n] {
-            b'\\' => n += 2,
-            c if c == q => return Ok((&i[n + 1..], &i[1..n])),
-            _ => n += 1,
+    // jump from one quote or backslash to the next: metadata strings are long
+    while let Some(k) = b.get(n..).and_then(|r| memchr::memchr2(q, b'\\', r)) {
+        n += k;
+        if b[n] == q {
+            return Ok((&i[n + 1..], &i[1..n]));
         }
+        n += 2;
     }
     // the string runs to the end of the input: say so there, naming where it opened
     PErr::cut(

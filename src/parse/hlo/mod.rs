@@ -16,7 +16,7 @@ pub fn parse_hlo<'a>(path: &str, text: &'a str) -> Result<Module<'a>, SyntaxErro
     let mut parser = module::Parser::new(text);
     match parser.module() {
         Ok((module, unresolved)) => match unresolved.first() {
-            None => match checks::first_bad_value(&module) {
+            None => match checks::first_bad_value(&module, &parser.windows.take()) {
                 None => Ok(module),
                 Some((at, expected)) => Err(SyntaxError::at("HLO", path, text, at, expected)),
             },

@@ -3,8 +3,8 @@
 //! operands, per module for called computations), so forward references work.
 
 use super::lex::{self, cut, expect, sp};
-use super::shape::{shape, starts_shape};
-use super::value::ValueParser;
+use super::shape::{extent, shape, starts_shape};
+use super::value::{Build, ValueParser};
 use crate::ir::graph::*;
 use crate::ir::span::Span;
 use crate::ir::{Shape, Value, ValueKind};
@@ -12,19 +12,22 @@ use crate::parse::error::{PErr, PResult};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
-/// Attributes whose value names called computations.
-const CALL_ATTRS: &[&str] = &[
-    "calls",
-    "to_apply",
-    "body",
-    "condition",
-    "select",
-    "scatter",
-    "true_computation",
-    "false_computation",
-    "branch_computations",
-    "called_computations",
-];
+/// Attributes whose value names called computations (a `match`: it is asked of every attribute).
+fn is_call_attr(key: &str) -> bool {
+    matches!(
+        key,
+        "calls"
+            | "to_apply"
+            | "body"
+            | "condition"
+            | "select"
+            | "scatter"
+            | "true_computation"
+            | "false_computation"
+            | "branch_computations"
+            | "called_computations"
+    )
+}
 
 pub struct Parser<'a> {
     base: &'a str,
@@ -37,11 +40,36 @@ pub struct Parser<'a> {
     inline: std::cell::RefCell<Vec<InlineBody<'a>>>,
     /// Computations named so far (inline bodies excluded: XLA names each `_` and uniquifies), where each is named.
     computation_names: HashMap<&'a str, Span>,
+    /// Operands and attributes of the lists being parsed (`ItemStack`).
+    operand_items: ItemStack<Operand<'a>>,
+    attr_items: ItemStack<Attr<'a>>,
+    /// The spans of the instructions' `window=` values, in the order of the text, for `checks::first_bad_value`.
+    pub windows: std::cell::RefCell<Vec<Span>>,
     /// How many inline bodies enclose the one being parsed (each level recurses through the whole grammar).
     inline_depth: std::cell::Cell<usize>,
-    /// The ops of the computation being parsed, before they move into the module: one buffer for all of them, so
-    /// that a large computation does not regrow (and copy) a vector of its own.
-    scratch: Vec<Op<'a>>,
+}
+
+/// The items of the lists being parsed, one stack for all: lists nest (an operand can be an instruction with operands
+/// of its own, an attribute a computation with instructions), so each pushes its items above those of the lists it
+/// is inside and takes them at its end as a vector of exactly their number. A vector of its own per list would
+/// allocate room for four on the first push: 320 bytes for an instruction's one operand, all of it memory touched.
+struct ItemStack<T>(std::cell::RefCell<Vec<T>>);
+
+impl<T> ItemStack<T> {
+    fn mark(&self) -> usize {
+        self.0.borrow().len()
+    }
+
+    fn push(&self, item: T) {
+        self.0.borrow_mut().push(item);
+    }
+
+    /// The items pushed since `mark` returned `from` (also after a failed parse, which drops them).
+    fn take(&self, from: usize) -> Vec<T> {
+        let mut items = self.0.borrow_mut();
+        let end = items.len();
+        items.drain(from.min(end)..).collect()
+    }
 }
 
 /// `to_apply={ ... }`: XLA's parser takes a computation body in place of a name and names it `_`.
@@ -69,17 +97,23 @@ impl<'a> Parser<'a> {
         Parser {
             base,
             shapes: Default::default(),
-            values: ValueParser { base },
+            values: ValueParser { base, shift: 0 },
             pending_calls: Vec::new(),
             inline: Default::default(),
             computation_names: HashMap::default(),
+            operand_items: ItemStack(Default::default()),
+            attr_items: ItemStack(Default::default()),
+            windows: Default::default(),
             inline_depth: Default::default(),
-            scratch: Vec::new(),
         }
     }
 
-    /// Parses a shape and interns it by its text.
+    /// Parses a shape and interns it by its text; a shape already seen is found by its text without parsing it
+    /// again (a large module repeats a few hundred shapes tens of thousands of times).
     fn shape(&self, i: &'a str) -> PResult<'a, Arc<Shape>> {
+        if let Some(seen) = extent(i).and_then(|n| Some((n, self.shapes.borrow().get(&i[..n])?.clone()))) {
+            return Ok((&i[seen.0..], seen.1));
+        }
         let (rest, s) = cut(shape(i))?;
         let text = &i[..i.len() - rest.len()];
         let mut shapes = self.shapes.borrow_mut();
@@ -96,7 +130,6 @@ impl<'a> Parser<'a> {
         let mut m = Module::new(Layer::Hlo, "", self.base, Span::new(0, self.base.len()));
         // One instruction per line, roughly: reserving up front avoids regrowing (and copying) the op arena.
         m.ops.reserve(self.base.len() / 160);
-        self.scratch.reserve(self.base.len() / 160);
         let mut rest = i;
         if let Some(r) = keyword(i, "HloModule") {
             let (r, name) = cut(lex::name(sp(r)?, "the module name"))?;
@@ -109,7 +142,7 @@ impl<'a> Parser<'a> {
                 let Some(r) = r.strip_prefix(',') else { break };
                 let (r, attr) = self.attribute(sp(r)?)?;
                 if attr.key == "is_scheduled" {
-                    m.scheduled = attr.value.as_bool() == Some(true);
+                    m.scheduled = attr.value().as_bool() == Some(true);
                 }
                 m.attrs.push(attr);
                 rest = r;
@@ -146,35 +179,24 @@ impl<'a> Parser<'a> {
         }
         let key = &i[..n];
         let after = &i[n + 1..];
-        if CALL_ATTRS.contains(&key) && starts_inline_body(after) {
+        let calls = is_call_attr(key);
+        if calls && starts_inline_body(after) {
             return self.inline_body(i, key, after);
         }
         if key == "backend_config" && after.starts_with('{') {
             let (rest, value) = self.values.raw_braces(after)?;
-            return Ok((rest, Attr { key, value, span: self.span(i, rest) }));
+            return Ok((rest, Attr::new(key, value, self.span(i, rest))));
         }
-        let (mut rest, mut value) = cut(self.values.value(after))?;
-        // Values that XLA prints with a space inside: `literal=f32[2]{0} {1, 2}` (shape, then the literal) and V3
-        // replica groups `mesh['a'=2,'b'=2] {'b'}`. A `{` can never start the next instruction, so it continues.
-        loop {
-            let r = sp(rest)?;
-            let continues = r.starts_with('{')
-                || (key == "literal" && !r.starts_with(',') && !r.is_empty() && !starts_instruction(r));
-            if !continues {
-                break;
-            }
-            let (r, more) = cut(self.values.value(r))?;
-            let span = value.span.to(more.span);
-            value = match value.kind {
-                ValueKind::Seq(mut items) if key != "literal" || items.len() > 1 => {
-                    items.push(more);
-                    Value { kind: ValueKind::Seq(items), span }
-                }
-                kind => Value { kind: ValueKind::Seq(vec![Value { kind, span: value.span }, more]), span },
-            };
-            rest = r;
+        // Values the parser reads itself are built now; the others are checked by the same grammar and built when
+        // first read (most never are).
+        if calls || key == "control-predecessors" || key == "is_scheduled" {
+            let (rest, value) = attribute_value(&self.values, key, after)?;
+            return Ok((rest, Attr::new(key, value, self.span(i, rest))));
         }
-        Ok((rest, Attr { key, value, span: self.span(i, rest) }))
+        let (rest, ()) = attribute_value(&self.values, key, after)?;
+        let text = &after[..after.len() - rest.len()];
+        let start = self.span(after, rest).start;
+        Ok((rest, Attr::deferred(key, text, start, build_deferred, self.span(i, rest))))
     }
 
     /// A computation body as an attribute value: parsed now, added to the module after the enclosing computation.
@@ -191,7 +213,7 @@ impl<'a> Parser<'a> {
         let span = self.span(after, rest);
         self.inline.borrow_mut().push(InlineBody { span, ops });
         let value = Value { kind: ValueKind::Raw(&after[..after.len() - rest.len()]), span };
-        Ok((rest, Attr { key, value, span: self.span(i, rest) }))
+        Ok((rest, Attr::new(key, value, self.span(i, rest))))
     }
 
     fn stack_frames(&self, mut i: &'a str, t: &mut StackFrames<'a>) -> Result<&'a str, nom::Err<PErr<'a>>> {
@@ -264,17 +286,15 @@ impl<'a> Parser<'a> {
         if !r.starts_with('{') {
             return Err(PErr::failure(r, "`{` opening the computation body"));
         }
-        let mut ops = std::mem::take(&mut self.scratch);
-        ops.clear();
-        let mut r = self.body(r, &mut ops)?;
+        // Instructions are parsed straight into the module's arena (an op is a few hundred bytes: no second copy).
+        let first_op = m.ops.len();
+        let mut r = self.body(r, &mut m.ops)?;
         if let Some(first) = self.computation_names.insert(name, name_span) {
             let line = self.base[..first.start as usize].matches('\n').count() + 1;
             return Err(PErr::failure(name, format!("a new computation name (`{name}` is defined on line {line})")));
         }
         let func = Func { name, name_span, is_entry, params, results, ..inline_func() };
-        let first_op = m.ops.len();
-        let fid = self.add_computation(m, func, &mut ops, unresolved);
-        self.scratch = ops;
+        let fid = self.add_computation(m, func, first_op, unresolved);
         if is_entry {
             if m.entry.is_some() {
                 return Err(PErr::failure(start, "a single ENTRY computation (this module has two)"));
@@ -293,8 +313,9 @@ impl<'a> Parser<'a> {
         let mut inline_funcs = HashMap::default();
         for body in self.inline.take() {
             let func = Func { span: body.span, ..inline_func() };
-            let mut ops = body.ops;
-            inline_funcs.insert(body.span.start, self.add_computation(m, func, &mut ops, unresolved));
+            let (first, mut ops) = (m.ops.len(), body.ops);
+            m.ops.append(&mut ops);
+            inline_funcs.insert(body.span.start, self.add_computation(m, func, first, unresolved));
         }
         for id in first_op..m.ops.len() {
             self.collect_calls(m, OpId(id as u32), &inline_funcs);
@@ -302,11 +323,11 @@ impl<'a> Parser<'a> {
         Ok((r, fid))
     }
 
-    /// `{ instruction* }`: the instructions in order into `ops`, each preceded by the ones written inline as its
+    /// `{ instruction* }`: the instructions in order onto `ops`, each preceded by the ones written inline as its
     /// operands (they are defined before their user).
     fn body(&self, i: &'a str, ops: &mut Vec<Op<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
         let Some(mut r) = i.strip_prefix('{') else { return Err(PErr::failure(i, "`{` opening the computation body")) };
-        let mut nested = Vec::new();
+        let first = ops.len();
         loop {
             r = sp(r)?;
             if let Some(rest) = r.strip_prefix('}') {
@@ -316,34 +337,33 @@ impl<'a> Parser<'a> {
             if r.is_empty() {
                 return Err(PErr::failure(r, "`}` closing the computation"));
             }
-            let (rest, op) = self.instruction(r, &mut nested)?;
-            ops.append(&mut nested);
-            ops.push(op);
-            r = rest;
+            r = self.instruction(r, ops)?;
         }
-        if ops.is_empty() {
+        if ops.len() == first {
             return Err(PErr::failure(r, "at least one instruction in the computation"));
         }
         Ok(r)
     }
 
-    /// Adds a parsed computation to the module: its ops, the root (the last instruction when none is marked), and
-    /// operand names resolved within it. Calls are collected by the caller, once inline bodies have their ids.
+    /// Adds a parsed computation to the module: its ops (already in the arena from `first_op` on), the root (the
+    /// last instruction when none is marked), and operand names resolved within it. Calls are collected by the
+    /// caller, once inline bodies have their ids.
     fn add_computation(
         &self,
         m: &mut Module<'a>,
         func: Func<'a>,
-        ops: &mut Vec<Op<'a>>,
+        first_op: usize,
         unresolved: &mut Vec<Unresolved>,
     ) -> FuncId {
         let (fid, block) = m.add_func(func);
-        let first_op = m.ops.len();
+        let ops = &mut m.ops[first_op..];
         let mut names: HashMap<&'a str, OpId> = HashMap::with_capacity_and_hasher(ops.len(), Default::default());
         let has_root = ops.iter().any(|o| o.is_root);
-        for op in ops.drain(..) {
-            let name = op.name;
-            names.insert(name, m.push_op(block, op));
+        for (k, op) in ops.iter_mut().enumerate() {
+            op.block = block;
+            names.insert(op.name, OpId((first_op + k) as u32));
         }
+        m.blocks[block.idx()].ops.extend((first_op..m.ops.len()).map(|k| OpId(k as u32)));
         if !has_root {
             if let Some(last) = m.ops.last_mut() {
                 last.is_root = true;
@@ -360,7 +380,7 @@ impl<'a> Parser<'a> {
             }
             // Control edges name instructions of the same computation, as operands do (XLA rejects a dangling one).
             for a in op.attrs.iter().filter(|a| a.key == "control-predecessors") {
-                if let ValueKind::Group { items, .. } = &a.value.kind {
+                if let ValueKind::Group { items, .. } = &a.value().kind {
                     for v in items.iter().filter(|v| v.name_ref().is_some_and(|n| !names.contains_key(n))) {
                         let name = v.name_ref().unwrap_or_default().into();
                         unresolved.push(Unresolved { what: "instruction", name, span: v.span });
@@ -393,32 +413,48 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn instruction(&self, i: &'a str, nested: &mut Vec<Op<'a>>) -> PResult<'a, Op<'a>> {
+    /// One instruction, pushed onto `ops` after the ones written inline as its operands; returns the rest. (Pushed
+    /// as soon as it is made and filled in place: an `Op` is a few hundred bytes, and moving each through every
+    /// return was a tenth of the parse.)
+    fn instruction(&self, i: &'a str, ops: &mut Vec<Op<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
         let start = i;
         let (r, (is_root, name)) = marked_name(i, "ROOT", "an instruction (`name = shape opcode(...)`) or `}`")?;
         let name_span = Span::of(self.base, name);
         let (r, _) = expect(r, "=")?;
-        let (r, mut op) = self.instruction_rhs(sp(r)?, nested, 0)?;
-        let mut r = r;
-        loop {
-            let t = sp(r)?;
-            let Some(t) = t.strip_prefix(',') else { break };
-            let (t, a) = self.attribute(sp(t)?)?;
-            op.attrs.push(a);
-            r = t;
-        }
+        let (r, op) = self.instruction_rhs(sp(r)?, ops, 0)?;
+        let at = ops.len();
+        ops.push(op);
+        let op = &mut ops[at];
+        let from = self.attr_items.mark();
+        let parsed = self.attributes(r);
+        op.attrs = self.attr_items.take(from);
+        let r = parsed?;
         op.name = name;
         op.name_span = name_span;
         op.is_root = is_root;
         op.span = self.span(start, r);
-        Ok((r, op))
+        Ok(r)
+    }
+
+    /// `, key=value` after an instruction, onto `attr_items`; returns the rest.
+    fn attributes(&self, mut r: &'a str) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        loop {
+            let t = sp(r)?;
+            let Some(t) = t.strip_prefix(',') else { return Ok(r) };
+            let (t, a) = self.attribute(sp(t)?)?;
+            if a.key == "window" {
+                self.windows.borrow_mut().push(a.value_span());
+            }
+            self.attr_items.push(a);
+            r = t;
+        }
     }
 
     /// `[shape] opcode(operands)`: the part after `name =`, also the form of an instruction written inline as an
     /// operand (hand-written HLO; XLA's `ParseInstructionRhs`). The result shape may be left out where XLA can
     /// infer it.
     fn instruction_rhs(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Op<'a>> {
-        crate::parse::with_stack(|| self.nested_instruction_rhs(i, nested, depth))
+        crate::parse::with_stack_at(depth, || self.nested_instruction_rhs(i, nested, depth))
     }
 
     fn nested_instruction_rhs(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Op<'a>> {
@@ -452,11 +488,23 @@ impl<'a> Parser<'a> {
 
     /// Operand list after `(`: `[shape] name` items, or inline instructions `[shape] opcode(...)`, which are
     /// appended to `nested` and named by their own text. Returns after the closing `)`.
-    fn operands(&self, mut i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Vec<Operand<'a>>> {
-        let mut out = Vec::new();
+    fn operands(&self, i: &'a str, nested: &mut Vec<Op<'a>>, depth: usize) -> PResult<'a, Vec<Operand<'a>>> {
+        let from = self.operand_items.mark();
+        let parsed = self.operand_list(i, nested, depth);
+        let operands = self.operand_items.take(from);
+        Ok((parsed?, operands))
+    }
+
+    /// The operands onto `operand_items`; returns after the closing `)`.
+    fn operand_list(
+        &self,
+        mut i: &'a str,
+        nested: &mut Vec<Op<'a>>,
+        depth: usize,
+    ) -> Result<&'a str, nom::Err<PErr<'a>>> {
         i = sp(i)?;
         if let Some(r) = i.strip_prefix(')') {
-            return Ok((r, out));
+            return Ok(r);
         }
         loop {
             let start = sp(i)?;
@@ -473,40 +521,43 @@ impl<'a> Parser<'a> {
                 inner.name = text;
                 inner.name_span = Span::of(self.base, text);
                 nested.push(inner);
-                out.push(Operand { name: text, ty, role: None, def: Def::Unresolved, span: Span::of(self.base, text) });
+                let span = Span::of(self.base, text);
+                self.operand_items.push(Operand { name: text, ty, role: None, def: Def::Unresolved, span });
                 r
             } else {
-                out.push(Operand { name, ty, role: None, def: Def::Unresolved, span: self.span(start, after_name) });
+                let span = self.span(start, after_name);
+                self.operand_items.push(Operand { name, ty, role: None, def: Def::Unresolved, span });
                 after_name
             };
             let r = sp(r)?;
             if let Some(r) = r.strip_prefix(',') {
                 i = r;
             } else if let Some(r) = r.strip_prefix(')') {
-                return Ok((r, out));
+                return Ok(r);
             } else {
-                return PErr::cut(r, "`,` or `)` after the operand");
+                return Err(PErr::failure(r, "`,` or `)` after the operand"));
             }
         }
     }
 
     fn collect_calls(&mut self, m: &mut Module<'a>, id: OpId, inline_funcs: &HashMap<u32, FuncId>) {
         let mut inline_calls = Vec::new();
-        for attr in &m.ops[id.idx()].attrs {
-            if let (true, ValueKind::Raw(_)) = (CALL_ATTRS.contains(&attr.key), &attr.value.kind) {
-                if let Some(&func) = inline_funcs.get(&attr.value.span.start) {
+        for attr in m.ops[id.idx()].attrs.iter().filter(|a| is_call_attr(a.key)) {
+            let value = attr.value();
+            if let ValueKind::Raw(_) = value.kind {
+                if let Some(&func) = inline_funcs.get(&value.span.start) {
                     inline_calls.push(Call { role: attr.key, func });
                 }
-            } else if CALL_ATTRS.contains(&attr.key) {
-                let names: Vec<(&'a str, Span)> = match &attr.value.kind {
-                    ValueKind::Group { items, .. } => {
-                        items.iter().filter_map(|v| v.name_ref().map(|n| (n, v.span))).collect()
-                    }
-                    _ => attr.value.name_ref().map(|n| (n, attr.value.span)).into_iter().collect(),
-                };
-                for (n, span) in names {
-                    self.pending_calls.push((id, attr.key, n, span));
+                continue;
+            }
+            let names: Vec<(&'a str, Span)> = match &value.kind {
+                ValueKind::Group { items, .. } => {
+                    items.iter().filter_map(|v| v.name_ref().map(|n| (n, v.span))).collect()
                 }
+                _ => value.name_ref().map(|n| (n, value.span)).into_iter().collect(),
+            };
+            for (n, span) in names {
+                self.pending_calls.push((id, attr.key, n, span));
             }
         }
         m.ops[id.idx()].calls.extend(inline_calls);
@@ -521,6 +572,36 @@ impl<'a> Parser<'a> {
                 None => unresolved.push(Unresolved { what: "computation", name: name.into(), span }),
             }
         }
+    }
+}
+
+/// An attribute's value after `key=`, built as `T` (a tree, or nothing for a syntax check). Values that XLA prints
+/// with a space inside continue: `literal=f32[2]{0} {1, 2}` (shape, then the literal) and V3 replica groups
+/// `mesh['a'=2,'b'=2] {'b'}`. A `{` can never start the next instruction, so it continues.
+fn attribute_value<'a, T: Build<'a>>(values: &ValueParser<'a>, key: &str, after: &'a str) -> PResult<'a, T> {
+    let literal = key == "literal";
+    let (mut rest, mut value) = cut(values.build::<T>(after))?;
+    loop {
+        let r = sp(rest)?;
+        let continues =
+            r.starts_with('{') || (literal && !r.starts_with(',') && !r.is_empty() && !starts_instruction(r));
+        if !continues {
+            break;
+        }
+        let (r, more) = cut(values.build::<T>(r))?;
+        value = value.continued(more, literal);
+        rest = r;
+    }
+    Ok((rest, value))
+}
+
+/// Builds the tree of a value the parser checked and deferred (`ir::Attr::deferred`): the same grammar over the
+/// same text, so it cannot fail; if it did, the text is kept whole rather than lost.
+fn build_deferred<'a>(key: &'a str, text: &'a str, start: u32) -> Value<'a> {
+    let values = ValueParser { base: text, shift: start };
+    match attribute_value::<Value>(&values, key, text) {
+        Ok(("", value)) => value,
+        _ => Value { kind: ValueKind::Raw(text), span: Span::new(start as usize, start as usize + text.len()) },
     }
 }
 
@@ -574,5 +655,50 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
     match e {
         nom::Err::Error(e) => nom::Err::Failure(e),
         e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Every attribute value of every HLO file at hand (test data, fixtures, the corpus when present), deferred or
+    /// not, reads as the tree that building it where it stands in the file gives: same items, same spans, same end
+    /// (so the syntax check and the tree builder agree on what they accept and where a value ends).
+    #[test]
+    fn deferred_values_read_as_the_trees_built_in_place() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut dirs = vec![root.join("tests/data"), root.join("fixtures")];
+        // A worktree outside the usual layout points at the corpus with HLOLINT_CORPUS, as the integration tests do.
+        let corpus = std::env::var_os("HLOLINT_CORPUS").map_or_else(|| root.join("../shared/corpus"), Into::into);
+        match corpus {
+            c if c.is_dir() => dirs.push(c),
+            c => println!("notice: {} is absent; checking the repository's files only", c.display()),
+        }
+        let (mut files, mut deferred) = (0, 0);
+        for entry in dirs.iter().flat_map(walkdir::WalkDir::new).flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+            let Ok(m) = crate::parse::hlo::parse_hlo("t", &text) else { continue };
+            files += 1;
+            let values = ValueParser { base: &text, shift: 0 };
+            let attrs =
+                m.attrs.iter().chain(m.funcs.iter().flat_map(|f| &f.attrs)).chain(m.ops.iter().flat_map(|o| &o.attrs));
+            for a in attrs.filter(|a| !matches!(a.value().kind, ValueKind::Raw(_))) {
+                let span = a.value_span();
+                let (rest, tree) = attribute_value::<Value>(&values, a.key, &text[span.start as usize..]).unwrap();
+                assert_eq!(
+                    text.len() - rest.len(),
+                    span.end as usize,
+                    "{}: `{}` ends elsewhere",
+                    entry.path().display(),
+                    a.key
+                );
+                assert_eq!(a.value(), &tree, "{}: `{}`", entry.path().display(), a.key);
+                deferred +=
+                    usize::from(!(is_call_attr(a.key) || a.key == "control-predecessors" || a.key == "is_scheduled"));
+            }
+        }
+        assert!(files > 10 && deferred > 1000, "{files} HLO files, {deferred} deferred values");
     }
 }

@@ -22,7 +22,7 @@ pub fn shape(i: &str) -> PResult<'_, Shape> {
 }
 
 fn shape_at(i: &str, depth: usize) -> PResult<'_, Shape> {
-    crate::parse::with_stack(|| nested_shape(i, depth))
+    crate::parse::with_stack_at(depth, || nested_shape(i, depth))
 }
 
 fn nested_shape(i: &str, depth: usize) -> PResult<'_, Shape> {
@@ -67,6 +67,57 @@ fn nested_shape(i: &str, depth: usize) -> PResult<'_, Shape> {
         None => (rest, None),
     };
     Ok((rest, Shape::Array(ArrayShape { dtype, dims, layout })))
+}
+
+/// The length of the shape text starting at `i`, found without parsing it, so that a shape seen before is found by
+/// its text (`None` when unsure: a comment inside, brackets that do not close; the parser decides then). It ends where
+/// the parser ends: at the `)` closing a tuple, the `}` closing a layout, or the `]` of an array not followed by one
+/// (the parser's own `layout_start` decides), so a text the parser once read whole is read whole again.
+pub fn extent(i: &str) -> Option<usize> {
+    let b = i.as_bytes();
+    if b.first() == Some(&b'(') {
+        return closing(b, 0, b'(', b')');
+    }
+    if i.starts_with("b(") {
+        return closing(b, 1, b'(', b')');
+    }
+    let n = lex::ident_len(i);
+    if n == 0 || b.get(n) != Some(&b'[') {
+        return None;
+    }
+    let end = n + b[n..].iter().position(|&c| c == b']' || c == b'/')?;
+    if b[end] != b']' {
+        return None;
+    }
+    match layout_start(&i[end + 1..]) {
+        Some(_) => closing(b, end + 1, b'{', b'}'),
+        None => Some(end + 1),
+    }
+}
+
+/// Just past the bracket closing the one at `b[at]`, skipping `/* ... */` comments (XLA prints `/*index=5*/` in
+/// long tuples); `None` at a `//` comment or the end of the input.
+fn closing(b: &[u8], at: usize, open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut k = at;
+    while k < b.len() {
+        let c = b[k];
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(k + 1);
+            }
+        } else if c == b'/' {
+            if b.get(k + 1) != Some(&b'*') {
+                return None;
+            }
+            k += 2 + b[k + 2..].windows(2).position(|w| w == b"*/")? + 1;
+        }
+        k += 1;
+    }
+    None
 }
 
 fn dims(mut i: &str) -> PResult<'_, Vec<Dim>> {
@@ -278,6 +329,29 @@ mod tests {
         p("f32[4,4]{0,1:D(D,C+~)T(2,*)L(4)#(u16)*(u32)E(32)S(3)SC(0:1,2)P(f32[8])M(8)}");
         p("token[]");
         p("f8e4m3fn[128,128]{1,0:T(8,128)(4,1)}");
+    }
+
+    #[test]
+    fn extent_ends_where_the_parser_ends() {
+        for s in [
+            "bf16[2048,2048]{1,0:T(8,128)(2,1)S(1)} rest",
+            "(f32[8]{0:S(1)}, (s32[], u32[2]), f32[8]{0}) x",
+            "f32[4,4]{0,1:D(D,C+~)T(2,*)L(4)#(u16)*(u32)E(32)S(3)SC(0:1,2)P(f32[8]{0})M(8)})",
+            "b(f32[4]) y",
+            "f32[2] {\n %x = f32[] parameter(0)",
+            "f32[2]{ 0 }, z",
+            "pred[] ,",
+            "f32[<=4,?,3]",
+            "(f32[8], /*index=1) }*/f32[2]{0}) z",
+        ] {
+            let (rest, _) = shape(s).unwrap();
+            assert_eq!(extent(s), Some(s.len() - rest.len()), "{s}");
+        }
+        // line comments and unclosed brackets are left to the parser
+        assert_eq!(extent("(f32[8], // x\n f32[2])"), None);
+        assert_eq!(extent("(f32[8], /* x)"), None);
+        assert_eq!(extent("f32[2"), None);
+        assert_eq!(extent("(f32[2]"), None);
     }
 
     #[test]

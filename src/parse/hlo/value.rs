@@ -7,12 +7,70 @@
 use super::lex::{self, sp};
 use crate::ir::{Span, Value, ValueKind};
 use crate::parse::error::{PErr, PResult};
+use smallvec::SmallVec;
 
 /// Nesting limit: deeper input is rejected rather than risking the stack (the parsers get fuzzed).
 const MAX_DEPTH: usize = 2_000;
 
+/// What the value grammar builds: the tree (`Value`), or nothing (`()`: the syntax check of a value kept as text to
+/// be built on first read). One grammar for both, so the check accepts and rejects exactly what building does and
+/// ends where it ends; `Vec<()>` and `Box<()>` never allocate.
+pub trait Build<'a>: Sized {
+    /// A word, string, `%name` or punctuation.
+    fn leaf(kind: ValueKind<'a>, span: Span) -> Self;
+    fn group(open: char, items: Vec<Self>, span: Span) -> Self;
+    fn key_val(key: &'a str, value: Self, span: Span) -> Self;
+    fn seq(items: Vec<Self>, span: Span) -> Self;
+    /// An attribute value continued after a space (`literal=f32[2]{0} {1, 2}`, `mesh['a'=2] {'b'}`).
+    fn continued(self, more: Self, literal: bool) -> Self;
+}
+
+impl<'a> Build<'a> for Value<'a> {
+    fn leaf(kind: ValueKind<'a>, span: Span) -> Self {
+        Value { kind, span }
+    }
+
+    fn group(open: char, items: Vec<Self>, span: Span) -> Self {
+        Value { kind: ValueKind::Group { open, items }, span }
+    }
+
+    fn key_val(key: &'a str, value: Self, span: Span) -> Self {
+        Value { kind: ValueKind::KeyVal { key, value: Box::new(value) }, span }
+    }
+
+    fn seq(items: Vec<Self>, span: Span) -> Self {
+        Value { kind: ValueKind::Seq(items), span }
+    }
+
+    fn continued(self, more: Self, literal: bool) -> Self {
+        let span = self.span.to(more.span);
+        match self.kind {
+            ValueKind::Seq(mut items) if !literal || items.len() > 1 => {
+                items.push(more);
+                Value { kind: ValueKind::Seq(items), span }
+            }
+            kind => Value { kind: ValueKind::Seq(vec![Value { kind, span: self.span }, more]), span },
+        }
+    }
+}
+
+impl<'a> Build<'a> for () {
+    fn leaf(_: ValueKind<'a>, _: Span) {}
+    fn group(_: char, _: Vec<()>, _: Span) {}
+    fn key_val(_: &'a str, _: (), _: Span) {}
+    fn seq(_: Vec<()>, _: Span) {}
+    fn continued(self, _: (), _: bool) {}
+}
+
+/// A group's or sequence's items while they are parsed: up to four on the stack, then one vector of exactly their
+/// number (a vector grown from empty holds room for four: 160 bytes for `parameter(0)`'s one item).
+type Items<T> = SmallVec<[T; 4]>;
+
 pub struct ValueParser<'a> {
+    /// The text spans are measured in, and where it starts in the source (not 0 when a deferred value is built
+    /// from its own text).
     pub base: &'a str,
+    pub shift: u32,
 }
 
 impl<'a> ValueParser<'a> {
@@ -24,12 +82,24 @@ impl<'a> ValueParser<'a> {
         }
         let mut depth = 0usize;
         let mut k = 0;
-        while k < b.len() {
+        // from one quote or brace to the next
+        while let Some(j) = b.get(k..).and_then(|r| memchr::memchr3(b'"', b'{', b'}', r)) {
+            k += j;
             match b[k] {
                 b'"' => {
                     k += 1;
-                    while k < b.len() && b[k] != b'"' {
-                        k += if b[k] == b'\\' { 2 } else { 1 };
+                    loop {
+                        match b.get(k..).and_then(|r| memchr::memchr2(b'"', b'\\', r)) {
+                            Some(j) if b[k + j] == b'"' => {
+                                k += j;
+                                break;
+                            }
+                            Some(j) => k += j + 2,
+                            None => {
+                                k = b.len();
+                                break;
+                            }
+                        }
                     }
                 }
                 b'{' => depth += 1,
@@ -48,8 +118,9 @@ impl<'a> ValueParser<'a> {
         PErr::cut(&i[i.len()..], format!("`}}` closing the JSON object opened as `{}`", opening(i)))
     }
 
-    fn span(&self, from: &'a str, rest: &'a str) -> Span {
-        Span::between(self.base, from, rest)
+    pub fn span(&self, from: &'a str, rest: &'a str) -> Span {
+        let s = Span::between(self.base, from, rest);
+        Span { start: s.start + self.shift, end: s.end + self.shift }
     }
 
     /// One value: glued items until whitespace, a separator or a closing bracket.
@@ -57,26 +128,31 @@ impl<'a> ValueParser<'a> {
         self.value_at(i, 0)
     }
 
-    fn value_at(&self, i: &'a str, depth: usize) -> PResult<'a, Value<'a>> {
+    /// One value, built as `T` (a tree, or nothing for a syntax check).
+    pub fn build<T: Build<'a>>(&self, i: &'a str) -> PResult<'a, T> {
+        self.value_at(i, 0)
+    }
+
+    fn value_at<T: Build<'a>>(&self, i: &'a str, depth: usize) -> PResult<'a, T> {
         let start = i;
         let (mut rest, first) = self.item(i, depth)?;
         if !glued(rest) {
             return Ok((rest, first));
         }
-        let mut seq = vec![first];
+        let mut seq: Items<T> = smallvec::smallvec![first];
         while glued(rest) {
             let (r, v) = self.item(rest, depth)?;
             seq.push(v);
             rest = r;
         }
-        Ok((rest, Value { kind: ValueKind::Seq(seq), span: self.span(start, rest) }))
+        Ok((rest, T::seq(seq.into_vec(), self.span(start, rest))))
     }
 
-    fn item(&self, i: &'a str, depth: usize) -> PResult<'a, Value<'a>> {
-        crate::parse::with_stack(|| self.bracketed_or_atom(i, depth))
+    fn item<T: Build<'a>>(&self, i: &'a str, depth: usize) -> PResult<'a, T> {
+        crate::parse::with_stack_at(depth, || self.bracketed_or_atom(i, depth))
     }
 
-    fn bracketed_or_atom(&self, i: &'a str, depth: usize) -> PResult<'a, Value<'a>> {
+    fn bracketed_or_atom<T: Build<'a>>(&self, i: &'a str, depth: usize) -> PResult<'a, T> {
         if depth > MAX_DEPTH {
             return PErr::cut(i, "less deeply nested brackets");
         }
@@ -85,11 +161,11 @@ impl<'a> ValueParser<'a> {
         match c {
             b'"' | b'\'' => {
                 let (rest, s) = lex::string(i)?;
-                Ok((rest, Value { kind: ValueKind::Str(s), span: self.span(i, rest) }))
+                Ok((rest, T::leaf(ValueKind::Str(s), self.span(i, rest))))
             }
             b'%' => {
                 let (rest, n) = lex::name(i, "a name after `%`")?;
-                Ok((rest, Value { kind: ValueKind::Name(n), span: self.span(i, rest) }))
+                Ok((rest, T::leaf(ValueKind::Name(n), self.span(i, rest))))
             }
             b'{' | b'[' | b'(' => self.group(i, c as char, depth),
             _ if lex::is_ident_start(c) => {
@@ -101,17 +177,17 @@ impl<'a> ValueParser<'a> {
                     {
                         let (rest, v) = self.value_at(after, depth + 1)?;
                         let span = self.span(i, rest);
-                        return Ok((rest, Value { kind: ValueKind::KeyVal { key: word, value: Box::new(v) }, span }));
+                        return Ok((rest, T::key_val(word, v, span)));
                     }
                 }
-                Ok((rest, Value { kind: ValueKind::Word(word), span: self.span(i, rest) }))
+                Ok((rest, T::leaf(ValueKind::Word(word), self.span(i, rest))))
             }
             _ if c.is_ascii_digit()
                 || ((c == b'-' || c == b'.') && !i.starts_with("...") && lex::number_len(i) > 1) =>
             {
                 let n = lex::number_len(i).max(1);
                 let rest = &i[n..];
-                Ok((rest, Value { kind: ValueKind::Word(&i[..n]), span: self.span(i, rest) }))
+                Ok((rest, T::leaf(ValueKind::Word(&i[..n]), self.span(i, rest))))
             }
             b'}' | b']' | b')' | b',' => PErr::fail(i, "a value"),
             _ => {
@@ -120,19 +196,19 @@ impl<'a> ValueParser<'a> {
                     return PErr::cut(i, "a value");
                 }
                 let rest = &i[n..];
-                Ok((rest, Value { kind: ValueKind::Punct(&i[..n]), span: self.span(i, rest) }))
+                Ok((rest, T::leaf(ValueKind::Punct(&i[..n]), self.span(i, rest))))
             }
         }
     }
 
-    fn group(&self, i: &'a str, open: char, depth: usize) -> PResult<'a, Value<'a>> {
+    fn group<T: Build<'a>>(&self, i: &'a str, open: char, depth: usize) -> PResult<'a, T> {
         let close = match open {
             '{' => '}',
             '[' => ']',
             _ => ')',
         };
         let mut rest = &i[1..];
-        let mut items = Vec::new();
+        let mut items: Items<T> = SmallVec::new();
         loop {
             rest = sp(rest)?;
             match rest.chars().next() {
@@ -150,7 +226,7 @@ impl<'a> ValueParser<'a> {
                 }
             }
         }
-        Ok((rest, Value { kind: ValueKind::Group { open, items }, span: self.span(i, rest) }))
+        Ok((rest, T::group(open, items.into_vec(), self.span(i, rest))))
     }
 }
 
@@ -199,7 +275,7 @@ mod tests {
     use super::*;
 
     fn parse(s: &str) -> Value<'_> {
-        let p = ValueParser { base: s };
+        let p = ValueParser { base: s, shift: 0 };
         let (rest, v) = p.value(s).unwrap();
         assert_eq!(rest, "", "unparsed rest");
         v
@@ -235,10 +311,19 @@ mod tests {
     }
 
     #[test]
+    fn raw_json_skips_strings_and_escapes() {
+        let raw = |s| ValueParser { base: s, shift: 0 }.raw_braces(s).map(|(rest, v)| (rest, v.span.len()));
+        assert_eq!(raw(r#"{"a":"}{\"\\","b":{}} x"#).unwrap(), (" x", 21));
+        assert!(raw(r#"{"a":"} x"#).is_err());
+        assert!(raw(r#"{"a":"\"#).is_err());
+        assert!(raw(r#"{"a":{}"#).is_err());
+    }
+
+    #[test]
     fn unbalanced_is_an_error() {
         let s = "{1, 2";
-        assert!(ValueParser { base: s }.value(s).is_err());
+        assert!(ValueParser { base: s, shift: 0 }.value(s).is_err());
         let s = "{1, 2)";
-        assert!(ValueParser { base: s }.value(s).is_err());
+        assert!(ValueParser { base: s, shift: 0 }.value(s).is_err());
     }
 }

@@ -144,11 +144,8 @@ fn program_module<'a>(text: &'a str, bundles: &[Bundle<'a>]) -> (Module<'a>, Blo
     let whole = Span::new(0, text.len());
     let mut m = Module::new(Layer::Llo, fname, text, whole);
     m.scheduled = true;
-    let comment = |key, e: &'a str| Attr {
-        key,
-        value: Value { kind: ValueKind::Str(e), span: Span::of(text, e) },
-        span: Span::of(text, e),
-    };
+    let comment =
+        |key, e: &'a str| Attr::new(key, Value { kind: ValueKind::Str(e), span: Span::of(text, e) }, Span::of(text, e));
     let mut fattrs = Vec::new();
     fattrs.extend(entry.map(|e| comment("entry", e)));
     fattrs.extend(exit.map(|e| comment("exit", e)));
@@ -232,7 +229,7 @@ fn close_loops<'a>(m: &mut Module<'a>, loops: &[LoopInfo<'a>], infos: &[BundleIn
 }
 
 fn attr<'a>(key: &'a str, kind: ValueKind<'a>, span: Span) -> Attr<'a> {
-    Attr { key, value: Value { kind, span }, span }
+    Attr::new(key, Value { kind, span }, span)
 }
 
 fn synthetic_loop<'a>(name: &'a str, span: Span, attrs: Vec<Attr<'a>>) -> Op<'a> {
@@ -258,14 +255,14 @@ fn make_op<'a>(o: LloOp<'a>, addr_text: &'a str, markers: &'a str, depth: u8, ns
         attrs.push(attr("depth", ValueKind::Word(small_num(depth as usize)), span));
     }
     if let Some(p) = pred {
-        attrs.push(Attr { key: "pred", value: p.clone(), span: p.span });
+        attrs.push(Attr::new("pred", p.clone(), p.span));
     }
     let args_span = args.first().map(|a| a.span.to(args.last().map(|l| l.span).unwrap_or(a.span))).unwrap_or(span);
-    attrs.push(Attr {
-        key: "args",
-        value: Value { kind: ValueKind::Group { open: '(', items: args }, span: args_span },
-        span: args_span,
-    });
+    attrs.push(Attr::new(
+        "args",
+        Value { kind: ValueKind::Group { open: '(', items: args }, span: args_span },
+        args_span,
+    ));
     for c in comments {
         attrs.push(attr("comment", ValueKind::Str(c), span));
     }

@@ -278,11 +278,11 @@ pub fn dict_to_attrs<'a>(dict: Value<'a>, out: &mut Vec<Attr<'a>>) {
     for it in items {
         let span = it.span;
         match it.kind {
-            ValueKind::KeyVal { key, value } => out.push(Attr { key, value: *value, span }),
+            ValueKind::KeyVal { key, value } => out.push(Attr::new(key, *value, span)),
             ValueKind::Word(w) | ValueKind::Str(w) => {
-                out.push(Attr { key: w, value: Value { kind: ValueKind::Word("unit"), span }, span })
+                out.push(Attr::new(w, Value { kind: ValueKind::Word("unit"), span }, span))
             }
-            other => out.push(Attr { key: "", value: Value { kind: other, span }, span }),
+            other => out.push(Attr::new("", Value { kind: other, span }, span)),
         }
     }
 }

@@ -89,7 +89,7 @@ pub fn build<'a>(text: &'a str, file: FileAst<'a>) -> Module<'a> {
         } else {
             b.note_op(&op);
             let value = module_level_value(&op);
-            b.m.attrs.push(Attr { key: op.name, value, span: op.span });
+            b.m.attrs.push(Attr::new(op.name, value, op.span));
         }
     }
     let mut made = Vec::new();
@@ -132,7 +132,7 @@ fn module_level_value<'a>(op: &OpAst<'a>) -> Value<'a> {
     }
     items.extend(op.payload.iter().cloned());
     for a in &op.attrs {
-        items.push(Value { kind: ValueKind::KeyVal { key: a.key, value: Box::new(a.value.clone()) }, span: a.span });
+        items.push(Value { kind: ValueKind::KeyVal { key: a.key, value: Box::new(a.value().clone()) }, span: a.span });
     }
     Value { kind: ValueKind::Group { open: '{', items }, span: op.span }
 }
@@ -179,10 +179,12 @@ fn symbol_and_loc_attrs<'a>(op: &mut OpAst<'a>) -> Option<&'a str> {
         } else {
             "sym_name"
         };
-        op.attrs.push(Attr { key, span: sym.span, value: sym });
+        let span = sym.span;
+        op.attrs.push(Attr::new(key, sym, span));
     }
     if let Some(loc) = op.loc.take() {
-        op.attrs.push(Attr { key: "loc", span: loc.span, value: loc });
+        let span = loc.span;
+        op.attrs.push(Attr::new("loc", loc, span));
     }
     calls_to
 }
@@ -238,14 +240,14 @@ impl<'a> Builder<'a> {
         let mut attrs = f.attrs.clone();
         if name.is_empty() {
             if let Some(a) = attrs.iter().find(|a| a.key == "sym_name") {
-                if let ValueKind::Str(s) = a.value.kind {
+                if let ValueKind::Str(s) = a.value().kind {
                     name = s;
                 }
             }
         }
         for p in &f.payload {
             if let Some("public" | "private" | "nested") = p.word() {
-                attrs.push(Attr { key: "sym_visibility", value: p.clone(), span: p.span });
+                attrs.push(Attr::new("sym_visibility", p.clone(), p.span));
             }
         }
         let decls: &[ArgAst<'a>] = if f.decls.is_empty() {

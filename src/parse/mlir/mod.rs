@@ -86,7 +86,7 @@ fn alias<'a>(src: Src<'a>, i: &'a str) -> PResult<'a, Attr<'a>> {
     let Some(r) = r.strip_prefix('=') else { return PErr::cut(r, "`=` in the alias definition") };
     let r = hws(r);
     let (rest, value) = attr::item(src, r, Ctx::Line, 1)?;
-    Ok((rest, Attr { key: name, value, span: src.span(i, rest) }))
+    Ok((rest, Attr::new(name, value, src.span(i, rest))))
 }
 
 /// A `loc(...)` resolved through `#loc` aliases to its first `"file":line:col` (through name, callsite and fused
@@ -109,7 +109,7 @@ fn resolve_loc_in<'a>(
     }
     match &v.kind {
         ValueKind::Word(w) if w.starts_with('#') => {
-            let target = &m.attrs.iter().find(|a| a.key == *w)?.value;
+            let target = &m.attrs.iter().find(|a| a.key == *w)?.value();
             resolve_loc_in(m, target, depth + 1)
         }
         ValueKind::Group { items, .. } => items.iter().find_map(|it| resolve_loc_in(m, it, depth + 1)),

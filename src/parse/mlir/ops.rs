@@ -298,7 +298,7 @@ impl<'a> Parser<'a> {
         } else if after.starts_with('=') && !after.starts_with("==") {
             let v_at = hws(split(after, 1).0);
             let (rest, value) = attr::item(self.src, v_at, Ctx::Op, depth + 1)?;
-            op.attrs.push(Attr { key: word, value, span: self.span(s, rest) });
+            op.attrs.push(Attr::new(word, value, self.span(s, rest)));
             rest
         } else if matches!(peek(after), Some(b'(') | Some(b'[')) && !matches!(word, "dense" | "array") {
             roles.group = Some(word);
@@ -384,7 +384,7 @@ impl<'a> Parser<'a> {
         if !holds_values {
             let (rest, v) = attr::group(self.src, s, depth + 1)?;
             match key {
-                Some(k) if k != "indices" => op.attrs.push(Attr { key: k, value: v, span: self.span(s, rest) }),
+                Some(k) if k != "indices" => op.attrs.push(Attr::new(k, v, self.span(s, rest))),
                 _ => {
                     if !matches!(&v.kind, ValueKind::Group { items, open: '(' } if items.is_empty()) {
                         op.payload.push(v)

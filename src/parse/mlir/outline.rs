@@ -9,7 +9,7 @@ pub fn outline(m: &Module<'_>, text: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "module {:?} layer={} entry={:?}", m.name, m.layer.name(), m.entry.map(|f| m.func(f).name));
     for a in &m.attrs {
-        let _ = writeln!(out, "  attr {} = {}", a.key, a.value.span.text(text));
+        let _ = writeln!(out, "  attr {} = {}", a.key, a.value_span().text(text));
     }
     for (fi, f) in m.funcs.iter().enumerate() {
         let _ = writeln!(out, "func @{}{}", f.name, if f.is_entry { " (entry)" } else { "" });
@@ -27,7 +27,7 @@ pub fn outline(m: &Module<'_>, text: &str) -> String {
             let _ = writeln!(out, "  result {}", ty(r));
         }
         for a in &f.attrs {
-            let _ = writeln!(out, "  attr {} = {}", a.key, a.value.span.text(text));
+            let _ = writeln!(out, "  attr {} = {}", a.key, a.value_span().text(text));
         }
         if !f.callers.is_empty() {
             let _ = writeln!(out, "  callers {:?}", f.callers.iter().map(|c| m.op(*c).opcode).collect::<Vec<_>>());
@@ -96,7 +96,7 @@ fn region(m: &Module<'_>, text: &str, r: RegionId, depth: usize, out: &mut Strin
                 let _ = write!(line, " payload[{}]", items.join(" "));
             }
             for a in &op.attrs {
-                let _ = write!(line, " {}={}", a.key, a.value.span.text(text));
+                let _ = write!(line, " {}={}", a.key, a.value_span().text(text));
             }
             if !matches!(op.ty, Type::None) {
                 let _ = write!(line, " -> {}", ty(&op.ty));

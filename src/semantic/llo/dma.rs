@@ -57,7 +57,7 @@ pub fn dma_op<'a>(m: &Module<'a>, id: OpId) -> Option<DmaOp<'a>> {
 /// `dma.general /* vmem-to-vmem */`: the spaces a route-less DMA names in its comment (the last such comment).
 fn spaces_from_comment<'a>(op: &Op<'a>) -> (Option<&'a str>, Option<&'a str>) {
     let mut spaces = (None, None);
-    for c in op.attrs.iter().filter(|a| a.key == "comment").filter_map(|a| match a.value.kind {
+    for c in op.attrs.iter().filter(|a| a.key == "comment").filter_map(|a| match a.value().kind {
         ValueKind::Str(s) => Some(s),
         _ => None,
     }) {

@@ -45,7 +45,7 @@ impl<'a> EntryInfo<'a> {
 
 pub fn entry_info<'a>(m: &Module<'a>) -> EntryInfo<'a> {
     let hlo =
-        m.entry.and_then(|f| m.func(f).attrs.iter().find(|a| a.key == "entry")).and_then(|a| match a.value.kind {
+        m.entry.and_then(|f| m.func(f).attrs.iter().find(|a| a.key == "entry")).and_then(|a| match a.value().kind {
             ValueKind::Str(s) => Some(s),
             _ => None,
         });

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 /// What to lint and how.
 pub struct Request<'a> {
@@ -429,17 +430,6 @@ fn lint_group(
     how: GroupOptions<'_>,
 ) -> GroupOutcome {
     let GroupOptions { target, explored, perf, summaries } = how;
-    let loaded: Vec<Result<Option<SourceFile>, source::InputError>> =
-        candidates.par_iter().map(|c| source::load(c)).collect();
-    let mut problems = Vec::new();
-    let mut files_read = Vec::new();
-    for l in loaded {
-        match l {
-            Ok(Some(f)) => files_read.push(f),
-            Ok(None) => {}
-            Err(e) => problems.push(miette::Report::new(e)),
-        }
-    }
     // Only the LLO ops the rules and summaries read are kept unless something reads whole programs: the
     // performance model, a matcher on the LLO layer.
     let keep = match (perf || engine::reads_whole_llo(rules, sev), summaries) {
@@ -447,14 +437,20 @@ fn lint_group(
         (false, true) => Keep::Only(crate::summary::llo::reads),
         (false, false) => Keep::Only(crate::semantic::llo::read_across_layers),
     };
-    let results = parse_largest_first(&files_read, keep);
+    let sources: Vec<OnceLock<SourceFile>> = candidates.iter().map(|_| OnceLock::new()).collect();
+    let results = read_and_parse(candidates, &sources, keep);
+    let mut problems = Vec::new();
+    let mut parse_errors = Vec::new();
     let mut parsed = Vec::new();
     for r in results {
         match r {
-            Ok(p) => parsed.push(p),
-            Err(e) => problems.push(e),
+            Read::Parsed(Ok(p)) => parsed.push(p),
+            Read::Parsed(Err(e)) => parse_errors.push(e),
+            Read::Unreadable(e) => problems.push(miette::Report::new(e)),
+            Read::Skipped => {}
         }
     }
+    problems.append(&mut parse_errors);
     for p in &mut parsed {
         problems.append(&mut p.problems);
     }
@@ -497,14 +493,35 @@ fn lint_group(
     GroupOutcome { report, parsed: paths, files, problems, texts }
 }
 
-/// Parses `files` in parallel, one task per file and the largest first (a folder's few large LLO files would
-/// otherwise end up in one thread's half of the list while the other runs out of work); the results in the order
-/// of `files`, so that the report does not depend on the number of threads.
-fn parse_largest_first(files: &[SourceFile], keep: Keep) -> Vec<Result<Parsed<'_>, miette::Report>> {
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(files[i].text.len()));
-    let mut done: Vec<(usize, Result<Parsed<'_>, miette::Report>)> =
-        order.into_par_iter().with_max_len(1).map(|i| (i, parse_file_keeping(&files[i], keep))).collect();
+/// What became of one candidate file. (One per file: the size difference between the variants does not matter.)
+#[allow(clippy::large_enum_variant)]
+enum Read<'s> {
+    Parsed(Result<Parsed<'s>, miette::Report>),
+    Unreadable(source::InputError),
+    /// Not a dump (empty, binary, ... met on a walk).
+    Skipped,
+}
+
+/// Reads and parses `candidates` in parallel, one task per file — read, then parsed at once — and the largest
+/// first (a folder's few large LLO files would otherwise end up in one thread's half of the list while the other
+/// runs out of work); `sources[i]` keeps candidate `i`'s text for the graphs that borrow it. The results in the
+/// order of `candidates`, so that the report does not depend on the number of threads.
+fn read_and_parse<'s>(
+    candidates: &[&source::Candidate],
+    sources: &'s [OnceLock<SourceFile>],
+    keep: Keep,
+) -> Vec<Read<'s>> {
+    let size = |c: &source::Candidate| std::fs::metadata(&c.path).map(|m| m.len()).unwrap_or(0);
+    let mut order: Vec<(usize, u64)> = candidates.iter().enumerate().map(|(i, c)| (i, size(c))).collect();
+    order.sort_by_key(|&(i, n)| (std::cmp::Reverse(n), i));
+    let task = |i: usize| -> Read<'s> {
+        match source::load(candidates[i]) {
+            Ok(Some(f)) => Read::Parsed(parse_file_keeping(sources[i].get_or_init(|| f), keep)),
+            Ok(None) => Read::Skipped,
+            Err(e) => Read::Unreadable(e),
+        }
+    };
+    let mut done: Vec<(usize, Read<'s>)> = order.into_par_iter().with_max_len(1).map(|(i, _)| (i, task(i))).collect();
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
 }

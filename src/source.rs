@@ -62,6 +62,13 @@ pub struct Candidate {
     pub explicit: bool,
 }
 
+impl Candidate {
+    /// Its size on disk (0 when unknown, or for stdin): what work is ordered and grouped by before it is read.
+    pub fn bytes(&self) -> u64 {
+        std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
+    }
+}
+
 /// The path that means standard input (`hlolint - < dump.txt`); findings name it `-`.
 pub const STDIN: &str = "-";
 

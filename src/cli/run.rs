@@ -32,7 +32,7 @@ pub struct Request<'a> {
     pub verbose: bool,
     /// Compute the performance model's facts per compilation (`--summary --format json`).
     pub perf: bool,
-    /// Summarise every parsed file (`--summary`, JSON): the summaries read the whole graph of every file.
+    /// Summarise every parsed file (`--summary`, JSON): of an LLO dump they read what `summary::llo::reads` names.
     pub summaries: bool,
     pub lint: &'a LintArgs,
 }
@@ -156,7 +156,7 @@ fn group<'c>(
 /// 10× its bytes), an LLO dump the few ops a lint keeps of it (about 2.5×) — so files other than LLO dumps count 4×.
 fn batches<'g, 'c>(groups: &'g Groups<'c>) -> Vec<&'g [Group<'c>]> {
     let weight = |c: &source::Candidate| -> u64 {
-        let bytes = std::fs::metadata(&c.path).map(|m| m.len()).unwrap_or(0);
+        let bytes = c.bytes();
         let llo = crate::parse::llo::llo_file_name(&c.path.to_string_lossy()).is_some_and(|n| n.stage != "hlo");
         if llo {
             bytes
@@ -511,8 +511,7 @@ fn read_and_parse<'s>(
     sources: &'s [OnceLock<SourceFile>],
     keep: Keep,
 ) -> Vec<Read<'s>> {
-    let size = |c: &source::Candidate| std::fs::metadata(&c.path).map(|m| m.len()).unwrap_or(0);
-    let mut order: Vec<(usize, u64)> = candidates.iter().enumerate().map(|(i, c)| (i, size(c))).collect();
+    let mut order: Vec<(usize, u64)> = candidates.iter().enumerate().map(|(i, c)| (i, c.bytes())).collect();
     order.sort_by_key(|&(i, n)| (std::cmp::Reverse(n), i));
     let task = |i: usize| -> Read<'s> {
         match source::load(candidates[i]) {

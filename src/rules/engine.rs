@@ -241,15 +241,20 @@ fn display_name(m: &Module<'_>, id: OpId) -> String {
     }
 }
 
+/// `op`'s index among the ops of its opcode in `among`: how a finding names an op whatever the line numbers, the
+/// same in a kernel's dump and its decoded body, and in a whole or partial LLO graph.
+fn ordinal(m: &Module<'_>, among: impl IntoIterator<Item = OpId>, op: OpId) -> usize {
+    let opcode = m.op(op).opcode;
+    among.into_iter().filter(|&o| m.op(o).opcode == opcode).position(|o| o == op).unwrap_or(0)
+}
+
 fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts: Option<String>) -> FindingKey {
     let m = &unit.module;
     let analysis = matches!(rule.kind, RuleKind::Analysis(..));
     match (unit.layer(), op) {
         (Layer::Mosaic, Some(op)) if !analysis => {
             let f = m.func_of(op);
-            let opcode = m.op(op).opcode;
-            let ordinal =
-                m.func_ops(f).iter().filter(|&&o| m.op(o).opcode == opcode).position(|&o| o == op).unwrap_or(0);
+            let (opcode, ordinal) = (m.op(op).opcode, ordinal(m, m.func_ops(f), op));
             let scope = format!("kernel:{}", m.func(f).name);
             FindingKey { rule: rule.id.clone(), family: scope.clone(), scope, what: format!("{opcode}#{ordinal}") }
         }
@@ -276,11 +281,7 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts:
         // run reads
         _ => {
             let scope = format!("file:{}", unit.path);
-            let at = op.map(|op| {
-                let opcode = m.op(op).opcode;
-                let ordinal = m.op_ids().filter(|&o| m.op(o).opcode == opcode).position(|o| o == op).unwrap_or(0);
-                format!("{opcode}#{ordinal}")
-            });
+            let at = op.map(|op| format!("{}#{}", m.op(op).opcode, ordinal(m, m.op_ids(), op)));
             let what = format!("{}|{message}", at.unwrap_or_default());
             FindingKey { rule: rule.id.clone(), family: scope.clone(), scope, what }
         }
@@ -345,11 +346,7 @@ fn python_source(c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Opti
         return None;
     }
     let kernel = kernel_of(unit, op)?;
-    let ordinal = op.map(|o| {
-        let f = m.func_of(o);
-        let opcode = m.op(o).opcode;
-        (opcode, m.func_ops(f).iter().filter(|&&x| m.op(x).opcode == opcode).position(|&x| x == o).unwrap_or(0))
-    });
+    let ordinal = op.map(|o| (m.op(o).opcode, ordinal(m, m.func_ops(m.func_of(o)), o)));
     for u in c.units.iter().filter(|u| u.host.is_some() && u.layer() == Layer::Mosaic) {
         let dm = &u.module;
         let Some(f) = (0..dm.funcs.len() as u32).map(crate::ir::FuncId).find(|&f| dm.func(f).name == kernel) else {

@@ -87,6 +87,7 @@ const MAX_DELAY_SLOTS: usize = 8;
 
 pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::Keep) -> LloProgram<'a> {
     let BundleFile { legend, bundles } = file;
+    let partial = matches!(keep, super::Keep::Only(_));
     let loops = find_loops(&bundles);
     let (mut m, root) = program_module(text, &bundles);
 
@@ -100,7 +101,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::K
     for (bi, b) in bundles.into_iter().enumerate() {
         let block = nest.enter(&mut m, &loops, bi, &b);
         let Bundle { addr, addr_text, markers, depth, ops, comments, span, .. } = b;
-        let mut ids = Vec::with_capacity(if matches!(keep, super::Keep::All) { ops.len() } else { 0 });
+        let mut ids = Vec::with_capacity(ops.len());
         for o in ops {
             if !o.kept {
                 continue;
@@ -111,7 +112,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::K
         infos.push(BundleInfo { addr, addr_text, markers, depth, comments, ops: ids, span });
     }
     close_loops(&mut m, &nest.out, &infos);
-    if matches!(keep, super::Keep::Only(_)) {
+    if partial {
         // A partial graph is read through its ops; the bundle table is for whole programs.
         infos = Vec::new();
     }
@@ -124,7 +125,7 @@ pub fn build<'a>(path: &str, text: &'a str, file: BundleFile<'a>, keep: super::K
         legend,
         bundles: infos,
         loops: nest.out,
-        partial: matches!(keep, super::Keep::Only(_)),
+        partial,
         bundle_count,
         op_count,
     }

@@ -138,9 +138,8 @@ impl<'a> LloOp<'a> {
     }
 }
 
-/// Parses a whole final_bundles file. `base` is the full text (for spans); `i` starts at its beginning.
-/// The bundles of a dump. Ops `keep` drops are checked against the grammar as the others, but their arguments are
-/// not built into value trees (the builder drops those ops: see `parse::llo::Keep`).
+/// Parses a whole final_bundles file (`base`, the full text spans index into). Ops `keep` drops are checked against
+/// the grammar as the others, but their arguments are not built into value trees (see `parse::llo::Keep`).
 pub fn bundle_file(base: &str, keep: Keep) -> PResult<'_, BundleFile<'_>> {
     let mut out = BundleFile::default();
     let mut i = ws(base);

@@ -6,6 +6,7 @@
 
 pub mod async_balance;
 pub mod crosslink;
+pub mod dma;
 pub mod dma_balance;
 pub mod dma_pipeline;
 pub mod dma_sim;

@@ -1190,7 +1190,7 @@ fn logical(and: bool, x: SimValue, y: SimValue) -> SimValue {
 }
 
 /// The arithmetic an op does (`addi`, `cmpi`; LLO's `sadd` → `add`) and a comparison's predicate (`slt`).
-fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<String>) {
+pub(crate) fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<String>) {
     let b = op_name(op.opcode);
     let mut name = b.split('.').next().unwrap_or(b);
     if op.opcode.starts_with("llo.") {

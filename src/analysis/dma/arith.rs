@@ -1,0 +1,107 @@
+//! Scalar arithmetic as terms: `arith.*` (and LLO's scalar spellings) over integers and conditions.
+
+use super::exec::{as_cond, as_lin, Engine, Val};
+use super::term::{Atom, Cond, Lin};
+use crate::ir::mlir_type::MlirType;
+use crate::ir::*;
+
+/// The value of an op that is neither a view, a memory access, a DMA nor a region.
+pub fn value(e: &mut Engine<'_, '_>, id: OpId) -> Val {
+    let op = e.m.op(id);
+    if let Some(c) = crate::semantic::kernel::const_int(e.m, id) {
+        return Val::Int(Lin::int(c));
+    }
+    let tracked = match op.ty.mlir() {
+        Some(MlirType::Scalar { dtype, .. }) => !dtype.is_float(),
+        _ => false,
+    };
+    if !tracked {
+        return Val::Opaque;
+    }
+    let (name, pred) = crate::analysis::dma_sim::arith_name(op);
+    let args: Vec<Val> = op.operands.iter().filter(|o| o.role.is_none()).map(|o| e.get(o)).collect();
+    let boolean = matches!(op.ty.mlir(), Some(MlirType::Scalar { dtype: DType::Pred, .. }));
+    match compute(name, pred.as_deref(), &args, boolean) {
+        Some(v) => v,
+        None => {
+            // an integer op the engine does not interpret: a function of its operands when they are terms, else a
+            // fresh unknown (not an input)
+            let xs: Option<Vec<Lin>> = args.iter().map(as_lin).collect();
+            match xs {
+                Some(xs) if !xs.is_empty() => {
+                    let l = Lin::atom(Atom::App(op.opcode.into(), xs));
+                    if boolean {
+                        Val::Bool(Cond::cmp(l, super::term::Rel::Ne0))
+                    } else {
+                        Val::Int(l)
+                    }
+                }
+                _ => {
+                    let v = e.fresh(format!("{}[..]", super::exec::value_name(e.m, id)));
+                    if let Some(Atom::Var(x)) = v.single_atom() {
+                        e.carried.push(x.id);
+                    }
+                    if boolean {
+                        Val::Bool(Cond::cmp(v, super::term::Rel::Ne0))
+                    } else {
+                        Val::Int(v)
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn compute(name: &str, pred: Option<&str>, args: &[Val], boolean: bool) -> Option<Val> {
+    let lin = |k: usize| args.get(k).and_then(as_lin);
+    let cond = |k: usize| args.get(k).and_then(as_cond);
+    let konst = |k: usize| lin(k).and_then(|l| l.as_int());
+    Some(match name {
+        "addi" | "add" => Val::Int(lin(0)?.add(&lin(1)?)?),
+        "subi" | "sub" => Val::Int(lin(0)?.sub(&lin(1)?)?),
+        "muli" | "mul" => Val::Int(lin(0)?.mul(&lin(1)?)?),
+        "divsi" | "divui" | "div" => Val::Int(lin(0)?.div(konst(1)?, false)?),
+        "floordivsi" | "floordiv" => Val::Int(lin(0)?.div(konst(1)?, true)?),
+        "ceildivsi" | "ceildivui" | "ceildiv" => {
+            let d = konst(1)?;
+            Val::Int(lin(0)?.add(&Lin::int(d.checked_sub(1)?))?.div(d, true)?)
+        }
+        "remsi" | "remui" | "rem" => Val::Int(lin(0)?.rem(konst(1)?)?),
+        "minsi" | "minui" | "min" => Val::Int(lin(0)?.min_of(&lin(1)?)),
+        "maxsi" | "maxui" | "max" => Val::Int(lin(0)?.max_of(&lin(1)?)),
+        "andi" | "and" if boolean => Val::Bool(Cond::and([cond(0)?, cond(1)?])),
+        "ori" | "or" if boolean => Val::Bool(Cond::or([cond(0)?, cond(1)?])),
+        "xori" | "xor" if boolean => {
+            let (a, b) = (cond(0)?, cond(1)?);
+            Val::Bool(Cond::or([Cond::and([a.clone(), Cond::negate(b.clone())]), Cond::and([Cond::negate(a), b])]))
+        }
+        "andi" | "and" => {
+            // x & (2^k − 1) is x mod 2^k for the non-negative indices kernels mask
+            let (x, m) = (lin(0)?, konst(1)?);
+            if m > 0 && (m + 1) & m == 0 {
+                Val::Int(x.rem(m + 1)?)
+            } else {
+                return None;
+            }
+        }
+        "shli" | "shl" => {
+            let k = konst(1)?;
+            Val::Int(lin(0)?.scale(1i64.checked_shl(u32::try_from(k).ok().filter(|&k| k < 62)?)?)?)
+        }
+        "shrsi" | "shrui" | "shr" => {
+            let k = konst(1)?;
+            Val::Int(lin(0)?.div(1i64.checked_shl(u32::try_from(k).ok().filter(|&k| k < 62)?)?, true)?)
+        }
+        "index_cast" | "index_castui" | "extsi" | "extui" | "trunci" | "bitcast" => match args.first()? {
+            Val::Bool(c) if !boolean => Val::Int(Lin::select(c, &Lin::int(1), &Lin::int(0))),
+            Val::Int(l) if boolean => Val::Bool(Cond::cmp(l.clone(), super::term::Rel::Ne0)),
+            v => v.clone(),
+        },
+        "select" => {
+            let c = cond(0)?;
+            super::exec::merge(&c, args.get(1)?, args.get(2)?)
+        }
+        n if n.starts_with("cmp") => Val::Bool(Cond::compare(pred?, &lin(0)?, &lin(1)?)?),
+        _ => return None,
+    })
+}

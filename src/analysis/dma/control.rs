@@ -1,0 +1,571 @@
+//! Control flow: branches as guards, loops and the grid by induction.
+//!
+//! A loop is checked without counting its iterations. Its body runs once with the index `i` a variable in
+//! `[lb, ub)` and every carried value (`iter_args`, SMEM scalars the loop writes) a variable of its own, from no
+//! outstanding DMA. What it leaves outstanding, `L(i)`, and what its waits needed and the iteration itself did not
+//! start, `N(i)`, are terms over those variables. Then:
+//! - **step**: `N(i + step)` — the next iteration's needs, its carried variables replaced by what iteration `i`
+//!   yields — must be covered by `L(i)` wherever iteration `i + step` runs; what of `L(i)` the next iteration does
+//!   not take outlives it, which the engine does not follow (inconclusive);
+//! - **entry**: `N(lb)` with the initial values is taken from what is outstanding before the loop;
+//! - **exit**: `L(last)` stays outstanding after the loop, where the loop runs at all.
+//!
+//! The grid is such a loop per dimension, the last one innermost.
+
+use super::exec::{as_cond, as_lin, key, merge, Base, Engine, Fact, Need, Val};
+use super::term::{Atom, Cond, Lin, Rel};
+use crate::ir::*;
+use crate::semantic::op::op_name;
+use std::collections::HashMap;
+
+/// A loop as the induction sees it.
+pub struct Loop {
+    pub name: String,
+    pub lb: Lin,
+    pub ub: Lin,
+    pub step: i64,
+    /// Initial values of the carried values.
+    pub init: Vec<Val>,
+}
+
+/// What one symbolic iteration produced.
+type Body<'b, 'm, 'a> = dyn FnMut(&mut Engine<'m, 'a>, &Lin, &[Val]) -> Vec<Val> + 'b;
+
+/// Passes over the body at most: each starts from the previous pass's leftovers as the invariant.
+const MAX_PASSES: usize = 3;
+
+/// Runs loop `l` by induction (module doc); returns the carried values after the loop.
+pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &mut Body<'_, 'm, 'a>) -> Vec<Val> {
+    let outer_facts = std::mem::take(&mut e.facts);
+    let outer_guard = e.guard.clone();
+    let outer_needs = e.needs.len();
+    let entry_mem = e.mem.clone();
+    let i = e.fresh(l.name.clone());
+    let range = |x: &Lin| -> Cond {
+        let lo = Cond::compare("sge", x, &l.lb).unwrap_or(Cond::False);
+        let hi = Cond::compare("slt", x, &l.ub).unwrap_or(Cond::False);
+        let on = if l.step == 1 {
+            Cond::True
+        } else {
+            x.sub(&l.lb).and_then(|d| d.rem(l.step)).map(|r| Cond::cmp(r, Rel::Eq0)).unwrap_or(Cond::False)
+        };
+        Cond::and([lo, hi, on])
+    };
+    // carried values at the head of iteration i: variables; so are the buffers the loop writes
+    let heads: Vec<Val> = l.init.iter().enumerate().map(|(k, v)| head(e, &l.name, k, v)).collect();
+    let mut head_version: HashMap<Base, u32> = HashMap::new();
+    for &b in stored {
+        e.bump(b);
+        head_version.insert(b, e.mem.version.get(&b).copied().unwrap_or(0));
+    }
+    let head_mem = e.mem.clone();
+    let iv = var_id(&Some(i.clone()));
+    let head_vars: Vec<Option<u32>> = heads.iter().map(head_var).collect();
+    let body_guard = Cond::and([outer_guard.clone(), range(&i)]);
+    // the previous iteration in this one's terms: i − step, its carried values and written buffers unknown
+    let prev_i = i.sub(&Lin::int(l.step));
+    let prev_heads: Vec<Option<Lin>> = heads
+        .iter()
+        .enumerate()
+        .map(|(k, h)| match h {
+            Val::Int(_) | Val::Bool(_) => {
+                let v = e.fresh(format!("{}: carried value {k} one iteration earlier", l.name));
+                if let Some(id) = var_id(&Some(v.clone())) {
+                    e.carried.push(id);
+                }
+                Some(v)
+            }
+            _ => None,
+        })
+        .collect();
+    let prev_versions: HashMap<Base, u32> = stored
+        .iter()
+        .map(|&b| {
+            e.next_version += 1;
+            (b, e.next_version)
+        })
+        .collect();
+    let bufs = e.bufs.clone();
+    let prev = |a: &Atom| -> Option<Lin> {
+        match a {
+            Atom::Var(v) if Some(v.id) == iv => prev_i.clone(),
+            Atom::Var(v) => {
+                let k = head_vars.iter().position(|h| *h == Some(v.id))?;
+                prev_heads.get(k).cloned().flatten()
+            }
+            Atom::Load { buf, idx, version } => {
+                let b = *bufs.get(*buf as usize)?;
+                (head_version.get(&b) == Some(version))
+                    .then(|| Lin::atom(Atom::Load { buf: *buf, idx: idx.clone(), version: prev_versions[&b] }))
+            }
+            _ => None,
+        }
+    };
+    // the previous iteration ran, and so does this one
+    let has_prev = Cond::and([prev_i.as_ref().map(range).unwrap_or(Cond::False), body_guard.clone()]);
+
+    // passes: the invariant (what is outstanding at the head of iteration i) is what iteration i − step left,
+    // starting from nothing; a pass whose leftovers equal its invariant's source closes the induction
+    let mut inv: Vec<Fact> = Vec::new();
+    let mut result = None;
+    let mut closed_any = false;
+    for _ in 0..MAX_PASSES {
+        e.mem = head_mem.clone();
+        e.facts = inv.clone();
+        let n_inv = inv.len();
+        e.guard = body_guard.clone();
+        let outer_scope = std::mem::replace(&mut e.scope_guard, e.guard.clone());
+        e.needs.push(Vec::new());
+        let problems_before = e.problems.len();
+        let unknown_before = e.unknown.clone();
+        let yielded = body(e, &i, &heads);
+        e.scope_guard = outer_scope;
+        let needs = e.needs.pop().unwrap_or_default();
+        let facts = std::mem::take(&mut e.facts);
+        // which facts are this iteration's own (the invariant's come first and keep their op ids)
+        let own: Vec<Fact> = facts.iter().filter(|f| !f.inherited).cloned().collect();
+        let left_inv: Vec<Fact> = facts.iter().filter(|f| f.inherited).cloned().collect();
+        let next_inv: Vec<Fact> = own
+            .iter()
+            .filter_map(|f| {
+                let g = f.guard.subst(&prev)?;
+                let (sem, amount) = subst_key(f, &prev)?;
+                Some(Fact { guard: Cond::and([g, has_prev.clone()]), sem, amount, inherited: true, ..f.clone() })
+            })
+            .collect();
+        let closed = next_inv.len() == own.len() && same_facts(&next_inv, &inv);
+        if std::env::var("DMA_DEBUG").is_ok() {
+            eprintln!(
+                "pass over {}: {} inherited, {} own left, {} needs, closed {closed}",
+                l.name,
+                n_inv,
+                own.len(),
+                needs.len()
+            );
+            for (a, b) in next_inv.iter().zip(&inv) {
+                if a.guard != b.guard {
+                    eprintln!("  guard {}\n   vs   {}", a.guard, b.guard);
+                    break;
+                }
+            }
+        }
+        if closed {
+            closed_any = true;
+            result = Some((yielded, needs, own, left_inv));
+            break;
+        }
+        // not yet: this pass's findings were made against a smaller invariant
+        e.problems.truncate(problems_before);
+        e.unknown = unknown_before;
+        inv = next_inv;
+        result = Some((yielded, needs, own, left_inv));
+    }
+    let Some((yielded, needs, own, left_inv)) = result else { return l.init.clone() };
+    let settled = closed_any;
+    if !settled
+        && !same_facts(
+            &own.iter()
+                .filter_map(|f| {
+                    let g = f.guard.subst(&prev)?;
+                    let (sem, amount) = subst_key(f, &prev)?;
+                    Some(Fact { guard: Cond::and([g, has_prev.clone()]), sem, amount, inherited: true, ..f.clone() })
+                })
+                .collect::<Vec<_>>(),
+            &inv,
+        )
+    {
+        e.giveup(
+            own.first().map_or(OpId(0), |f| f.op),
+            format!("the DMAs outstanding across iterations of {} do not settle", l.name),
+        );
+    }
+    // what the previous iteration left and this one did not take outlives it: not followed
+    for f in &left_inv {
+        if !super::solve::check(&f.guard).is_unsat() {
+            let why = format!("a DMA started in one iteration of {} and still outstanding after the next", l.name);
+            e.outlived.push((f.op, why));
+        }
+    }
+    // needs no earlier fact of the loop covered: at the first iteration, what was outstanding before the loop
+    // must cover them; later, nothing can
+    e.facts = outer_facts;
+    e.guard = outer_guard.clone();
+    let end_mem = std::mem::replace(&mut e.mem, entry_mem.clone());
+    let first = |a: &Atom| -> Option<Lin> {
+        match a {
+            Atom::Var(v) if Some(v.id) == iv => Some(l.lb.clone()),
+            Atom::Var(v) => {
+                let k = head_vars.iter().position(|h| *h == Some(v.id))?;
+                l.init.get(k).and_then(as_lin)
+            }
+            Atom::Load { buf, idx, version } => {
+                let b = *bufs.get(*buf as usize)?;
+                (head_version.get(&b) == Some(version)).then(|| read(&entry_mem, &bufs, b, idx))?
+            }
+            _ => None,
+        }
+    };
+    let not_first = Cond::negate(Cond::compare("eq", &i, &l.lb).unwrap_or(Cond::False));
+    for n in &needs {
+        // (when the invariant did not settle, these are not findings: the kernel is already inconclusive)
+        if settled {
+            let later = Need { guard: Cond::and([n.guard.clone(), not_first.clone()]), ..n.clone() };
+            e.report_need(later);
+        }
+        match subst_need(n, &first) {
+            Some(n) => {
+                if let Some(left) = e.consume(n) {
+                    match e.needs.get_mut(outer_needs.wrapping_sub(1)) {
+                        Some(scope) if outer_needs > 0 => scope.push(left),
+                        _ => e.report_need(left),
+                    }
+                }
+            }
+            None => e.giveup(n.op, "a wait in a loop whose terms the induction cannot start from the loop's entry"),
+        }
+    }
+
+    // exit: the last iteration's leftovers, its carried values unknown (unless the loop never changes them)
+    let last = if l.step == 1 {
+        l.ub.sub(&Lin::int(1))
+    } else {
+        l.ub.sub(&l.lb)
+            .and_then(|d| d.sub(&Lin::int(1)))
+            .and_then(|d| d.div(l.step, true))
+            .and_then(|q| q.scale(l.step))
+            .and_then(|q| q.add(&l.lb))
+    };
+    let runs = Cond::compare("slt", &l.lb, &l.ub).unwrap_or(Cond::False);
+    let at_last: Vec<Option<Lin>> = heads
+        .iter()
+        .enumerate()
+        .map(|(k, h)| match (h, yielded.get(k)) {
+            (Val::Int(_) | Val::Bool(_), Some(y)) if y == h => l.init.get(k).and_then(as_lin),
+            (Val::Int(_) | Val::Bool(_), _) => {
+                let v = e.fresh(format!("{}: carried value {k} at the last iteration", l.name));
+                if let Some(id) = var_id(&Some(v.clone())) {
+                    e.carried.push(id);
+                }
+                Some(v)
+            }
+            _ => None,
+        })
+        .collect();
+    let mut last_versions: HashMap<Base, u32> = HashMap::new();
+    for &b in stored {
+        last_versions.insert(b, e.next_version);
+        e.next_version += 1;
+    }
+    let exit = |a: &Atom| -> Option<Lin> {
+        match a {
+            Atom::Var(v) if Some(v.id) == iv => last.clone(),
+            Atom::Var(v) => {
+                let k = head_vars.iter().position(|h| *h == Some(v.id))?;
+                at_last.get(k).cloned().flatten()
+            }
+            Atom::Load { buf, idx, version } => {
+                let b = *bufs.get(*buf as usize)?;
+                (head_version.get(&b) == Some(version))
+                    .then(|| Lin::atom(Atom::Load { buf: *buf, idx: idx.clone(), version: last_versions[&b] }))
+            }
+            _ => None,
+        }
+    };
+    for f in own {
+        match f.guard.subst(&exit).zip(subst_key(&f, &exit)) {
+            Some((g, (sem, amount))) => {
+                let mut at: Vec<(String, Lin)> =
+                    f.at.iter().filter_map(|(n, x)| Some((n.clone(), x.subst(&exit)?))).collect();
+                if let Some(x) = &last {
+                    at.push((l.name.clone(), x.clone()));
+                }
+                e.facts.push(Fact { guard: Cond::and([g, runs.clone()]), sem, amount, at, inherited: false, ..f });
+            }
+            None => e.giveup(f.op, "a DMA left by a loop whose terms the engine cannot carry past the loop"),
+        }
+    }
+    e.prune();
+    // after the loop: the buffers it writes hold unknown values, its results are unknown unless unchanged
+    e.mem = end_mem;
+    e.mem.stores.retain(|(b, _, _)| !stored.contains(b));
+    for &b in stored {
+        e.bump(b);
+    }
+    heads
+        .iter()
+        .enumerate()
+        .map(|(k, h)| match yielded.get(k) {
+            Some(y) if y == h => l.init[k].clone(),
+            _ => match h {
+                Val::Int(_) => Val::Int(e.fresh(format!("{}: result {k}", l.name))),
+                Val::Bool(_) => Val::Bool(Cond::cmp(e.fresh(format!("{}: result {k}", l.name)), Rel::Ne0)),
+                v => v.clone(),
+            },
+        })
+        .collect()
+}
+
+/// Two fact lists that say the same: the same ops, slots, amounts and guards, in order.
+fn same_facts(a: &[Fact], b: &[Fact]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.op == y.op
+                && x.sem == y.sem
+                && x.amount == y.amount
+                && (x.guard == y.guard || super::solve::equivalent(&x.guard, &y.guard) == Some(true))
+        })
+}
+
+/// A carried value at the head of an iteration: a variable (not an input).
+fn head(e: &mut Engine<'_, '_>, name: &str, k: usize, init: &Val) -> Val {
+    match init {
+        Val::Int(_) | Val::Bool(_) => {
+            let v = e.fresh(format!("{name}: carried value {k}"));
+            if let Some(id) = var_id(&Some(v.clone())) {
+                e.carried.push(id);
+            }
+            if matches!(init, Val::Bool(_)) {
+                Val::Bool(Cond::cmp(v, Rel::Ne0))
+            } else {
+                Val::Int(v)
+            }
+        }
+        // buffer views are taken as the same in every iteration (a rotating view is not followed)
+        v => v.clone(),
+    }
+}
+
+fn head_var(v: &Val) -> Option<u32> {
+    match v {
+        Val::Int(l) => var_id(&Some(l.clone())),
+        Val::Bool(Cond::Cmp(l, Rel::Ne0)) => var_id(&Some(l.clone())),
+        _ => None,
+    }
+}
+
+fn var_id(l: &Option<Lin>) -> Option<u32> {
+    match l.as_ref()?.single_atom()? {
+        Atom::Var(v) => Some(v.id),
+        _ => None,
+    }
+}
+
+/// A scalar of buffer `b` at `idx` in memory state `mem`.
+fn read(mem: &super::exec::Mem, bufs: &[Base], b: Base, idx: &[Lin]) -> Option<Lin> {
+    if let Some((_, _, v)) = mem.stores.iter().rev().find(|(x, i, _)| *x == b && i.as_slice() == idx) {
+        return as_lin(v);
+    }
+    let buf = bufs.iter().position(|x| *x == b)? as u32;
+    Some(Lin::atom(Atom::Load { buf, idx: idx.to_vec(), version: mem.version.get(&b).copied().unwrap_or(0) }))
+}
+
+fn subst_need(n: &Need, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<Need> {
+    Some(Need {
+        guard: n.guard.subst(f)?,
+        sem: super::exec::SemKey {
+            base: n.sem.base,
+            offs: n.sem.offs.iter().map(|o| o.subst(f)).collect::<Option<_>>()?,
+        },
+        amount: n.amount.subst(f)?,
+        op: n.op,
+        total: n.total.subst(f)?,
+    })
+}
+
+fn subst_key(fact: &Fact, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<(super::exec::SemKey, Lin)> {
+    Some((
+        super::exec::SemKey {
+            base: fact.sem.base,
+            offs: fact.sem.offs.iter().map(|o| o.subst(f)).collect::<Option<_>>()?,
+        },
+        fact.amount.subst(f)?,
+    ))
+}
+
+/// Buffers that ops nested in `id` store scalars to, found through views to their root.
+pub fn stored_in(e: &Engine<'_, '_>, id: OpId) -> Vec<Base> {
+    let m = e.m;
+    let mut out = Vec::new();
+    let mut stack: Vec<OpId> = vec![id];
+    while let Some(o) = stack.pop() {
+        let op = m.op(o);
+        for r in op.regions.iter() {
+            for b in &m.regions[r.idx()].blocks {
+                stack.extend(m.blocks[b.idx()].ops.iter().copied());
+            }
+        }
+        if op.opcode != "memref.store" {
+            continue;
+        }
+        let Some(mut d) = op.operands.get(1).map(|x| x.def) else { continue };
+        for _ in 0..64 {
+            match d {
+                Def::Op { op, .. } if crate::semantic::op::is_view(m.op(op).opcode) => {
+                    match m.op(op).operands.first() {
+                        Some(x) => d = x.def,
+                        None => break,
+                    }
+                }
+                _ => break,
+            }
+        }
+        if let Some(Val::Ref(v)) = e.env.get(&key(d)) {
+            if !out.contains(&v.base) {
+                out.push(v.base);
+            }
+        } else if let Def::Op { op, .. } = d {
+            if !out.contains(&Base::Alloc(op)) {
+                out.push(Base::Alloc(op));
+            }
+        }
+    }
+    out
+}
+
+/// An op with regions: `scf.if`, `scf.for`, `scf.while`, `scf.index_switch`, or a scope (`tpu.region`) run inline.
+pub fn region_op(e: &mut Engine<'_, '_>, id: OpId) {
+    let m = e.m;
+    let op = m.op(id);
+    let blk = |r: usize| op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+    match op_name(op.opcode) {
+        "if" => if_op(e, id),
+        "for" => for_op(e, id),
+        "while" => while_op(e, id),
+        "index_switch" => switch_op(e, id),
+        _ if op.regions.len() == 1 => {
+            if let Some(b) = blk(0) {
+                let y = e.block(b).unwrap_or_default();
+                bind_results(e, id, y);
+            }
+        }
+        _ => e.giveup(id, format!("`{}` with several regions is not followed", op.opcode)),
+    }
+}
+
+fn bind_results(e: &mut Engine<'_, '_>, id: OpId, vals: Vec<Val>) {
+    for (k, v) in vals.into_iter().enumerate() {
+        e.env.insert(key(Def::Op { op: id, index: k as u32 }), v);
+    }
+}
+
+fn if_op(e: &mut Engine<'_, '_>, id: OpId) {
+    let m = e.m;
+    let op = m.op(id);
+    let c = op.operands.first().map(|o| e.get(o)).as_ref().and_then(as_cond);
+    let Some(c) = c else {
+        e.giveup(id, "a branch on a condition the engine cannot follow");
+        return;
+    };
+    let g0 = e.guard.clone();
+    let blk = |r: usize| op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+    e.guard = Cond::and([g0.clone(), c.clone()]);
+    let yt = blk(0).map(|b| e.block(b).unwrap_or_default()).unwrap_or_default();
+    e.guard = Cond::and([g0.clone(), Cond::negate(c.clone())]);
+    let yf = blk(1).map(|b| e.block(b).unwrap_or_default()).unwrap_or_default();
+    e.guard = g0;
+    let vals = yt.iter().zip(yf.iter()).map(|(a, b)| merge(&c, a, b)).collect();
+    bind_results(e, id, vals);
+}
+
+fn switch_op(e: &mut Engine<'_, '_>, id: OpId) {
+    let m = e.m;
+    let op = m.op(id);
+    let Some(x) = op.operands.first().map(|o| e.get(o)).as_ref().and_then(as_lin) else {
+        e.giveup(id, "a switch on a value the engine cannot follow");
+        return;
+    };
+    let cases = op.attr("cases").and_then(crate::parse::mlir::attr::int_array).unwrap_or_default();
+    let g0 = e.guard.clone();
+    // regions: default first, then one per case (MLIR's order)
+    let is = |k: i64| x.sub(&Lin::int(k)).map(|d| Cond::cmp(d, Rel::Eq0)).unwrap_or(Cond::False);
+    let default = Cond::and(cases.iter().map(|&k| Cond::negate(is(k))));
+    let mut conds = vec![default];
+    conds.extend(cases.iter().map(|&k| is(k)));
+    let mut out: Option<Vec<Val>> = None;
+    for (r, c) in conds.iter().enumerate() {
+        let Some(b) = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied()) else { continue };
+        e.guard = Cond::and([g0.clone(), c.clone()]);
+        let y = e.block(b).unwrap_or_default();
+        out = Some(match out {
+            None => y,
+            Some(prev) => prev.iter().zip(&y).map(|(p, v)| merge(c, v, p)).collect(),
+        });
+    }
+    e.guard = g0;
+    bind_results(e, id, out.unwrap_or_default());
+}
+
+fn line(e: &Engine<'_, '_>, id: OpId) -> String {
+    let o = e.m.op(id);
+    let n = e.m.text.get(..o.span.start as usize).map(|t| t.matches('\n').count() + 1).unwrap_or(0);
+    format!("the loop at line {n}")
+}
+
+fn for_op(e: &mut Engine<'_, '_>, id: OpId) {
+    let m = e.m;
+    let op = m.op(id);
+    let Some(&body) = op.regions.first().and_then(|r| m.regions[r.idx()].blocks.first()) else { return };
+    let lb_o = op.operands.iter().find(|o| o.role.is_none());
+    let ub_o = op.operands.iter().find(|o| o.role == Some("to")).or_else(|| op.operands.get(1));
+    let st_o = op.operands.iter().find(|o| o.role == Some("step")).or_else(|| op.operands.get(2));
+    let inits: Vec<&Operand<'_>> =
+        op.operands.iter().filter(|o| matches!(o.role, Some("iter_args") | Some("init") | Some("iter_arg"))).collect();
+    let inits: Vec<&Operand<'_>> = if inits.is_empty() { op.operands.iter().skip(3).collect() } else { inits };
+    let lb = lb_o.map(|o| e.get(o)).as_ref().and_then(as_lin);
+    let ub = ub_o.map(|o| e.get(o)).as_ref().and_then(as_lin);
+    let step = st_o.map(|o| e.get(o)).as_ref().and_then(as_lin).and_then(|s| s.as_int());
+    let (Some(lb), Some(ub), Some(step)) = (lb, ub, step.filter(|&s| s > 0)) else {
+        e.giveup(id, "a loop whose bounds or step the engine cannot follow");
+        return;
+    };
+    let init: Vec<Val> = inits.iter().map(|o| e.get(o)).collect();
+    let stored = stored_in(e, id);
+    let l = Loop { name: line(e, id), lb, ub, step, init };
+    let out = induct(e, l, &stored, &mut |e, i, heads| {
+        e.env.insert(key(Def::BlockArg { block: body, index: 0 }), Val::Int(i.clone()));
+        for (k, h) in heads.iter().enumerate() {
+            e.env.insert(key(Def::BlockArg { block: body, index: k as u32 + 1 }), h.clone());
+        }
+        e.block(body).unwrap_or_default()
+    });
+    bind_results(e, id, out);
+}
+
+/// `scf.while`: iterations `k = 0, 1, ...` up to an unknown count; an iteration whose condition is false changes
+/// nothing (its carried values stay), so the loop is `for k in [0, n)` with `n` unknown.
+fn while_op(e: &mut Engine<'_, '_>, id: OpId) {
+    let m = e.m;
+    let op = m.op(id);
+    let blk = |r: usize| op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+    let (Some(before), Some(after)) = (blk(0), blk(1)) else {
+        e.giveup(id, "an `scf.while` without two regions");
+        return;
+    };
+    let init: Vec<Val> = op.operands.iter().map(|o| e.get(o)).collect();
+    let n = e.fresh(format!("{}: trip count", line(e, id)));
+    if let Some(Atom::Var(v)) = n.single_atom() {
+        e.carried.push(v.id);
+    }
+    let stored = stored_in(e, id);
+    let l = Loop { name: line(e, id), lb: Lin::int(0), ub: n, step: 1, init };
+    let out = induct(e, l, &stored, &mut |e, _k, heads| {
+        for (k, h) in heads.iter().enumerate() {
+            e.env.insert(key(Def::BlockArg { block: before, index: k as u32 }), h.clone());
+        }
+        let y = e.block(before).unwrap_or_default();
+        let Some(c) = y.first().and_then(as_cond) else {
+            e.giveup(id, "an `scf.while` whose condition the engine cannot follow");
+            return heads.to_vec();
+        };
+        let fwd: Vec<Val> = y.into_iter().skip(1).collect();
+        let g0 = e.guard.clone();
+        e.guard = Cond::and([g0.clone(), c.clone()]);
+        for (k, v) in fwd.iter().enumerate() {
+            e.env.insert(key(Def::BlockArg { block: after, index: k as u32 }), v.clone());
+        }
+        let next = e.block(after).unwrap_or_default();
+        e.guard = g0;
+        heads.iter().zip(next.iter()).map(|(h, v)| merge(&c, v, h)).collect()
+    });
+    bind_results(e, id, out);
+}

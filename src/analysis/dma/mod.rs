@@ -1,0 +1,195 @@
+//! The DMA engine: a proof (or a witness) that a Mosaic kernel waits every DMA it starts, for all inputs.
+//!
+//! Values read at run time are symbols ([`term`]), branches are guards and loops and the grid are checked by
+//! induction ([`control`]), and every question — does this wait have its DMA, can this DMA outlive the grid — is
+//! a satisfiability question over integers ([`solve`]). No grid step, trip count or table value is enumerated:
+//! what holds is proven for every input, and what fails comes with values that make it fail.
+//! docs/dma-semantics.md says what is counted and why; the analyses that call this are `dma-balance` (and,
+//! through the same facts, later `dma-double-buffering`).
+
+mod arith;
+mod control;
+mod exec;
+pub mod solve;
+pub mod term;
+
+use exec::{key, Engine, Val};
+pub use exec::{Base, Problem, SemKey};
+use term::{Atom, Cond, Lin};
+
+use crate::ir::*;
+use crate::semantic::kernel;
+
+/// What the engine concluded about one kernel.
+pub struct Outcome {
+    /// Failures found (exact ones are reached by some input; the others need values the engine lost).
+    pub problems: Vec<Problem>,
+    /// Why the rest is not a proof, when it is not.
+    pub unknown: Option<(OpId, String)>,
+    /// Ops evaluated.
+    pub steps: u64,
+    /// Names of buffers, for messages.
+    pub bufs: Vec<Base>,
+    names: Vec<String>,
+}
+
+/// Checks kernel `k` of `m`.
+pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
+    let mut e = Engine::new(m, k);
+    let func = m.func(k.func);
+    let Some(entry) = m.regions[func.body.idx()].blocks.first().copied() else {
+        return finish(e);
+    };
+    let grid_n = k.iteration_bounds.len().min(func.params.len());
+    for i in grid_n..func.params.len() {
+        let ty = k.args.get(i).and_then(|a| a.ty.as_ref());
+        let v = match ty {
+            Some(t) if t.shaped().is_some() => Val::Ref(e.arg_view(i)),
+            Some(crate::ir::mlir_type::MlirType::Scalar { dtype, .. }) if !dtype.is_float() => {
+                Val::Int(e.fresh(format!("%{}", func.params.get(i).map(|p| p.name).unwrap_or("?"))))
+            }
+            _ => Val::Opaque,
+        };
+        e.env.insert(key(Def::BlockArg { block: entry, index: i as u32 }), v);
+    }
+    let bounds: Vec<Lin> = k
+        .iteration_bounds
+        .iter()
+        .take(grid_n)
+        .enumerate()
+        .map(|(d, &b)| {
+            if b >= 0 {
+                Lin::int(b)
+            } else {
+                // a size only known at run time: not an input the kernel author chooses freely
+                let v = e.fresh(format!("the grid's size along dimension {d}"));
+                if let Some(Atom::Var(x)) = v.single_atom() {
+                    e.carried.push(x.id);
+                }
+                v
+            }
+        })
+        .collect();
+    grid(&mut e, entry, &bounds, 0);
+    // what is still outstanding when the kernel ends: the semaphore is not zero at exit
+    for f in std::mem::take(&mut e.facts) {
+        match solve::check(&f.guard) {
+            solve::Answer::Unsat => {}
+            solve::Answer::Sat(model) => {
+                let exact = e.is_input_model(&model);
+                e.problems.push(Problem {
+                    op: f.op,
+                    kind: "never-waited",
+                    signal: f.signal,
+                    amounts: (f.amount.clone(), f.amount.clone()),
+                    sem: f.sem.clone(),
+                    related: None,
+                    when: f.guard.clone(),
+                    witness: Some(model),
+                    exact,
+                    at: f.at.clone(),
+                });
+            }
+            solve::Answer::Unknown(why) => e.giveup(f.op, format!("whether a DMA is waited is undecided ({why})")),
+        }
+    }
+    finish(e)
+}
+
+/// The grid from dimension `d` inwards: a loop per dimension, the kernel body innermost.
+fn grid(e: &mut Engine<'_, '_>, entry: BlockId, bounds: &[Lin], d: usize) {
+    if d == bounds.len() {
+        e.block(entry);
+        return;
+    }
+    let stored = e.written.clone();
+    let l = control::Loop {
+        name: format!("program_id({d})"),
+        lb: Lin::int(0),
+        ub: bounds[d].clone(),
+        step: 1,
+        init: Vec::new(),
+    };
+    control::induct(e, l, &stored, &mut |e, i, _| {
+        e.env.insert(key(Def::BlockArg { block: entry, index: d as u32 }), Val::Int(i.clone()));
+        grid(e, entry, bounds, d + 1);
+        Vec::new()
+    });
+}
+
+fn finish(mut e: Engine<'_, '_>) -> Outcome {
+    // a DMA that outlives an iteration and is never waited at all is a finding, not a doubt
+    for (op, why) in std::mem::take(&mut e.outlived) {
+        if !e.problems.iter().any(|p| p.op == op && p.kind == "never-waited" && p.exact) {
+            e.giveup(op, why);
+        }
+    }
+    let names = e.bufs.iter().map(|&b| e.base_name(b)).collect();
+    Outcome { problems: e.problems, unknown: e.unknown, steps: e.steps, bufs: e.bufs, names }
+}
+
+impl Outcome {
+    /// A witness as the kernel author reads it: `program_id(0) = 1, %arg9[0] = 0`.
+    pub fn witness(&self, p: &Problem) -> String {
+        let Some(m) = &p.witness else { return String::new() };
+        let val = |a: &Atom| m.get(a).copied().or(Some(0));
+        let mut parts: Vec<String> = Vec::new();
+        for (a, v) in m {
+            let s = match &**a {
+                Atom::Var(x) if !x.name.contains(':') => format!("{} = {v}", x.name),
+                Atom::Load { buf, idx, .. } => {
+                    let at: Vec<String> =
+                        idx.iter().map(|i| i.eval(&val).map_or("?".to_string(), |x| x.to_string())).collect();
+                    format!("{}[{}] = {v}", self.names.get(*buf as usize).map_or("?", String::as_str), at.join(", "))
+                }
+                _ => continue,
+            };
+            if !parts.contains(&s) {
+                parts.push(s);
+            }
+        }
+        parts.join(", ")
+    }
+
+    /// Where a leftover DMA was started: `program_id(0) = 7, the loop at line 40 = 3`.
+    pub fn started_at(&self, p: &Problem) -> String {
+        p.at.iter().rev().map(|(n, x)| format!("{n} = {}", self.amount_at(p, x))).collect::<Vec<_>>().join(", ")
+    }
+
+    /// A semaphore slot as written: `%arg7[1]`, `%sems[(i + 1) % 2]`.
+    pub fn slot(&self, k: &SemKey) -> (String, String) {
+        let name = match self.bufs.iter().position(|b| *b == k.base) {
+            Some(i) => self.names[i].clone(),
+            None => match k.base {
+                Base::Arg(i) => format!("%arg{i}"),
+                Base::Alloc(_) => "a semaphore".to_string(),
+            },
+        };
+        let slot = k.offs.iter().map(|o| self.show(o)).collect::<Vec<_>>().join(", ");
+        (name, slot)
+    }
+
+    /// A term with buffer numbers replaced by names.
+    pub fn show(&self, l: &Lin) -> String {
+        let mut s = l.to_string();
+        for (i, n) in self.names.iter().enumerate().rev() {
+            s = s.replace(&format!("buf{i}["), &format!("{n}["));
+        }
+        s
+    }
+
+    /// The amount at the witness: `16384 bytes`.
+    pub fn amount_at(&self, p: &Problem, l: &Lin) -> String {
+        let v = p.witness.as_ref().and_then(|m| l.eval(&|a: &Atom| m.get(a).copied().or(Some(0))));
+        match (l.as_int(), v) {
+            (Some(c), _) => c.to_string(),
+            (None, Some(v)) => format!("{} (= {v} here)", self.show(l)),
+            (None, None) => self.show(l),
+        }
+    }
+}
+
+/// The condition a witness satisfies, for tests.
+pub fn holds(c: &Cond, m: &solve::Model) -> bool {
+    c.eval(&|a: &Atom| m.get(a).copied().or(Some(0))).unwrap_or(false)
+}

@@ -1,0 +1,468 @@
+//! The decision procedure: is a condition over symbolic integers satisfiable, and by which values?
+//!
+//! A condition is split into conjunctions of linear constraints (a case split at each disjunction, each `≠`, and
+//! at each non-linear atom the condition reads: `x / d`, `x % d`, `min`, `max` and `select` are defined by
+//! constraints on a fresh integer, e.g. `d·q ≤ x ≤ d·q + d − 1` for `q = x / d` with `x ≥ 0`). Each conjunction is
+//! decided by Fourier–Motzkin elimination over the rationals with integer tightening (a constraint's coefficients
+//! divided by their gcd, the constant rounded down): no rational solution means no integer one, so `Unsat` is a
+//! proof. A rational solution is turned into integers by back-substitution, smallest magnitude first, and checked
+//! against the whole condition: `Sat` comes with values that satisfy it. Anything else (a gap only integers have,
+//! too many cases, too many constraints) is `Unknown`, never a guess.
+
+use super::term::{Atom, Cond, Lin, Rel};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// Values for the atoms a condition reads.
+pub type Model = BTreeMap<Rc<Atom>, i64>;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    Unsat,
+    Sat(Model),
+    Unknown(&'static str),
+}
+
+impl Answer {
+    pub fn is_unsat(&self) -> bool {
+        matches!(self, Answer::Unsat)
+    }
+}
+
+/// Cases (conjunctions) tried at most per question.
+const MAX_CASES: u32 = 4096;
+/// Case splits visited at most per question.
+const MAX_NODES: u32 = 20_000;
+/// Constraints alive at once during one elimination.
+const MAX_CONSTRAINTS: usize = 3000;
+
+/// Whether `c` holds for some integers, with a model when it does.
+pub fn check(c: &Cond) -> Answer {
+    if *c == Cond::False {
+        return Answer::Unsat;
+    }
+    let mut atoms = Vec::new();
+    c.atoms(&mut atoms);
+    let mut defs = Vec::new();
+    let mut i = 0;
+    while i < atoms.len() {
+        if let Some(d) = definition(&atoms[i]) {
+            d.atoms(&mut atoms);
+            defs.push(d);
+        }
+        i += 1;
+    }
+    let whole = Cond::and(std::iter::once(c.clone()).chain(defs));
+    let mut s = Search { cases: 0, nodes: 0, unknown: None, found: None };
+    s.run(vec![whole.clone()], Vec::new());
+    if std::env::var("DMA_DEBUG").is_ok() && s.cases > 50 {
+        eprintln!("solver: {} cases for {}", s.cases, c);
+    }
+    if let Some(m) = s.found {
+        let val = |a: &Atom| m.get(a).copied().or(Some(0));
+        return match whole.eval(&val) {
+            Some(true) => Answer::Sat(m),
+            _ => Answer::Unknown("a rational solution with no integer one"),
+        };
+    }
+    match s.unknown {
+        Some(why) => Answer::Unknown(why),
+        None => Answer::Unsat,
+    }
+}
+
+/// Whether `a ⇒ b` holds for every integer assignment (`Some(true)`), fails for one (`Some(false)`), or neither
+/// could be shown.
+pub fn implies(a: &Cond, b: &Cond) -> Option<bool> {
+    match check(&Cond::and([a.clone(), Cond::negate(b.clone())])) {
+        Answer::Unsat => Some(true),
+        Answer::Sat(_) => Some(false),
+        Answer::Unknown(_) => None,
+    }
+}
+
+/// Whether `a ⇔ b` for every integer assignment.
+pub fn equivalent(a: &Cond, b: &Cond) -> Option<bool> {
+    Some(implies(a, b)? && implies(b, a)?)
+}
+
+/// The constraints that give a non-linear atom its meaning (`None` for atoms with none: variables, loads, opaque
+/// applications, products).
+fn definition(a: &Rc<Atom>) -> Option<Cond> {
+    let me = Lin::atom((**a).clone());
+    let ge = |x: Option<Lin>| x.map(|x| Cond::cmp(x, Rel::Ge0));
+    let eq = |x: Option<Lin>| x.map(|x| Cond::cmp(x, Rel::Eq0));
+    Some(match &**a {
+        Atom::Div { x, d, floor } => {
+            let dq = me.scale(*d)?;
+            // floor: d·q ≤ x ≤ d·q + d − 1
+            let down = Cond::and([ge(x.sub(&dq))?, ge(dq.add(&Lin::int(d - 1))?.sub(x))?]);
+            if *floor {
+                down
+            } else {
+                // towards zero: floor for x ≥ 0, ceiling (d·q − d + 1 ≤ x ≤ d·q) below
+                let up = Cond::and([ge(dq.sub(x))?, ge(x.sub(&dq)?.add(&Lin::int(d - 1)))?]);
+                let neg = Cond::cmp(x.scale(-1)?.add(&Lin::int(-1))?, Rel::Ge0);
+                Cond::or([Cond::and([Cond::cmp(x.clone(), Rel::Ge0), down]), Cond::and([neg, up])])
+            }
+        }
+        Atom::Rem { x, d } => {
+            // r = x − d·(x / d)
+            let q = Lin::atom(Atom::Div { x: x.clone(), d: *d, floor: false });
+            eq(me.sub(x)?.add_scaled(&q, *d))?
+        }
+        Atom::Min(x, y) => {
+            Cond::or([Cond::and([eq(me.sub(x))?, ge(y.sub(x))?]), Cond::and([eq(me.sub(y))?, ge(x.sub(y))?])])
+        }
+        Atom::Max(x, y) => {
+            Cond::or([Cond::and([eq(me.sub(x))?, ge(x.sub(y))?]), Cond::and([eq(me.sub(y))?, ge(y.sub(x))?])])
+        }
+        Atom::Select(c, x, y) => Cond::or([
+            Cond::and([(**c).clone(), eq(me.sub(x))?]),
+            Cond::and([Cond::negate((**c).clone()), eq(me.sub(y))?]),
+        ]),
+        Atom::Var(_) | Atom::Load { .. } | Atom::Mul(..) | Atom::App(..) => return None,
+    })
+}
+
+struct Search {
+    cases: u32,
+    /// Branch points visited (a bound on the whole search, not only its leaves).
+    nodes: u32,
+    unknown: Option<&'static str>,
+    found: Option<Model>,
+}
+
+impl Search {
+    /// Splits `todo` into conjunctions of `(form, Ge0|Eq0)` and decides each (depth first; stops at the first
+    /// satisfiable one).
+    fn run(&mut self, mut todo: Vec<Cond>, mut cube: Vec<(Lin, Rel)>) {
+        let mut checked = cube.len();
+        while let Some(c) = todo.pop() {
+            if self.found.is_some() || self.unknown.is_some() {
+                return;
+            }
+            // before a case split, drop a branch whose constraints so far already contradict each other
+            if matches!(c, Cond::Or(_) | Cond::Cmp(_, Rel::Ne0)) && cube.len() > checked {
+                checked = cube.len();
+                self.nodes += 1;
+                if self.nodes > MAX_NODES {
+                    self.unknown = Some("too many cases");
+                    return;
+                }
+                if fourier_motzkin(&cube) == Answer::Unsat {
+                    return;
+                }
+            }
+            match c {
+                Cond::True => {}
+                Cond::False => return,
+                Cond::Cmp(x, Rel::Ne0) => {
+                    // x ≥ 1 or −x ≥ 1
+                    let (Some(p), Some(n)) = (x.add(&Lin::int(-1)), x.scale(-1).and_then(|n| n.add(&Lin::int(-1))))
+                    else {
+                        self.unknown = Some("integer overflow");
+                        return;
+                    };
+                    for side in [p, n] {
+                        let mut t = todo.clone();
+                        t.push(Cond::Cmp(side, Rel::Ge0));
+                        self.run(t, cube.clone());
+                    }
+                    return;
+                }
+                Cond::Cmp(x, r) => cube.push((x, r)),
+                Cond::And(xs) => todo.extend(xs),
+                Cond::Or(xs) => {
+                    for x in xs {
+                        let mut t = todo.clone();
+                        t.push(x);
+                        self.run(t, cube.clone());
+                        if self.found.is_some() {
+                            return;
+                        }
+                    }
+                    return;
+                }
+                Cond::Not(x) => todo.push(push_not(*x)),
+            }
+        }
+        self.cases += 1;
+        if self.cases > MAX_CASES {
+            self.unknown = Some("too many cases");
+            return;
+        }
+        match fourier_motzkin(&cube) {
+            Answer::Sat(m) => self.found = Some(m),
+            Answer::Unsat => {}
+            Answer::Unknown(w) => self.unknown = Some(w),
+        }
+    }
+}
+
+/// `¬c` with the negation pushed one level in.
+fn push_not(c: Cond) -> Cond {
+    match c {
+        Cond::And(xs) => Cond::or(xs.into_iter().map(Cond::negate)),
+        Cond::Or(xs) => Cond::and(xs.into_iter().map(Cond::negate)),
+        c => Cond::negate(c),
+    }
+}
+
+/// One row: `Σ a·x + c ≥ 0` over the variables of the elimination.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Row {
+    a: Vec<i64>,
+    c: i64,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i64
+}
+
+impl Row {
+    /// Divides by the coefficients' gcd, rounding the constant down (integer tightening); `None` when the row is a
+    /// constant (then `ok` says whether it holds).
+    fn tighten(mut self) -> Result<Row, bool> {
+        let g = self.a.iter().fold(0, |g, &x| gcd(g, x));
+        if g == 0 {
+            return Err(self.c >= 0);
+        }
+        if g > 1 {
+            for x in self.a.iter_mut() {
+                *x /= g;
+            }
+            self.c = self.c.div_euclid(g);
+        }
+        Ok(self)
+    }
+}
+
+/// Decides one conjunction.
+fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
+    let mut vars: Vec<Rc<Atom>> = Vec::new();
+    for (x, _) in cube {
+        for a in x.terms.keys() {
+            if !vars.contains(a) {
+                vars.push(a.clone());
+            }
+        }
+    }
+    let n = vars.len();
+    let row_of = |x: &Lin| Row { a: vars.iter().map(|v| x.terms.get(v).copied().unwrap_or(0)).collect(), c: x.c };
+    let mut rows: Vec<Row> = Vec::new();
+    // equalities with a unit coefficient eliminate a variable exactly: x = −(rest) / a
+    let mut defs: Vec<(usize, Row)> = Vec::new();
+    let mut eqs: Vec<Row> = Vec::new();
+    for (x, r) in cube {
+        let row = row_of(x);
+        match r {
+            Rel::Eq0 => eqs.push(row),
+            _ => rows.push(row),
+        }
+    }
+    while let Some(e) = eqs.pop() {
+        let Some(k) = e.a.iter().position(|&x| x == 1 || x == -1) else {
+            // no unit coefficient: two inequalities (sound for unsatisfiability)
+            let neg = Row { a: e.a.iter().map(|x| -x).collect(), c: -e.c };
+            rows.push(e);
+            rows.push(neg);
+            continue;
+        };
+        // x_k = −(e − a_k x_k) / a_k
+        let s = e.a[k];
+        let mut def = Row { a: e.a.iter().map(|x| -x * s).collect(), c: -e.c * s };
+        def.a[k] = 0;
+        let subst = |r: &mut Row| -> Option<()> {
+            let f = r.a[k];
+            if f == 0 {
+                return Some(());
+            }
+            r.a[k] = 0;
+            for (i, d) in def.a.iter().enumerate() {
+                r.a[i] = r.a[i].checked_add(f.checked_mul(*d)?)?;
+            }
+            r.c = r.c.checked_add(f.checked_mul(def.c)?)?;
+            Some(())
+        };
+        for r in rows.iter_mut().chain(eqs.iter_mut()) {
+            if subst(r).is_none() {
+                return Answer::Unknown("integer overflow");
+            }
+        }
+        for (_, r) in defs.iter_mut() {
+            if subst(r).is_none() {
+                return Answer::Unknown("integer overflow");
+            }
+        }
+        defs.push((k, def));
+    }
+    // eliminate the remaining variables one by one, keeping each stage's rows for back-substitution
+    let mut stages: Vec<(usize, Vec<Row>)> = Vec::new();
+    let mut live: Vec<usize> = (0..n).filter(|&k| rows.iter().any(|r| r.a[k] != 0)).collect();
+    let mut cur: Vec<Row> = Vec::new();
+    for r in rows {
+        match r.tighten() {
+            Ok(r) => cur.push(r),
+            Err(true) => {}
+            Err(false) => return Answer::Unsat,
+        }
+    }
+    cur.sort();
+    cur.dedup();
+    while !live.is_empty() {
+        // the variable with the fewest new rows
+        let cost = |k: usize| {
+            let p = cur.iter().filter(|r| r.a[k] > 0).count();
+            let q = cur.iter().filter(|r| r.a[k] < 0).count();
+            p * q
+        };
+        let Some((pos, &k)) = live.iter().enumerate().min_by_key(|(_, &k)| cost(k)) else { break };
+        live.remove(pos);
+        let (with, rest): (Vec<Row>, Vec<Row>) = cur.into_iter().partition(|r| r.a[k] != 0);
+        let mut next = rest;
+        for p in with.iter().filter(|r| r.a[k] > 0) {
+            for q in with.iter().filter(|r| r.a[k] < 0) {
+                let (fp, fq) = (-q.a[k], p.a[k]);
+                let mut a = vec![0i64; n];
+                let mut ok = true;
+                for ((slot, pa), qa) in a.iter_mut().zip(&p.a).zip(&q.a) {
+                    match pa.checked_mul(fp).and_then(|x| qa.checked_mul(fq).and_then(|y| x.checked_add(y))) {
+                        Some(v) => *slot = v,
+                        None => ok = false,
+                    }
+                }
+                let c = p.c.checked_mul(fp).and_then(|x| q.c.checked_mul(fq).and_then(|y| x.checked_add(y)));
+                let Some(c) = c.filter(|_| ok) else { return Answer::Unknown("integer overflow") };
+                match (Row { a, c }).tighten() {
+                    Ok(r) => next.push(r),
+                    Err(true) => {}
+                    Err(false) => return Answer::Unsat,
+                }
+            }
+        }
+        next.sort();
+        next.dedup();
+        if next.len() > MAX_CONSTRAINTS {
+            return Answer::Unknown("too many constraints");
+        }
+        stages.push((k, with));
+        cur = next;
+    }
+    // rationally satisfiable: integers by back-substitution, smallest magnitude first
+    let mut val = vec![0i64; n];
+    for (k, with) in stages.iter().rev() {
+        let (mut lo, mut hi) = (i64::MIN, i64::MAX);
+        for r in with {
+            // a_k x + rest ≥ 0
+            let mut rest = r.c as i128;
+            for (i, (a, v)) in r.a.iter().zip(&val).enumerate() {
+                if i != *k {
+                    rest += *a as i128 * *v as i128;
+                }
+            }
+            let a = r.a[*k] as i128;
+            if a > 0 {
+                // x ≥ ceil(−rest / a)
+                let b = (-rest).div_euclid(a) + i128::from((-rest).rem_euclid(a) != 0);
+                lo = lo.max(b.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+            } else {
+                // x ≤ floor(rest / −a)
+                let b = rest.div_euclid(-a);
+                hi = hi.min(b.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+            }
+        }
+        if lo > hi {
+            return Answer::Unknown("a rational solution with no integer one");
+        }
+        val[*k] = 0i64.clamp(lo, hi);
+    }
+    for (k, def) in defs.iter().rev() {
+        let mut v = def.c as i128;
+        for (a, x) in def.a.iter().zip(&val) {
+            v += *a as i128 * *x as i128;
+        }
+        let Ok(v) = i64::try_from(v) else { return Answer::Unknown("integer overflow") };
+        val[*k] = v;
+    }
+    let model: Model = vars.into_iter().zip(val).collect();
+    let get = |a: &Atom| model.get(a).copied().or(Some(0));
+    for (x, r) in cube {
+        let ok = x.eval(&get).is_some_and(|v| match r {
+            Rel::Ge0 => v >= 0,
+            Rel::Eq0 => v == 0,
+            Rel::Ne0 => v != 0,
+        });
+        if !ok {
+            return Answer::Unknown("a rational solution with no integer one");
+        }
+    }
+    Answer::Sat(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::term::Var;
+    use super::*;
+
+    fn v(id: u32, n: &str) -> Lin {
+        Lin::var(Var { id, name: n.into() })
+    }
+
+    fn lt(a: &Lin, b: &Lin) -> Cond {
+        Cond::compare("slt", a, b).unwrap()
+    }
+
+    #[test]
+    fn prefetch_guard_implies_the_next_wait() {
+        // 0 ≤ i, i + 1 < n  ⇒  0 ≤ i + 1 < n
+        let (i, n) = (v(0, "i"), v(1, "n"));
+        let ctx = Cond::and([Cond::cmp(i.clone(), Rel::Ge0), lt(&i.add(&Lin::int(1)).unwrap(), &n)]);
+        let goal = Cond::and([lt(&Lin::int(-1), &i.add(&Lin::int(1)).unwrap()), lt(&i, &n)]);
+        assert_eq!(implies(&ctx, &goal), Some(true));
+        // but not i + 2 < n
+        assert_eq!(implies(&ctx, &lt(&i.add(&Lin::int(2)).unwrap(), &n)), Some(false));
+    }
+
+    #[test]
+    fn slots_by_remainder() {
+        // 0 ≤ i: (i + 1) % 2 ≠ i % 2, and (i + 2) % 2 = i % 2
+        let i = v(0, "i");
+        let ctx = Cond::cmp(i.clone(), Rel::Ge0);
+        let a = i.add(&Lin::int(1)).unwrap().rem(2).unwrap();
+        let b = i.rem(2).unwrap();
+        let c = i.add(&Lin::int(2)).unwrap().rem(2).unwrap();
+        assert_eq!(implies(&ctx, &Cond::cmp(a.sub(&b).unwrap(), Rel::Ne0)), Some(true));
+        assert_eq!(implies(&ctx, &Cond::cmp(c.sub(&b).unwrap(), Rel::Eq0)), Some(true));
+    }
+
+    #[test]
+    fn zero_byte_selects_and_witnesses() {
+        // bytes = select(i + 1 < n, 512, 0): non-zero exactly when i + 1 < n
+        let (i, n) = (v(0, "i"), v(1, "n"));
+        let valid = lt(&i.add(&Lin::int(1)).unwrap(), &n);
+        let bytes = Lin::select(&valid, &Lin::int(512), &Lin::int(0));
+        let nz = Cond::cmp(bytes, Rel::Ne0);
+        assert_eq!(implies(&nz, &valid), Some(true));
+        // a witness: values that make the bytes non-zero, checked
+        let Answer::Sat(m) = check(&Cond::and([nz, Cond::cmp(i.clone(), Rel::Ge0)])) else { panic!() };
+        let get = |a: &Atom| m.get(a).copied();
+        let (iv, nv) = (i.eval(&get).unwrap(), n.eval(&get).unwrap());
+        assert!(iv >= 0 && iv + 1 < nv, "{iv} {nv}");
+    }
+
+    #[test]
+    fn integer_gaps_and_min_max() {
+        // 2x = 1 has no integer solution: tightening proves it
+        let x = v(0, "x");
+        assert_eq!(check(&Cond::cmp(x.scale(2).unwrap().add(&Lin::int(-1)).unwrap(), Rel::Eq0)), Answer::Unsat);
+        let y = v(1, "y");
+        let m = x.min_of(&y);
+        assert_eq!(implies(&Cond::True, &Cond::compare("sle", &m, &x).unwrap()), Some(true));
+        assert_eq!(implies(&Cond::True, &Cond::compare("slt", &m, &x).unwrap()), Some(false));
+    }
+}

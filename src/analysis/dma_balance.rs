@@ -2,31 +2,45 @@
 //! slot, across the kernel's control flow and its grid steps (see [`super::dma_sim`] for the simulation, and
 //! docs/dma-semantics.md for the hardware semantics it counts with and the jax sources that establish them).
 
-use super::dma;
+use super::dma_sim::{self, Mode, SimOutcome};
 use super::{At, Hit, Options};
 use crate::ir::Layer;
 use crate::lint::Compilation;
 use crate::semantic::kernel;
 
-pub const DOC: &str =
-    "Proves that every DMA a Pallas/Mosaic kernel starts (`tpu.enqueue_dma`) is waited and that every \
-wait (`tpu.wait_dma2`, `tpu.wait_dma`) and semaphore wait (`tpu.sem_wait`) has something to take, per semaphore slot, \
-for every input — or shows an input for which it fails. Semaphores count as the hardware does (jax's TPU interpreter \
-models it the same way): a DMA adds its byte size to its target semaphore (and to its `source_semaphore`), a wait \
-takes the byte size of its own descriptor, and a zero-byte DMA or wait is nothing. Values read at run time (SMEM \
-tables, scalar prefetch, dynamic slice sizes, loop bounds) are symbols; sizes, slots and conditions are terms over \
-them; a branch adds its condition to the guard of what it starts and waits for instead of forking; loops and the \
-grid are checked by induction (the DMAs outstanding at the head of iteration i + 1 are what iteration i left), so no \
-trip count or grid size is enumerated. Each question is decided by a small integer decision procedure (linear \
-arithmetic with min, max, select, division and remainder by constants). Hit kinds: `never-waited` (at the start or \
-signal: still outstanding when the kernel ends — the semaphore is not zero at exit), `wait-without-start` (at the \
-wait: nothing outstanding on its slot gives what it takes), `wait-exceeds-signals` (at the wait: it takes more than \
-is outstanding — it blocks forever). Every finding names an input that reaches it (grid and loop indices, values of \
-the kernel's tables). When the engine cannot follow something (a semaphore slot that may or may not be a DMA's, a \
-DMA outstanding across more than one loop iteration, a failure that needs values it cannot tie to inputs, an \
-undecided question), the kernel gets an `inconclusive` result (note level) saying why — never a silent pass. Remote \
-DMAs (`device_id`) are accounted as if local, assuming every device runs the same path (SPMD). Only the kernel as \
-written is judged (its later stages and a decoded copy say the same). docs/dma-semantics.md has the details.";
+pub const DOC: &str = "Checks that every DMA a Pallas/Mosaic kernel starts (`tpu.enqueue_dma`, LLO `llo.enqueue_dma`) is \
+waited, that every wait (`tpu.wait_dma2`, `tpu.wait_dma`, `llo.dma_done`) has something to take, and that semaphore \
+signals (`tpu.sem_signal`) are consumed by waits (`tpu.sem_wait`), per semaphore slot (the semaphore's kernel argument, \
+`tpu.sem_alloc` or `tpu.sem_barrier`, plus its concrete indices, through slices, squeezes and `scf.for` iter_args). \
+Semaphores count as the hardware does (jax's TPU interpreter models it the same way): a DMA adds its byte size to its \
+target semaphore when it lands (and to its `source_semaphore` when sent), a DMA wait takes the byte size of its own \
+descriptor, so one wait for a whole buffer after two half-size DMAs is balanced; when a size is unknown (LLO stages) \
+one wait takes one DMA. Remote DMAs (`device_id`) are accounted as if local, assuming every device runs the same path \
+(SPMD): the peer's copy to this device signals this device's semaphore. The body is simulated once per grid step in \
+grid order (a DMA started in step i and waited in step i+1 — software pipelining — is balanced), with concrete values \
+for grid indices, loop induction variables, constants and integer arithmetic, through `scf.for`, `scf.if`, \
+`scf.while` and `scf.index_switch`. Hit kinds: `never-waited` (at the start or signal: still outstanding at the end of \
+the grid — the semaphore is not zero at kernel exit), `wait-without-start` (at the wait: nothing outstanding on its \
+semaphore slot), `wait-exceeds-signals` (at the wait: it takes more bytes or units than are outstanding — it blocks \
+forever). Only the kernel as written is judged (its later stages and a decoded copy say the same). Bounds: every grid \
+step when the grid has at most 64 points, else per dimension the first 2 and last indices with a multiple of 12 \
+skipped between (slot phases `i % 2/3/4` preserved); `scf.for` loops fully up to 32 iterations, else the same \
+sampling; dynamic trip counts and `scf.while` up to 4 iterations; values read from memory at run time are unknowns \
+followed through monotone arithmetic (`(len + 255) / 256`), so that comparisons on them narrow consistently and fork \
+the simulation only where they decide something; a region with no DMA or semaphore op inside (index computations, \
+searches over lengths) is joined into one path per branch; paths that agree on everything that matters merge at \
+region exits and grid-step boundaries (paths that differ only in how many transfers of one kind are in flight merge \
+into the one with fewer); a transfer still outstanding 3 grid steps after it started is counted as never waited (no \
+kernel seen waits further ahead); at most 256 paths and 1,000,000 op evaluations per kernel. An op is reported only when every explored path \
+that executed it shows the problem. When the budget or the path bound ends the exploration, 24 single runs are \
+sampled through the whole grid instead: each value read at run time is chosen (not forked on) one decision at a time, \
+consistently with the earlier ones, so a run that took no vague decision is one some input values produce; inputs \
+are sampled under a prior of non-degenerate data (1-D integer arrays positive and strictly increasing: no empty \
+sequence or group, offsets in order — kernels such as ragged paged attention leave a prefetch unwaited on empty \
+sequences their callers never pass). An op is then reported when it failed on every sampled run that reached it, at \
+least 2 (the message says so). When a bound is hit, a semaphore or amount cannot be known, or the grid is dynamic, \
+the kernel also gets an `inconclusive` result (note level) saying why — never a silent pass; `-v` shows what was \
+explored and sampled.";
 
 /// How rule packs call this analysis (`analysis: dma-balance`).
 pub static ANALYSIS: super::Analysis = super::Analysis {
@@ -65,7 +79,8 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
         if c.canonical_kernel_unit(name).is_some_and(|best| best != unit) {
             continue;
         }
-        let out = dma::check(m, &k);
+        let seed = dma_sim::seed_from_host(c, unit, &k);
+        let out = dma_sim::simulate_seeded(m, &k, Mode::Balance, &seed);
         hits.extend(hits_of(unit, &k, &out));
     }
     hits
@@ -77,83 +92,41 @@ pub fn kernel_at(unit: usize, k: &kernel::Kernel<'_>) -> Option<At> {
     Some(At::Op { unit, op })
 }
 
-/// One sentence per problem, in the kernel author's terms: the semaphore slot, the amounts, and the values that
-/// make it happen.
-fn describe(out: &dma::Outcome, p: &dma::Problem) -> String {
-    let (sem, slot) = out.slot(&p.sem);
-    let at = if slot.is_empty() { sem.clone() } else { format!("{sem}[{slot}]") };
-    let w = out.witness(p);
-    let with = if w.is_empty() { String::new() } else { format!(", for example with {w}") };
-    match p.kind {
-        "never-waited" if p.signal => format!(
-            "a semaphore signal here adds {} to {at} and no wait takes it: the semaphore is not zero at kernel exit{with}",
-            out.amount_at(p, &p.amounts.0)
-        ),
-        "never-waited" => {
-            let when = out.started_at(p);
-            let when = if when.is_empty() { String::new() } else { format!(" (started at {when})") };
-            format!(
-                "a DMA started here{when} signals {at} with {} bytes and is never waited: the semaphore is not zero at kernel exit{with}",
-                out.amount_at(p, &p.amounts.0)
-            )
-        }
-        "wait-exceeds-signals" => match (p.amounts.0.as_int(), p.amounts.1.as_int()) {
-            (Some(t), Some(m)) => format!(
-                "this wait takes {t} bytes but only {} bytes are outstanding on {at}: it blocks forever{with}",
-                t - m
-            ),
-            _ => format!(
-                "this wait takes {} bytes from {at} but {} bytes of them were never signalled: it blocks forever{with}",
-                out.amount_at(p, &p.amounts.0),
-                out.amount_at(p, &p.amounts.1)
-            ),
-        },
-        _ => format!(
-            "this wait takes {} bytes from {at} and no DMA outstanding on it gives them: it blocks forever{with}",
-            out.amount_at(p, &p.amounts.0)
-        ),
-    }
-}
-
-fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outcome) -> Vec<Hit> {
+fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &SimOutcome) -> Vec<Hit> {
     let mut hits = Vec::new();
-    let mut possible = Vec::new();
-    for p in &out.problems {
-        let detail = describe(out, p);
-        if !p.exact {
-            possible.push(detail);
-            continue;
+    let reason = out.inconclusive();
+    let failed = out.must_fail();
+    let witnessed = out.witnessed(&failed);
+    for (op, f, seen) in
+        failed.into_iter().map(|(o, f)| (o, f, false)).chain(witnessed.into_iter().map(|(o, f)| (o, f, true)))
+    {
+        let mut detail = f.detail.clone();
+        if out.data_dependent() && !seen {
+            detail.push_str(" (on every explored path; the kernel's control flow depends on values read at run time)");
         }
-        let (sem, slot) = out.slot(&p.sem);
-        let mut h = Hit::new(At::Op { unit, op: p.op }, label(p.kind), detail)
-            .capture("kind", p.kind)
-            .capture("semaphore", sem)
-            .capture("slot", slot);
-        if let Some(r) = p.related {
+        if out.steps.1.is_some_and(|t| (out.steps.0 as i64) < t) {
+            detail.push_str(&format!(" [{} of {} grid steps simulated]", out.steps.0, out.steps.1.unwrap_or_default()));
+        }
+        let mut h = Hit::new(At::Op { unit, op }, label(f.kind), detail)
+            .capture("kind", f.kind)
+            .capture("semaphore", f.semaphore.clone())
+            .capture("slot", f.slot.clone());
+        if let Some(r) = f.related {
             h = h.with_label(At::Op { unit, op: r }, "the DMA outstanding on that semaphore");
         }
-        if !hits.iter().any(|x: &Hit| x.at == h.at && x.captures.get("kind") == h.captures.get("kind")) {
-            hits.push(h);
-        }
+        hits.push(h);
     }
     if let Some(at) = kernel_at(unit, k) {
-        let mut why: Vec<String> = Vec::new();
-        if let Some((_, r)) = &out.unknown {
-            why.push(r.clone());
-        }
-        if let Some(p) = possible.first() {
-            why.push(format!("a possible failure needs values the engine could not tie to inputs: {p}"));
-        }
-        if !why.is_empty() {
+        if let Some(why) = reason {
             hits.push(
                 Hit::inconclusive(
                     at.clone(),
-                    format!("DMA balance not proven for the whole kernel: {}", why.join("; ")),
+                    format!("DMA balance not decided for the whole kernel: {why} ({})", out.explored()),
                 )
                 .capture("kind", "inconclusive"),
             );
         }
-        hits.push(Hit::explored(at, format!("{} ops evaluated symbolically", out.steps)).capture("kind", "explored"));
+        hits.push(Hit::explored(at, out.explored()).capture("kind", "explored"));
     }
     hits
 }
@@ -246,7 +219,10 @@ pub(crate) mod tests {
         // a dynamic bound (Mosaic prints `?` as i64::MIN): inconclusive, never a silent pass
         let dynamic = bounds.replace(&text, "iteration_bounds = array<i64: -9223372036854775808>");
         let hits = run_text(&dynamic, run);
-        assert!(hits.len() == 1 && hits[0].0 == "inconclusive" && hits[0].1.contains("the grid's size"), "{hits:?}");
+        assert!(
+            hits.len() == 1 && hits[0].0 == "inconclusive" && hits[0].1.contains("only known at run time"),
+            "{hits:?}"
+        );
         // huge bounds: sampled, no overflow, no allocation by the bound
         let huge = bounds.replace(&text, "iteration_bounds = array<i64: 9223372036854775807>");
         assert!(run_text(&huge, run).iter().all(|h| h.0 != "never-waited"));
@@ -272,7 +248,7 @@ pub(crate) mod tests {
         assert!(run_text(&data("dma-balance/valid/cross_step_pipeline.mlir"), run).is_empty());
         let hits = run_text(&data("dma-balance/invalid/cross_step_leftover.mlir"), run);
         assert_eq!(hits.len(), 1, "{hits:?}");
-        assert!(hits[0].1.contains("program_id(0) = 7"), "{}", hits[0].1);
+        assert!(hits[0].1.contains("grid step (7)"), "{}", hits[0].1);
     }
 
     /// Every case in `tests/data/rules/<rule>/valid` gives no hit, every one in `invalid/` (at least
@@ -292,5 +268,15 @@ pub(crate) mod tests {
     #[test]
     fn every_rule_file_gives_its_verdict() {
         assert_case_verdicts("dma-balance", run, 4);
+    }
+
+    #[test]
+    fn sampling_keeps_phase() {
+        let s = dma_sim::sample(100, 32);
+        assert_eq!(&s[..2], &[0, 1]);
+        assert_eq!(*s.last().unwrap(), 99);
+        // the index after the first kept ones has the phase mod 12 it would have had
+        assert_eq!(s[2] % 12, 2);
+        assert_eq!(dma_sim::sample(5, 32), vec![0, 1, 2, 3, 4]);
     }
 }

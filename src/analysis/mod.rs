@@ -9,6 +9,7 @@ pub mod crosslink;
 pub mod dma;
 pub mod dma_balance;
 pub mod dma_pipeline;
+pub mod dma_proof;
 pub mod dma_sim;
 pub mod fp8;
 pub mod pipelining;

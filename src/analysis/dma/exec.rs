@@ -307,15 +307,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             let idx = self.ints(id, "indices");
             let out = self.result_dims(id);
             // dynamic sizes (`<%sz>`): operands after the source with no role
-            let dynamic: Vec<Option<Lin>> = self
-                .m
-                .op(id)
-                .operands
-                .iter()
-                .filter(|o| o.role.is_none())
-                .skip(1)
-                .map(|o| as_lin(&self.get(o)))
-                .collect();
+            let dynamic: Vec<Option<Lin>> = self.ints(id, "dynamic_sizes");
             let shape: Vec<Option<i64>> = self
                 .m
                 .op(id)
@@ -671,13 +663,23 @@ impl<'m, 'a> Engine<'m, 'a> {
             }
         }
         for i in 0..self.facts.len() {
-            if !same_key(&self.facts[i].sem, &n.sem) {
-                if may_alias(&self.facts[i].sem, &n.sem) && !self.keys_differ(&self.facts[i], &n, &need) {
-                    self.giveup(n.op, "a wait whose semaphore slot may or may not be a DMA's");
+            // a fact on a slot that may be the wait's (`i % 2` against `1`) is taken where the slots are equal
+            let keq = if same_key(&self.facts[i].sem, &n.sem) {
+                Cond::True
+            } else if may_alias(&self.facts[i].sem, &n.sem) {
+                match slots_equal(&self.facts[i].sem, &n.sem) {
+                    Some(c) => c,
+                    None => {
+                        self.giveup(n.op, "a wait whose semaphore slot may or may not be a DMA's");
+                        continue;
+                    }
                 }
+            } else {
                 continue;
-            }
-            let f = self.facts[i].clone();
+            };
+            let mut f = self.facts[i].clone();
+            let elsewhere = Cond::and([f.guard.clone(), Cond::negate(keq.clone())]);
+            f.guard = Cond::and([f.guard.clone(), keq.clone()]);
             let overlap = Cond::and([need.clone(), f.guard.clone()]);
             if solve::check(&overlap).is_unsat() {
                 continue;
@@ -710,6 +712,9 @@ impl<'m, 'a> Engine<'m, 'a> {
                     }
                 }
             }
+            if keq != Cond::True {
+                self.facts[i].guard = Cond::or([elsewhere, self.facts[i].guard.clone()]);
+            }
             if solve::check(&need).is_unsat() {
                 self.prune();
                 return None;
@@ -717,19 +722,6 @@ impl<'m, 'a> Engine<'m, 'a> {
         }
         self.prune();
         Some(Need { guard: need, amount, ..n })
-    }
-
-    fn keys_differ(&self, f: &Fact, n: &Need, need: &Cond) -> bool {
-        let mut diff = Vec::new();
-        for (a, b) in f.sem.offs.iter().zip(&n.sem.offs) {
-            match a.sub(b) {
-                Some(d) => diff.push(Cond::cmp(d, Rel::Ne0)),
-                None => return false,
-            }
-        }
-        // the slots differ wherever both the fact and the need hold
-        let both = Cond::and([need.clone(), f.guard.clone()]);
-        solve::implies(&both, &Cond::or(diff)) == Some(true)
     }
 
     /// Drops facts whose guard cannot hold.
@@ -792,6 +784,15 @@ pub fn same_key(a: &SemKey, b: &SemKey) -> bool {
 /// The same semaphore buffer with slots that differ in terms but might be equal.
 fn may_alias(a: &SemKey, b: &SemKey) -> bool {
     a.base == b.base && a.offs.len() == b.offs.len() && !provably_different(&a.offs, &b.offs)
+}
+
+/// The condition under which two slots of one semaphore are the same one.
+fn slots_equal(a: &SemKey, b: &SemKey) -> Option<Cond> {
+    let mut eq = Vec::new();
+    for (x, y) in a.offs.iter().zip(&b.offs) {
+        eq.push(Cond::cmp(x.sub(y)?, Rel::Eq0));
+    }
+    Some(Cond::and(eq))
 }
 
 /// Two index lists that differ in a constant position.

@@ -20,6 +20,10 @@ use term::{Atom, Cond, Lin};
 use crate::ir::*;
 use crate::semantic::kernel;
 
+/// Work units (questions, case splits, eliminations) the decision procedure may spend on one kernel: the real
+/// kernels of the corpus need at most a few thousand; past it the kernel is inconclusive, never clean.
+pub const BUDGET: u64 = 40_000;
+
 /// What the engine concluded about one kernel.
 pub struct Outcome {
     /// Failures found (exact ones are reached by some input; the others need values the engine lost).
@@ -35,6 +39,7 @@ pub struct Outcome {
 
 /// Checks kernel `k` of `m`.
 pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
+    solve::set_budget(BUDGET);
     let mut e = Engine::new(m, k);
     let func = m.func(k.func);
     let Some(entry) = m.regions[func.body.idx()].blocks.first().copied() else {
@@ -118,6 +123,9 @@ fn grid(e: &mut Engine<'_, '_>, entry: BlockId, bounds: &[Lin], d: usize) {
 }
 
 fn finish(mut e: Engine<'_, '_>) -> Outcome {
+    if solve::exhausted() {
+        e.giveup(OpId(0), "the decision procedure's budget for this kernel ran out");
+    }
     // a DMA that outlives an iteration and is never waited at all is a finding, not a doubt
     for (op, why) in std::mem::take(&mut e.outlived) {
         if !e.problems.iter().any(|p| p.op == op && p.kind == "never-waited" && p.exact) {

@@ -36,10 +36,43 @@ const MAX_NODES: u32 = 20_000;
 /// Constraints alive at once during one elimination.
 const MAX_CONSTRAINTS: usize = 3000;
 
+thread_local! {
+    /// Case splits and eliminations left for the kernel being checked ([`set_budget`]).
+    static BUDGET: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+}
+
+/// Bounds the work of every question from now on (per kernel): past it, questions are `Unknown`, so a kernel
+/// whose questions are too hard ends inconclusive in bounded time instead of running long.
+pub fn set_budget(units: u64) {
+    BUDGET.with(|b| b.set(units));
+}
+
+/// Whether the budget ran out.
+pub fn exhausted() -> bool {
+    BUDGET.with(|b| b.get() == 0)
+}
+
+fn spend() -> bool {
+    BUDGET.with(|b| {
+        let v = b.get();
+        if v == 0 {
+            return false;
+        }
+        b.set(v - 1);
+        true
+    })
+}
+
 /// Whether `c` holds for some integers, with a model when it does.
 pub fn check(c: &Cond) -> Answer {
     if *c == Cond::False {
         return Answer::Unsat;
+    }
+    if *c == Cond::True {
+        return Answer::Sat(Model::new());
+    }
+    if !spend() {
+        return Answer::Unknown("the decision procedure's budget for this kernel ran out");
     }
     let mut atoms = Vec::new();
     c.atoms(&mut atoms);
@@ -146,7 +179,7 @@ impl Search {
             if matches!(c, Cond::Or(_) | Cond::Cmp(_, Rel::Ne0)) && cube.len() > checked {
                 checked = cube.len();
                 self.nodes += 1;
-                if self.nodes > MAX_NODES {
+                if self.nodes > MAX_NODES || !spend() {
                     self.unknown = Some("too many cases");
                     return;
                 }
@@ -188,7 +221,7 @@ impl Search {
             }
         }
         self.cases += 1;
-        if self.cases > MAX_CASES {
+        if self.cases > MAX_CASES || !spend() {
             self.unknown = Some("too many cases");
             return;
         }

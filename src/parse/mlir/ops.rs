@@ -231,6 +231,12 @@ impl<'a> Parser<'a> {
                 let role = roles.group.take();
                 self.bracket(s, role.or(roles.default), role, depth, op)?.0
             }
+            b'<' if hws(split(s, 1).0).starts_with('%') => {
+                // `tpu.memref_slice %m[%i] <%sz>`: dynamic sizes, the role the bytecode's operand segments give them
+                let (rest, _) = self.body(split(s, 1).0, Some((b'>', Some("dynamic_sizes"))), depth + 1, op)?;
+                let rest = ws(rest);
+                rest.strip_prefix('>').ok_or_else(|| cut(rest, "`>` closing the dynamic sizes"))?
+            }
             b'<' if s.starts_with("<{") => {
                 // generic form properties `<{...}>`
                 let (rest, dict) = attr::group(self.src, split(s, 1).0, depth + 1)?;

@@ -2,7 +2,7 @@
 # Regenerate fixtures/ with our own driver (src/driver/hlolint_compile.py) from examples/. Needs the venv of
 # scripts/setup-python.sh (jax[tpu]==0.10.2); no TPU.
 #
-#   scripts/regen_fixtures.sh [fp8_matmul_2d|jax_pallas_ops|all]     (default all)
+#   scripts/regen_fixtures.sh [fp8_matmul_2d|int8_hbm|jax_pallas_ops|all]     (default all)
 #
 # fp8_matmul_2d runs (each is one driver invocation with its own manifest.json):
 #   fixtures/fp8_matmul_2d/tpu7x+v6e/  every version for tpu7x (native fp8 MXU) and v6e (fp8 converted to bf16)
@@ -15,6 +15,10 @@
 # memory-space-assignment-*, TLP-hlo; <unit>_hlo.txt; manifest.json). Dropped here: compile.log and
 # list.log (libtpu warnings, machine-specific). Dump file names carry libtpu's timestamps, so every
 # regeneration renames files; HLO metadata holds the absolute source paths of the machine that made them.
+#
+# int8_hbm: one run of examples/int8_hbm (an int8 matmul streaming "HBM" operands with its own DMAs: pinned with
+# pltpu.with_memory_space_constraint, unpinned, pl.ANY) for tpu7x and v6e into fixtures/int8_hbm/tpu7x+v6e/
+# (~1.5 MB: kept as the driver keeps it, like fp8_matmul_2d).
 #
 # jax_pallas_ops: one run of examples/jax_pallas_ops (jax's own Pallas TPU kernels) for tpu7x, v6e and v5e into
 # fixtures/jax_pallas_ops/, then scripts/trim_fixtures.py (the policy is in its header and in
@@ -35,8 +39,8 @@ dest="$repo/fixtures/fp8_matmul_2d"
 
 what="${1:-all}"
 case "$what" in
-  fp8_matmul_2d | jax_pallas_ops | all) ;;
-  *) echo "regen_fixtures: unknown fixture set '$what' (fp8_matmul_2d, jax_pallas_ops, all)" >&2; exit 2 ;;
+  fp8_matmul_2d | int8_hbm | jax_pallas_ops | all) ;;
+  *) echo "regen_fixtures: unknown fixture set '$what' (fp8_matmul_2d, int8_hbm, jax_pallas_ops, all)" >&2; exit 2 ;;
 esac
 
 run() {  # run NAME TARGETS [VERSIONS]  (module and dest: $module, $dest; NAME "." = dest itself)
@@ -74,6 +78,13 @@ if [[ "$what" == fp8_matmul_2d || "$what" == all ]]; then
   run "v5e" "v5e" "v1,v3,bug_upcast"
   run "v4" "v4" "v1,bug_upcast"
   echo "regen_fixtures: total $(du -sh "$dest" | cut -f1) in $(find "$dest" -type f | wc -l) files"
+fi
+
+if [[ "$what" == int8_hbm || "$what" == all ]]; then
+  module="examples/int8_hbm"
+  dest="$repo/fixtures/int8_hbm"
+  mkdir -p "$dest"
+  run "tpu7x+v6e" "tpu7x,v6e"
 fi
 
 if [[ "$what" == jax_pallas_ops || "$what" == all ]]; then

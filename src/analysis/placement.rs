@@ -1,9 +1,14 @@
-//! `any-placed-in-vmem`: a Pallas kernel operand declared `memory_space=pl.ANY` that XLA placed in VMEM
-//! (`memory_space<any>` is not HBM).
+//! `any-placed-in-vmem`: a Pallas kernel operand that the kernel streams itself — declared `memory_space=pl.ANY`
+//! or `pltpu.HBM` — that XLA placed in VMEM. Neither declaration keeps the operand in HBM: the BlockSpec's memory
+//! space types the kernel's ref, and only `pltpu.with_memory_space_constraint` on the pallas_call's argument pins
+//! it (docs/memory-spaces.md). Unpinned, both compile to the same program on tpu7x: a `copy-start` to `S(1)` before
+//! the kernel, and the kernel's "HBM" DMAs copy VMEM to VMEM.
 //!
 //! Declared ANY: in the kernel (a body decoded from the custom call, or a Mosaic dump) the argument's memref has
 //! `#tpu.memory_space<any>`, or no memory space on an operand without a pipelined window; at `post-finalize-llo`,
 //! where arguments are retyped with the placed memref in `llo.type`, libtpu marks it `llo.unspecified_memory_space`.
+//! Declared HBM: `#tpu.memory_space<hbm>`, at every stage (libtpu keeps `hbm` in `llo.type` even when XLA placed
+//! the operand in VMEM, so only the HLO and the LLO entry say where it is).
 //! Placed in VMEM: the HLO custom call's operand lives in `S(1)` (a `copy-start` to `S(1)` feeds it, through
 //! `copy-done` and maybe `bitcast`/`get-tuple-element`), or the LLO entry of the kernel's computation has
 //! `inlined_call_operand.vmem` for that operand. Operands declared VMEM (BlockSpec windows, whole-array VMEM)
@@ -18,12 +23,13 @@ use crate::semantic::llo;
 
 pub const NAME: &str = "any-placed-in-vmem";
 
-pub const DOC: &str = "A Pallas kernel operand declared memory_space=pl.ANY (Mosaic memory space `any`) that XLA \
-placed in VMEM: the HLO after optimizations copies it into S(1) (copy-start to S(1) feeding the tpu_custom_call \
-operand) or the kernel's LLO entry shows inlined_call_operand.vmem for it. A kernel written with manual DMAs \
-\"from HBM\" then copies VMEM to VMEM, and the operand takes VMEM the kernel did not budget for; declare the operand \
-with memory_space=HBM (pltpu.HBM) when it must stay in HBM. Reported once per operand per compilation, at the \
-HLO producer with a label on the custom call (from LLO when no HLO shows the call).";
+pub const DOC: &str = "A Pallas kernel operand declared memory_space=pl.ANY or pltpu.HBM (Mosaic memory space \
+`any` or `hbm`: an operand the kernel's own DMAs read) that XLA placed in VMEM: the HLO after optimizations copies \
+it into S(1) (copy-start to S(1) feeding the tpu_custom_call operand) or the kernel's LLO entry shows \
+inlined_call_operand.vmem for it. A kernel written with manual DMAs \"from HBM\" then copies VMEM to VMEM, and the \
+operand takes VMEM the kernel did not budget for. The declaration does not keep an operand in HBM; \
+pltpu.with_memory_space_constraint(x, pltpu.HBM) on the pallas_call's argument does. Reported once per operand \
+per compilation, at the HLO producer with a label on the custom call (from LLO when no HLO shows the call).";
 
 /// How rule packs call this analysis (`analysis: …`).
 pub static ANALYSIS: super::Analysis = super::Analysis {
@@ -38,15 +44,17 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     llo: super::LloReads::CrossLayerOps,
 };
 
-pub const CAPTURES: &[&str] = &["operand", "call", "kernel_arg"];
+pub const CAPTURES: &[&str] = &["operand", "call", "kernel_arg", "declared"];
 
 pub const OPTIONS: &[(&str, &str)] = &[];
 
-/// A kernel input declared ANY.
+/// A kernel input the kernel streams itself: declared ANY or HBM.
 #[derive(Clone, Debug)]
 struct AnyArg {
     /// `%arg2`
     name: String,
+    /// How the kernel declares it: `ANY` or `HBM`.
+    declared: &'static str,
     ty: String,
     /// The custom call's operand index (scalar-prefetch operands first, then the kernel's inputs).
     operand: usize,
@@ -57,7 +65,7 @@ struct AnyArg {
     placed: Option<(String, String)>,
 }
 
-/// The ANY inputs of kernel `kernel_name`, read from its units (decoded or early dumps first). Also notes where a
+/// The ANY and HBM inputs of kernel `kernel_name`, read from its units (decoded or early dumps first). Also notes where a
 /// late stage placed them.
 fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyArg> {
     let mut units = units.to_vec();
@@ -80,22 +88,31 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                 let windowed =
                     k.window_params.get(n).is_some_and(|w| w.transform.is_some() || w.window_bounds.is_some());
                 let is_memref = a.ty.as_ref().is_some_and(|t| t.is_memref());
-                let declared_any = if late {
-                    unspecified
+                let declared = if late && unspecified {
+                    "ANY"
+                } else if a.memory_space == Some("hbm") {
+                    // `hbm` in `llo.type` at a late stage is the declaration: libtpu keeps it when XLA placed the
+                    // operand in VMEM
+                    "HBM"
+                } else if !late
+                    && (a.memory_space == Some("any") || (a.memory_space.is_none() && is_memref && !windowed))
+                {
+                    "ANY"
                 } else {
-                    a.memory_space == Some("any") || (a.memory_space.is_none() && is_memref && !windowed)
-                };
-                if !declared_any {
                     continue;
-                }
+                };
                 let operand = k.scalar_prefetch + n;
-                let placed =
-                    if late { a.memory_space.map(|s| (s.to_string(), link::stage_of(&c.units[i]))) } else { None };
+                let placed = if late && unspecified {
+                    a.memory_space.map(|s| (s.to_string(), link::stage_of(&c.units[i])))
+                } else {
+                    None
+                };
                 match out.iter_mut().find(|x| x.operand == operand) {
                     Some(x) if x.placed.is_none() => x.placed = placed,
                     Some(_) => {}
                     None if !decided => out.push(AnyArg {
                         name: format!("%{}", a.name),
+                        declared,
                         ty: a.ty.as_ref().map(|t| t.to_string()).unwrap_or_default(),
                         operand,
                         dma_reads: k
@@ -179,8 +196,8 @@ fn what_happens(a: &AnyArg) -> &'static str {
 fn related(a: &AnyArg, llo: Option<(&str, &str)>) -> Vec<String> {
     let mut out = Vec::new();
     out.push(format!(
-        "Mosaic `@{}`: {} : {} declared memory_space=ANY, read by {} DMA start(s)",
-        a.kernel, a.name, a.ty, a.dma_reads
+        "Mosaic `@{}`: {} : {} declared memory_space={}, read by {} DMA start(s)",
+        a.kernel, a.name, a.ty, a.declared, a.dma_reads
     ));
     if let Some((space, stage)) = &a.placed {
         out.push(format!(
@@ -227,9 +244,10 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
                 _ => "LLO inlined_call_operand.vmem".to_string(),
             };
             let detail = format!(
-                "operand {} of `{call}` ({} of @{kernel_name}, declared memory_space=ANY) was placed in VMEM by XLA ({how}); {}",
+                "operand {} of `{call}` ({} of @{kernel_name}, declared memory_space={}) was placed in VMEM by XLA ({how}); {}",
                 a.operand,
                 a.name,
+                a.declared,
                 what_happens(&a)
             );
             let at = match prod {
@@ -237,19 +255,23 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
                 _ => At::Op { unit: ui, op: id },
             };
             let label = if matches!(at, At::Op { op, .. } if op == id) {
-                format!("operand {} (memory_space=ANY) placed in VMEM", a.operand)
+                format!("operand {} (memory_space={}) placed in VMEM", a.operand, a.declared)
             } else {
-                "moves a memory_space=ANY operand into VMEM (S(1))".to_string()
+                format!("moves a memory_space={} operand into VMEM (S(1))", a.declared)
             };
             let comp_line = llo_line.as_ref().map(|(_, _, l)| l.clone());
             let mut h = Hit::new(at.clone(), label, detail)
                 .capture("operand", a.operand.to_string())
                 .capture("call", call)
-                .capture("kernel_arg", a.name.clone());
+                .capture("kernel_arg", a.name.clone())
+                .capture("declared", a.declared);
             if at != (At::Op { unit: ui, op: id }) {
                 h = h.with_label(
                     At::Op { unit: ui, op: id },
-                    format!("operand {} is {} of @{kernel_name}, declared memory_space=ANY", a.operand, a.name),
+                    format!(
+                        "operand {} is {} of @{kernel_name}, declared memory_space={}",
+                        a.operand, a.name, a.declared
+                    ),
                 );
             }
             h.related = related(&a, comp_line.as_deref().map(|l| (call, l)));
@@ -278,15 +300,18 @@ fn llo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
     for a in any_args(c, &units, &kernel_name) {
         let Some((_, op, line)) = llo_vmem_operand(c, &[ui], a.operand) else { continue };
         let detail = format!(
-            "operand {} of `{comp}` ({} of @{kernel_name}, declared memory_space=ANY) was placed in VMEM by XLA ({line}); {}",
+            "operand {} of `{comp}` ({} of @{kernel_name}, declared memory_space={}) was placed in VMEM by XLA ({line}); {}",
             a.operand,
             a.name,
+            a.declared,
             what_happens(&a)
         );
-        let mut h = Hit::new(At::Op { unit: ui, op }, "memory_space=ANY operand placed in VMEM", detail)
+        let label = format!("memory_space={} operand placed in VMEM", a.declared);
+        let mut h = Hit::new(At::Op { unit: ui, op }, label, detail)
             .capture("operand", a.operand.to_string())
             .capture("call", comp.clone())
-            .capture("kernel_arg", a.name.clone());
+            .capture("kernel_arg", a.name.clone())
+            .capture("declared", a.declared);
         h.related = related(&a, None);
         out.push(h);
     }
@@ -378,6 +403,34 @@ mod tests {
                 assert!(h.is_empty(), "{name}: {:?}", h.iter().map(|f| &f.hit.captures["detail"]).collect::<Vec<_>>());
             }
         }
+    }
+
+    /// examples/int8_hbm: an operand declared `pltpu.HBM` but not pinned is placed in VMEM on tpu7x exactly as a
+    /// `pl.ANY` one is, and is reported the same way; pinned, or on v6e, it stays in HBM.
+    #[test]
+    fn declared_hbm_is_not_pinned_hbm() {
+        let root = crate::analysis::crosslink::testutil::root().join("fixtures/int8_hbm/tpu7x+v6e");
+        let mut seen = Vec::new();
+        for e in std::fs::read_dir(&root).unwrap().flatten().filter(|e| e.path().is_dir()) {
+            let name = e.file_name().to_string_lossy().to_string();
+            let h = hits(&e.path());
+            let got: Vec<(&str, &str)> =
+                h.iter().map(|f| (f.hit.captures["operand"].as_str(), f.hit.captures["declared"].as_str())).collect();
+            let expect: &[(&str, &str)] = match name.as_str() {
+                "hbm_unpinned@tpu7x" => &[("0", "HBM"), ("1", "HBM")],
+                "any@tpu7x" => &[("0", "ANY"), ("1", "ANY")],
+                _ => &[],
+            };
+            assert_eq!(got, expect, "{name}");
+            for f in &h {
+                assert_eq!(f.layer, "hlo");
+                assert!(f.hit.captures["detail"].contains("was placed in VMEM by XLA (`copy-start"), "{name}");
+                assert!(f.hit.related.iter().any(|r| r.contains("inlined_call_operand.vmem")), "{name}");
+            }
+            seen.push(name);
+        }
+        seen.sort();
+        assert_eq!(seen.len(), 6, "{seen:?}");
     }
 
     #[test]

@@ -229,6 +229,8 @@ fn column(
         lint,
     };
     let outcome = run::run(&request)?;
+    // a version beside a manifest that does not list it was linted without its module's pack: said, not failed
+    outcome.warnings.iter().for_each(|w| stderr(report::excerpt::render(w)));
     let Some(report) = outcome.compilations.into_iter().find(|r| r.files > 0) else {
         return Ok((None, Vec::new(), outcome.errors));
     };

@@ -58,6 +58,7 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
     let groups = group(req, &mut resolver, &candidates)?;
     load_profiles(&resolver, &mut base)?;
     let by_pack = version_packs(&resolver, &groups, &mut errors);
+    let warnings = unlisted_in_manifests(&resolver, &groups);
     let rules_for = |profile: usize, dir: &str| -> (&Rules, bool) {
         let own = if resolver.all[profile].explicit {
             None
@@ -102,6 +103,7 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
     }
     suppress_findings(req.lint, &resolver, &mut run.compilations, &profiles)?;
     run.errors = errors;
+    run.warnings = warnings;
     run.rules = base.into_iter().flat_map(|b| b.set.rules).collect();
     run.version_rules = by_pack.into_values().flat_map(|r| r.set.rules).collect();
     say_what_held_no_dump(req.paths, &mut run);
@@ -210,6 +212,32 @@ fn version_packs(
     by_pack
 }
 
+/// Compilations beside a driver manifest that does not list them (or beside one that does not read): linted with
+/// the run's packs, as anything else, and said — a version without its module's pack can pass checks it fails.
+fn unlisted_in_manifests(resolver: &Resolver<'_>, groups: &Groups<'_>) -> Vec<miette::Report> {
+    use crate::lint::manifest::{self, Manifest};
+    let mut manifests: BTreeMap<PathBuf, Option<Manifest>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (dir, (profile, files)) in groups {
+        let dir = Path::new(dir);
+        let Some(folder) = dir.parent() else { continue };
+        let pack = resolver.all[*profile].lint.rules.join(",");
+        let m = manifests.entry(folder.to_path_buf()).or_insert_with(|| match Manifest::read(folder) {
+            Ok(m) => m,
+            Err(error) => {
+                out.push(miette::Report::new(manifest::Unreadable { error, pack: pack.clone() }));
+                None
+            }
+        });
+        let Some(m) = m else { continue };
+        let paths: Vec<&Path> = files.iter().map(|c| c.path.as_path()).collect();
+        if let Some(w) = manifest::unlisted(m, folder, dir, &paths, &pack) {
+            out.push(miette::Report::new(w));
+        }
+    }
+    out
+}
+
 /// A named folder that held no dump beside others that did is said, not silently passed over; when no folder
 /// held any, the run is an input error.
 fn say_what_held_no_dump(paths: &[PathBuf], run: &mut RunOutcome) {
@@ -295,7 +323,7 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
 
 /// The pack a kernel module names for the version in `dir` (the driver's manifest records `RULES`).
 fn manifest_pack(dir: &str) -> Option<String> {
-    crate::lint::target::manifest_result(Path::new(dir))?.get("rules")?.as_str().map(str::to_string)
+    crate::lint::target::manifest_result(Path::new(dir))?.rules
 }
 
 /// Loads the packs of the settings that have none loaded yet (`base[i]` belongs to `resolver.all[i]`).

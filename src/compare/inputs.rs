@@ -24,24 +24,8 @@ pub struct ManifestOrder {
 
 /// The manifest of the folder holding `dir` (`…/tpu7x+v6e/manifest.json` for `…/tpu7x+v6e/v2@tpu7x`).
 fn manifest_order(dir: &str) -> ManifestOrder {
-    let Some(parent) = Path::new(dir).parent() else { return ManifestOrder::default() };
-    let Ok(text) = std::fs::read_to_string(parent.join("manifest.json")) else { return ManifestOrder::default() };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return ManifestOrder::default() };
-    let strings = |key: &str, field: Option<&str>| -> Vec<String> {
-        v.get(key)
-            .and_then(|a| a.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| match field {
-                        Some(f) => x.get(f).and_then(|s| s.as_str()),
-                        None => x.as_str(),
-                    })
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    ManifestOrder { versions: strings("versions", None), targets: strings("targets", Some("target")) }
+    let Some(m) = crate::lint::Manifest::beside(Path::new(dir)) else { return ManifestOrder::default() };
+    ManifestOrder { versions: m.versions.clone(), targets: m.target_names().map(str::to_string).collect() }
 }
 
 /// The sort key of each `(dir, path index, target)`: target (manifest order, else first seen), then version

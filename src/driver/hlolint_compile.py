@@ -31,7 +31,8 @@ worker subprocess (this same file with --worker), one after another: libtpu's /t
 compiling processes at once. A worker that crashes or times out costs only its own version.
 
 Output:
-    OUT/manifest.json                          versions of jax/jaxlib/libtpu, targets, flags, per-unit results
+    OUT/manifest.json                          versions of jax/jaxlib/libtpu, targets, flags, per-unit results;
+                                               a run merges its results into it per (version, target)
     OUT/<version>@<target>/stablehlo.mlir      lowered.as_text()
     OUT/<version>@<target>/hlo/                *.before_optimizations.txt, *.after_optimizations.txt,
                                                *.after_optimizations-memory-usage-report.txt
@@ -44,6 +45,8 @@ Output:
     OUT/<version>_hlo.txt                      post-optimization HLO of the main module (one target), or
     OUT/<version>@<target>_hlo.txt             the same when several targets were asked for
 With --all-stages every dumped file is kept (and LLO is dumped for every pass, which can be gigabytes).
+
+A module that does not import (or has no VERSIONS) leaves OUT untouched: no folder made, no manifest written.
 
 stdout carries JSON lines only (events: plan, start, done, finished, usage_error); everything else goes to
 stderr or to the per-unit compile.log. Exit code: 0 all ok, 1 some version failed, 2 usage error.
@@ -65,10 +68,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # target name -> (platform, default topology)
 TARGETS = {
@@ -551,11 +555,23 @@ def module_rules(mod, versions: list[str]) -> dict:
 # worker: one (version, target) per process, or the version list
 # ------------------------------------------------------------------------------------------------
 def _write_json(path: str, obj) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2)
-        fh.write("\n")
-    os.replace(tmp, path)
+    """Written whole or not at all: a temporary file in the same folder (same file system, unique per writer),
+    then renamed over `path`; a reader sees the old file or the new one, never a part."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            # mkstemp makes the file private (0600); the manifest is as readable as any file the run writes
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fh.fileno(), 0o666 & ~umask)
+            json.dump(obj, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
 
 
 def worker_list(module_spec: str, result_path: str) -> int:
@@ -833,16 +849,17 @@ def clean_out(out: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
+    started = _iso_now()
     out = os.path.abspath(args.out)
-    os.makedirs(out, exist_ok=True)
-    if args.clean:
-        clean_out(out)
-    stage_root = os.path.join(out, STAGE_DIR)
-    os.makedirs(stage_root, exist_ok=True)
     timeout = args.timeout or None
     module_spec = args.module
     if os.path.exists(module_spec):
         module_spec = os.path.abspath(module_spec)
+    manifest_path = os.path.join(out, "manifest.json")
+    # What earlier runs compiled into OUT: this run's results are merged into it, never replace it (unless --clean).
+    previous = None if args.clean else read_manifest(manifest_path)
+    if previous is not None:
+        check_same_module(previous, args.module, module_spec, manifest_path)
 
     # targets: unknown ones become per-version error records
     targets, target_errors = [], {}
@@ -854,110 +871,79 @@ def run(args: argparse.Namespace) -> int:
             target_errors[t["target"]] = plain_error("unknown_target", "setup", str(exc))
         if all(t["target"] != o["target"] for o in targets):
             targets.append(t)
-    several = len(targets) > 1
 
-    manifest = {
-        "schema": SCHEMA_VERSION,
-        "tool": "hlolint_compile",
-        "created": _iso_now(),
-        "module": args.module,
-        "module_path": module_spec if os.path.exists(module_spec) else None,
-        "python": sys.version.split()[0],
-        "python_executable": sys.executable,
-        "packages": None,
-        "targets": [dict(t, device_kind=None) for t in targets],
-        "versions": [],
-        "flags": {
-            "TPU_SKIP_MDS_QUERY": "1",
-            "JAX_PLATFORMS": "cpu",
-            "XLA_FLAGS": "--xla_dump_to=<stage>/xla",
-            "LIBTPU_INIT_ARGS": "--xla_mosaic_dump_to=<stage>/mosaic --xla_jf_dump_to=<stage>/llo "
-                                "--xla_jf_dump_llo_text=true"
-                                + ("" if args.all_stages else f" --xla_jf_dump_llo_pass_label_regex={LLO_PASS_REGEX}"),
-            "inherited_XLA_FLAGS": os.environ.get("XLA_FLAGS"),
-            "inherited_LIBTPU_INIT_ARGS": os.environ.get("LIBTPU_INIT_ARGS"),
-        },
-        "all_stages": bool(args.all_stages),
-        "timeout_s": timeout,
-        "layout": {
-            "unit_dir": "<version>@<target>/{stablehlo.mlir,hlo/,mosaic/,llo/,compile.log}",
-            "hlo_txt": "<version>@<target>_hlo.txt" if several else "<version>_hlo.txt",
-        },
-        "status": "running",
-        "module_error": None,
-        "results": [],
-        "elapsed_s": None,
-    }
-    manifest_path = os.path.join(out, "manifest.json")
-
-    try:
-        from importlib import metadata
-
-        pk = {}
-        for name in ("jax", "jaxlib", "libtpu"):
-            try:
-                pk[name] = metadata.version(name)
-            except metadata.PackageNotFoundError:
-                pk[name] = None
-        manifest["packages"] = pk
-    except Exception:  # noqa: BLE001
-        pass
-
-    # 1. the version list, from a worker (the parent never imports jax or the user's code)
-    list_stage = os.path.join(stage_root, "_list")
-    os.makedirs(list_stage, exist_ok=True)
-    list_result = os.path.join(list_stage, "result.json")
-    list_log = os.path.join(out, "list.log")
-    if os.path.exists(list_log):
-        os.remove(list_log)
+    # 1. the version list, from a worker (the parent never imports jax or the user's code). It runs in a folder of
+    # its own: a module that does not import leaves OUT exactly as it was (no manifest rewritten, no folder made).
     forward = ["--module-args", json.dumps(module_args(args))]
-    rc, timed_out = run_worker(["--worker", "list", "--module", module_spec, "--result", list_result, *forward],
-                               dump_env("cpu", list_stage, False), list_log, timeout)
-    listing = _read_json(list_result)
-    if timed_out:
-        listing = {"status": "error", "error": plain_error("timeout", "import",
-                                                            f"importing the module took more than {timeout:g}s")}
-    elif listing is None:
-        listing = {"status": "error", "error": plain_error(
-            "crash", "import", f"the worker exited with code {rc} before reporting:\n{_tail(list_log)}")}
-    if listing["status"] == "ok":
-        try:
-            versions = select_versions(args.version_list, listing["versions"])
-        except UsageError as exc:
-            shutil.rmtree(stage_root, ignore_errors=True)
-            raise exc
-        manifest["module_file"] = listing.get("module_file")
-    else:
-        manifest["module_error"] = listing["error"]
-        versions = list(args.version_list)
-        emit({"event": "done", "version": None, "target": None, "status": "error",
-              "error": _event_error(listing["error"])})
-    manifest["versions"] = versions
+    list_stage = tempfile.mkdtemp(prefix="hlolint-list-")
+    try:
+        list_result = os.path.join(list_stage, "result.json")
+        list_log = os.path.join(list_stage, "list.log")
+        rc, timed_out = run_worker(["--worker", "list", "--module", module_spec, "--result", list_result, *forward],
+                                   dump_env("cpu", list_stage, False), list_log, timeout)
+        listing = _read_json(list_result)
+        if timed_out:
+            listing = {"status": "error", "error": plain_error("timeout", "import",
+                                                                f"importing the module took more than {timeout:g}s")}
+        elif listing is None:
+            listing = {"status": "error", "error": plain_error(
+                "crash", "import", f"the worker exited with code {rc} before reporting:\n{_tail(list_log)}")}
+        if listing["status"] != "ok":
+            emit({"event": "done", "version": None, "target": None, "status": "error",
+                  "error": _event_error(listing["error"])})
+            emit({"event": "finished", "ok": 0, "error": 1, "manifest": None,
+                  "elapsed_s": round(time.perf_counter() - t_start, 3)})
+            return 1
+        versions = select_versions(args.version_list, listing["versions"])
+        os.makedirs(out, exist_ok=True)
+        if args.clean:
+            clean_out(out)
+        shutil.copyfile(list_log, os.path.join(out, "list.log"))
+    finally:
+        shutil.rmtree(list_stage, ignore_errors=True)
+
+    stage_root = os.path.join(out, STAGE_DIR)
+    os.makedirs(stage_root, exist_ok=True)
+    manifest = merge_base(previous, new_manifest(args, module_spec, timeout, started))
+    manifest["module_file"] = listing.get("module_file")
+    module_order = listing["versions"]
+    for t in targets:
+        if all(t["target"] != o["target"] for o in manifest["targets"]):
+            manifest["targets"].append(dict(t, device_kind=None))
+    # One target: `<version>_hlo.txt`; once the manifest holds several, every unit is `<version>@<target>_hlo.txt`
+    # (earlier bare names are renamed, so that no name is ambiguous).
+    several = len(manifest["targets"]) > 1
+    if several:
+        rename_bare_hlo_txt(out, manifest)
+    manifest["layout"]["hlo_txt"] = "<version>@<target>_hlo.txt" if several else "<version>_hlo.txt"
+    this_run = {"created": started, "versions": versions, "targets": [t["target"] for t in targets],
+                "status": "running", "elapsed_s": None}
+    manifest["runs"].append(this_run)
 
     units = [(v, t) for t in targets for v in versions]
     emit({"event": "plan", "module": args.module, "out": out, "targets": [t["target"] for t in targets],
           "versions": versions, "total": len(units)})
 
     # 2. one worker per (version, target), one after another
-    device_kinds = {}
+    mine = []
     for index, (version, t) in enumerate(units):
         target = t["target"]
         name = unit_name(version, target)
         unit_dir = os.path.join(out, name)
         hlo_txt = hlo_txt_name(version, target, several)
         shutil.rmtree(unit_dir, ignore_errors=True)
-        if os.path.exists(os.path.join(out, hlo_txt)):
-            os.remove(os.path.join(out, hlo_txt))
+        old = next((r for r in manifest["results"] if r["version"] == version and r["target"] == target), None)
+        for stale in {hlo_txt, (old or {}).get("hlo_txt")} - {None}:
+            if os.path.exists(os.path.join(out, stale)):
+                os.remove(os.path.join(out, stale))
         emit({"event": "start", "version": version, "target": target, "index": index, "total": len(units)})
         t0 = time.perf_counter()
         rec = {"version": version, "target": target, "topology": t["topology"], "platform": t["platform"],
                "status": "error", "dir": None, "hlo_txt": None, "device_kind": None, "module_name": None,
-               "elapsed_s": None, "lower_s": None, "compile_s": None, "files": {}, "error": None}
+               "elapsed_s": None, "lower_s": None, "compile_s": None, "files": {}, "error": None, "run": started}
         if listing.get("rules", {}).get(version):
             rec["rules"] = listing["rules"][version]
-        if listing["status"] != "ok":
-            rec["error"] = listing["error"]
-        elif target in target_errors:
+        if target in target_errors:
             rec["error"] = target_errors[target]
         else:
             os.makedirs(unit_dir)
@@ -997,13 +983,10 @@ def run(args: argparse.Namespace) -> int:
             if main:
                 shutil.copyfile(os.path.join(unit_dir, "hlo", main), os.path.join(out, hlo_txt))
                 rec["hlo_txt"] = hlo_txt
-            if rec["device_kind"]:
-                device_kinds[target] = rec["device_kind"]
         rec["elapsed_s"] = round(time.perf_counter() - t0, 3)
-        manifest["results"].append(rec)
-        for mt in manifest["targets"]:
-            mt["device_kind"] = device_kinds.get(mt["target"], mt["device_kind"])
-        _write_json(manifest_path, manifest)
+        mine.append(rec)
+        merge_result(manifest, rec, module_order)
+        write_manifest(manifest_path, manifest)
         event = {"event": "done", "version": version, "target": target, "status": rec["status"],
                  "elapsed_s": rec["elapsed_s"], "dir": rec["dir"]}
         if rec["error"] is not None:
@@ -1011,15 +994,154 @@ def run(args: argparse.Namespace) -> int:
         emit(event)
 
     shutil.rmtree(stage_root, ignore_errors=True)
-    n_ok = sum(1 for r in manifest["results"] if r["status"] == "ok")
-    n_err = len(manifest["results"]) - n_ok
-    failed = n_err > 0 or manifest["module_error"] is not None
-    manifest["status"] = "error" if failed else "ok"
-    manifest["elapsed_s"] = round(time.perf_counter() - t_start, 3)
-    _write_json(manifest_path, manifest)
-    emit({"event": "finished", "ok": n_ok, "error": n_err + (1 if manifest["module_error"] and not units else 0),
-          "manifest": manifest_path, "elapsed_s": manifest["elapsed_s"]})
-    return 1 if failed else 0
+    n_ok = sum(1 for r in mine if r["status"] == "ok")
+    n_err = len(mine) - n_ok
+    this_run["status"] = "error" if n_err else "ok"
+    this_run["elapsed_s"] = manifest["elapsed_s"] = round(time.perf_counter() - t_start, 3)
+    manifest["status"] = "error" if any(r["status"] != "ok" for r in manifest["results"]) else "ok"
+    write_manifest(manifest_path, manifest)
+    emit({"event": "finished", "ok": n_ok, "error": n_err, "manifest": manifest_path,
+          "elapsed_s": manifest["elapsed_s"]})
+    return 1 if n_err else 0
+
+
+# ------------------------------------------------------------------------------------------------
+# the manifest: one per output folder, merged into by every run (pure helpers, unit-tested without jax)
+# ------------------------------------------------------------------------------------------------
+def new_manifest(args: argparse.Namespace, module_spec: str, timeout: float | None, started: str) -> dict:
+    """The manifest of this run alone, every key of schema 2 present (docs/driver.md)."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "tool": "hlolint_compile",
+        "created": started,
+        "updated": started,
+        "module": args.module,
+        "module_path": module_spec if os.path.exists(module_spec) else None,
+        "module_file": None,
+        "python": sys.version.split()[0],
+        "python_executable": sys.executable,
+        "packages": _installed_versions(),
+        "targets": [],
+        "versions": [],
+        "flags": {
+            "TPU_SKIP_MDS_QUERY": "1",
+            "JAX_PLATFORMS": "cpu",
+            "XLA_FLAGS": "--xla_dump_to=<stage>/xla",
+            "LIBTPU_INIT_ARGS": "--xla_mosaic_dump_to=<stage>/mosaic --xla_jf_dump_to=<stage>/llo "
+                                "--xla_jf_dump_llo_text=true"
+                                + ("" if args.all_stages else f" --xla_jf_dump_llo_pass_label_regex={LLO_PASS_REGEX}"),
+            "inherited_XLA_FLAGS": os.environ.get("XLA_FLAGS"),
+            "inherited_LIBTPU_INIT_ARGS": os.environ.get("LIBTPU_INIT_ARGS"),
+        },
+        "all_stages": bool(args.all_stages),
+        "timeout_s": timeout,
+        "layout": {
+            "unit_dir": "<version>@<target>/{stablehlo.mlir,hlo/,mosaic/,llo/,compile.log}",
+            "hlo_txt": "<version>_hlo.txt",
+        },
+        "status": "running",
+        "results": [],
+        "elapsed_s": None,
+        "runs": [],
+    }
+
+
+def _installed_versions() -> dict | None:
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover
+        return None
+    pk = {}
+    for name in ("jax", "jaxlib", "libtpu"):
+        try:
+            pk[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pk[name] = None
+    return pk
+
+
+def read_manifest(path: str) -> dict | None:
+    """The manifest an earlier run left, or None when there is none. One that cannot be merged into stops the
+    run before anything is written (a usage error): replacing it would lose what it records."""
+    if not os.path.exists(path):
+        return None
+    fix = "pass --clean to replace it, or another --out"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            m = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path} cannot be read ({exc}); {fix}") from exc
+    if not isinstance(m, dict) or m.get("tool") != "hlolint_compile" or not isinstance(m.get("results"), list):
+        raise UsageError(f"{path} is not a manifest of hlolint compile; {fix}")
+    if m.get("schema") not in (1, SCHEMA_VERSION):
+        raise UsageError(f"{path} has schema {m.get('schema')!r}, this driver writes {SCHEMA_VERSION}; {fix}")
+    return m
+
+
+def check_same_module(previous: dict, module: str, module_spec: str, path: str) -> None:
+    """Results of two kernel modules in one folder would mix their versions: refuse before compiling."""
+    here = module_spec if os.path.exists(module_spec) else None
+    there = previous.get("module_path")
+    same = previous.get("module") == module or bool(here and there and os.path.realpath(here) == os.path.realpath(there))
+    if not same:
+        raise UsageError(f"{path} records the results of module {previous.get('module')!r}, not {module!r}; "
+                         "pass --clean to replace them, or another --out")
+
+
+def merge_base(previous: dict | None, fresh: dict) -> dict:
+    """This run's manifest carrying what an earlier one recorded: its first creation time, targets, versions,
+    results and runs (this run's settings — interpreter, packages, flags — are the newest)."""
+    if previous is None:
+        return fresh
+    merged = dict(fresh)
+    merged["created"] = previous.get("created") or fresh["created"]
+    merged["targets"] = [dict(t) for t in previous.get("targets", [])]
+    merged["versions"] = list(previous.get("versions", []))
+    merged["results"] = [dict(r) for r in previous.get("results", [])]
+    merged["runs"] = list(previous.get("runs", []))
+    for key in ("trimmed", "merged"):  # scripts/trim_fixtures.py's records
+        if key in previous:
+            merged[key] = previous[key]
+    return merged
+
+
+def merge_result(manifest: dict, rec: dict, module_order: list[str]) -> None:
+    """Puts `rec` in place of the result of the same (version, target), keeping results in target then module
+    order and `versions` the versions with results, in the module's order (versions the module no longer has
+    keep their results, after the others)."""
+    results = [r for r in manifest["results"] if (r["version"], r["target"]) != (rec["version"], rec["target"])]
+    results.append(rec)
+    target_order = [t["target"] for t in manifest["targets"]]
+    have = {r["version"] for r in results}
+    versions = [v for v in module_order if v in have]
+    versions += [v for v in manifest["versions"] if v in have and v not in versions]
+    versions += sorted(v for v in have if v not in versions)
+
+    def key(r):
+        t = target_order.index(r["target"]) if r["target"] in target_order else len(target_order)
+        return t, versions.index(r["version"])
+
+    manifest["results"] = sorted(results, key=key)
+    manifest["versions"] = versions
+    for mt in manifest["targets"]:
+        kinds = [r["device_kind"] for r in results if r["target"] == mt["target"] and r.get("device_kind")]
+        if kinds:
+            mt["device_kind"] = kinds[-1]
+
+
+def rename_bare_hlo_txt(out: str, manifest: dict) -> None:
+    """`<version>_hlo.txt` of a one-target manifest → `<version>@<target>_hlo.txt` now that it holds several."""
+    for r in manifest["results"]:
+        bare, full = r.get("hlo_txt"), hlo_txt_name(r["version"], r["target"], True)
+        if bare and bare != full:
+            if os.path.exists(os.path.join(out, bare)):
+                os.replace(os.path.join(out, bare), os.path.join(out, full))
+            r["hlo_txt"] = full
+
+
+def write_manifest(path: str, manifest: dict) -> None:
+    manifest["updated"] = _iso_now()
+    _write_json(path, manifest)
 
 
 def _event_error(err: dict) -> dict:

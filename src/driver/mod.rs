@@ -63,22 +63,42 @@ pub struct CompileArgs {
     pub quiet: bool,
 }
 
-/// The interpreter to run the helper with.
-pub fn python(explicit: Option<&Path>, virtual_env: Option<&str>, cwd: &Path) -> PathBuf {
+/// Where the interpreter came from, said before compiling (an interpreter without jax is the usual first failure).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PythonSource {
+    Flag,
+    VirtualEnv,
+    LocalVenv,
+    Path,
+}
+
+impl PythonSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            PythonSource::Flag => "--python",
+            PythonSource::VirtualEnv => "the active virtual environment ($VIRTUAL_ENV)",
+            PythonSource::LocalVenv => "./.venv in the current directory",
+            PythonSource::Path => "python3 on PATH: no --python, $VIRTUAL_ENV or ./.venv",
+        }
+    }
+}
+
+/// The interpreter to run the helper with, and why that one.
+pub fn python(explicit: Option<&Path>, virtual_env: Option<&str>, cwd: &Path) -> (PathBuf, PythonSource) {
     if let Some(p) = explicit {
-        return p.to_path_buf();
+        return (p.to_path_buf(), PythonSource::Flag);
     }
     if let Some(venv) = virtual_env.filter(|v| !v.is_empty()) {
         let p = Path::new(venv).join("bin/python");
         if p.exists() {
-            return p;
+            return (p, PythonSource::VirtualEnv);
         }
     }
     let local = cwd.join(".venv/bin/python");
     if local.exists() {
-        return local;
+        return (local, PythonSource::LocalVenv);
     }
-    PathBuf::from("python3")
+    (PathBuf::from("python3"), PythonSource::Path)
 }
 
 /// A `--target` the compile helper does not know.
@@ -113,16 +133,21 @@ pub fn compile(args: &CompileArgs, lint: impl FnOnce(Vec<PathBuf>) -> i32) -> i3
         eprintln!("error: {e}");
         return 2;
     }
-    // The helper restarts itself as a worker, so it must run from a file.
-    let helper_dir = args.out.join(".hlolint");
-    let helper = helper_dir.join("hlolint_compile.py");
-    if let Err(e) = std::fs::create_dir_all(&helper_dir).and_then(|_| std::fs::write(&helper, HELPER)) {
-        eprintln!("error: cannot write the compile helper to {}: {e}", helper.display());
-        return 2;
-    }
+    // The helper restarts itself as a worker, so it must run from a file: a folder of our own outside OUT, so that
+    // a run that compiles nothing (a module that does not import) leaves OUT as it was.
+    let helper = match Helper::write() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: cannot write the compile helper to {}: {e}", std::env::temp_dir().display());
+            return 2;
+        }
+    };
     let cwd = std::env::current_dir().unwrap_or_default();
-    let py = python(args.python.as_deref(), std::env::var("VIRTUAL_ENV").ok().as_deref(), &cwd);
-    let mut cmd = helper_command(args, &py, &helper);
+    let (py, source) = python(args.python.as_deref(), std::env::var("VIRTUAL_ENV").ok().as_deref(), &cwd);
+    if !args.quiet {
+        eprintln!("using {} ({})", py.display(), source.describe());
+    }
+    let mut cmd = helper_command(args, &py, &helper.path);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -148,6 +173,18 @@ pub fn compile(args: &CompileArgs, lint: impl FnOnce(Vec<PathBuf>) -> i32) -> i3
         eprintln!("error: the compile helper reported nothing ({})", status.map(|s| s.to_string()).unwrap_or_default());
         return 2;
     }
+    // The module did not import (or has no VERSIONS): one error, and nothing was written.
+    if let Some(d) = done.iter().find(|d| d.version.is_none()) {
+        let mut f = CompileFailure::from_record(None, None, d.error.as_ref());
+        if d.error.as_ref().and_then(|e| e.get("kind")).and_then(|k| k.as_str()) == Some("missing_dependency") {
+            f.details = Some(missing_jax_help(&py, source));
+        }
+        eprintln!("{:?}", miette::Report::new(f));
+        if !args.quiet {
+            eprintln!("nothing compiled; {} left as it was", args.out.display());
+        }
+        return 2;
+    }
     let failures: Vec<CompileFailure> = done
         .iter()
         .filter(|d| !d.ok)
@@ -167,6 +204,38 @@ pub fn compile(args: &CompileArgs, lint: impl FnOnce(Vec<PathBuf>) -> i32) -> i3
         lint
     } else {
         2
+    }
+}
+
+/// The fix for an interpreter without jax, naming where the interpreter came from.
+fn missing_jax_help(py: &Path, source: PythonSource) -> String {
+    format!(
+        "{} ({}) cannot import jax: install jax[tpu] into it (scripts/setup-python.sh makes ./.venv with it), or \
+         pass --python /path/to/venv/bin/python",
+        py.display(),
+        source.describe()
+    )
+}
+
+/// The embedded helper written to a file of its own, removed when dropped.
+struct Helper {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl Helper {
+    fn write() -> std::io::Result<Helper> {
+        let dir = std::env::temp_dir().join(format!("hlolint-compile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join("hlolint_compile.py");
+        std::fs::write(&path, HELPER)?;
+        Ok(Helper { dir, path })
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.dir).ok();
     }
 }
 
@@ -227,17 +296,11 @@ fn read_events(out: impl std::io::Read, bar: &ProgressBar) -> (Vec<Done>, Option
 
 /// The `<version>[@<target>]_hlo.txt` files of the versions that compiled, as the manifest names them.
 fn hlo_files_of(out: &Path, done: &[Done]) -> Vec<PathBuf> {
-    let manifest: Option<serde_json::Value> =
-        std::fs::read_to_string(out.join("manifest.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let results =
-        manifest.as_ref().and_then(|m| m.get("results")).and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let Ok(Some(manifest)) = crate::lint::Manifest::read(out) else { return Vec::new() };
     let mut files = Vec::new();
     for d in done.iter().filter(|d| d.ok) {
-        let found = results.iter().find(|r| {
-            r.get("version").and_then(|v| v.as_str()) == d.version.as_deref()
-                && r.get("target").and_then(|v| v.as_str()) == d.target.as_deref()
-        });
-        if let Some(name) = found.and_then(|r| r.get("hlo_txt")).and_then(|h| h.as_str()) {
+        let (Some(v), Some(t)) = (&d.version, &d.target) else { continue };
+        if let Some(name) = manifest.result(v, t).and_then(|r| r.hlo_txt.as_deref()) {
             files.push(out.join(name));
         }
     }
@@ -264,11 +327,12 @@ mod tests {
     fn interpreter_choice() {
         let tmp = std::env::temp_dir().join(format!("hlolint-py-{}", std::process::id()));
         std::fs::create_dir_all(tmp.join(".venv/bin")).unwrap();
-        assert_eq!(python(Some(Path::new("/x/py")), None, &tmp), PathBuf::from("/x/py"));
-        assert_eq!(python(None, None, &tmp), PathBuf::from("python3"), "no .venv/bin/python file yet");
+        assert_eq!(python(Some(Path::new("/x/py")), None, &tmp), (PathBuf::from("/x/py"), PythonSource::Flag));
+        assert_eq!(python(None, None, &tmp), (PathBuf::from("python3"), PythonSource::Path), "no .venv/bin/python yet");
         std::fs::write(tmp.join(".venv/bin/python"), "").unwrap();
-        assert_eq!(python(None, None, &tmp), tmp.join(".venv/bin/python"));
-        assert_eq!(python(None, Some("/nonexistent"), &tmp), tmp.join(".venv/bin/python"));
+        assert_eq!(python(None, None, &tmp), (tmp.join(".venv/bin/python"), PythonSource::LocalVenv));
+        assert_eq!(python(None, Some("/nonexistent"), &tmp), (tmp.join(".venv/bin/python"), PythonSource::LocalVenv));
+        assert_eq!(python(None, Some(tmp.join(".venv").to_str().unwrap()), &tmp).1, PythonSource::VirtualEnv);
         std::fs::remove_dir_all(&tmp).ok();
     }
 
@@ -295,12 +359,15 @@ mod tests {
         std::fs::create_dir_all(&tmp).unwrap();
         std::fs::write(
             tmp.join("manifest.json"),
-            r#"{"results":[{"version":"v1","target":"tpu7x","hlo_txt":"v1@tpu7x_hlo.txt"},{"version":"bad","target":"tpu7x","hlo_txt":null}]}"#,
+            std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8_matmul_2d/tpu7x+v6e/manifest.json"),
+            )
+            .unwrap(),
         )
         .unwrap();
         let done = vec![
             Done { version: Some("v1".into()), target: Some("tpu7x".into()), ok: true, error: None },
-            Done { version: Some("bad".into()), target: Some("tpu7x".into()), ok: false, error: None },
+            Done { version: Some("bug_bad_block".into()), target: Some("tpu7x".into()), ok: false, error: None },
         ];
         assert_eq!(hlo_files_of(&tmp, &done), vec![tmp.join("v1@tpu7x_hlo.txt")]);
         std::fs::remove_dir_all(&tmp).ok();

@@ -2,9 +2,11 @@
 //! rule engine's entry point.
 
 pub mod compilation;
+pub mod manifest;
 pub mod stage;
 pub mod target;
 
 pub use compilation::{Compilation, Host, Parsed, Unit};
+pub use manifest::Manifest;
 pub use stage::Stage;
 pub use target::Target;

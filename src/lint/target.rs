@@ -165,28 +165,14 @@ fn from_dir_name(dir: &Path) -> Option<Generation> {
 /// target names its device kind.
 fn from_manifest(dir: &Path) -> Option<Generation> {
     let r = manifest_result(dir)?;
-    let kind = r.get("device_kind").and_then(|v| v.as_str());
-    kind.and_then(Target::lookup).or_else(|| r.get("target").and_then(|v| v.as_str()).and_then(Target::lookup))
+    r.device_kind.as_deref().and_then(Target::lookup).or_else(|| Target::lookup(&r.target))
 }
 
 /// The driver's record of the version compiled into `dir` (`…/v3@tpu7x` or `…/v3`), from the `manifest.json`
 /// beside it: target, device kind, the rule pack the kernel module names for the version (`rules`), ...
-pub fn manifest_result(dir: &Path) -> Option<serde_json::Value> {
+pub fn manifest_result(dir: &Path) -> Option<super::manifest::UnitResult> {
     let name = dir.file_name()?.to_str()?;
-    let text = std::fs::read_to_string(dir.parent()?.join("manifest.json")).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let (version, target) = match name.rsplit_once('@') {
-        Some((v, t)) => (v, Some(t)),
-        None => (name, None),
-    };
-    let results = json.get("results")?.as_array()?;
-    results
-        .iter()
-        .find(|r| {
-            r.get("version").and_then(|v| v.as_str()) == Some(version)
-                && target.is_none_or(|t| r.get("target").and_then(|x| x.as_str()) == Some(t))
-        })
-        .cloned()
+    super::Manifest::beside(dir)?.result_for_dir(name).cloned()
 }
 
 /// A native fp8 MXU matmul in an LLO dump (`vmatmul.mubr.f8e4m3fn`: every dtype in the mnemonic is fp8) proves an

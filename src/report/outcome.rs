@@ -24,6 +24,8 @@ pub struct RunOutcome {
     pub rules: Vec<Rule>,
     /// The rules of the packs kernel modules name for their versions (SARIF's catalog lists them too).
     pub version_rules: Vec<Rule>,
+    /// Diagnostics about the inputs that do not fail the run (a dump folder its driver manifest does not list).
+    pub warnings: Vec<miette::Report>,
     /// Warnings and errors about the inputs as a whole (a named folder with no dump), for stderr.
     pub notices: Vec<String>,
     /// Every named path was a folder and none held a dump: an input error.

@@ -71,6 +71,7 @@ pub fn write(format: Format, run: &RunOutcome, opts: WriteOptions) -> Written {
         }
     };
     if format != Format::Json {
+        w.stderr.extend(run.warnings.iter().map(super::excerpt::render));
         w.stderr.extend(run.errors.iter().map(super::excerpt::render));
         if format == Format::Human && !opts.quiet && !run.errors.is_empty() {
             w.stderr.push(format!("{} file(s) parsed, {} error(s)", run.parsed.len(), run.errors.len()));
@@ -128,6 +129,7 @@ fn json_error(r: &miette::Report) -> JsonError {
 fn json(run: &RunOutcome, stats: Option<Vec<RuleCount>>) -> String {
     let files: Vec<JsonFile> = run.files.iter().map(|(path, summary)| JsonFile { path, summary }).collect();
     let errors: Vec<JsonError> = run.errors.iter().map(json_error).collect();
+    let warnings: Vec<JsonError> = run.warnings.iter().map(json_error).collect();
     let findings: Vec<serde_json::Value> = run.findings().map(|f| machine::finding_json(f, &run.texts)).collect();
     let mut rule_ids: Vec<&String> = Vec::new();
     for r in &run.rules {
@@ -154,6 +156,7 @@ fn json(run: &RunOutcome, stats: Option<Vec<RuleCount>>) -> String {
         "files": files,
         "linked": link::link(&run.files),
         "errors": errors,
+        "warnings": warnings,
         "suppressed": run.suppressed(),
     });
     if let Some(st) = &stats {

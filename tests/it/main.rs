@@ -20,6 +20,7 @@ mod llo_corpus;
 mod llo_partial;
 mod llo_robust;
 mod llo_samples;
+mod manifest;
 mod mlir_corpus;
 mod mlir_parse;
 mod perf;

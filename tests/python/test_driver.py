@@ -207,11 +207,158 @@ def test_module_import_error_points_at_user_line(tmp_path):
     out = tmp_path / "out"
     rc, events, _ = run_driver("--module", mod, "--target", "cpu", "--out", str(out))
     assert rc == 1
-    manifest = json.loads((out / "manifest.json").read_text())
-    err = manifest["module_error"]
+    assert [e["event"] for e in events] == ["done", "finished"], events
+    err = events[0]["error"]
+    assert events[0]["version"] is None and events[0]["status"] == "error"
     assert err["kind"] == "import" and err["message"] == "boom" and err["line"] == 2
     assert os.path.realpath(err["file"]) == os.path.realpath(mod)
-    assert events[0]["event"] == "done" and events[0]["status"] == "error"
+    assert not out.exists(), "a module that does not import makes no output folder"
+
+
+# ------------------------------------------------------------------------------------------------
+# the manifest: a failed import leaves it alone, runs merge into it, writes are atomic
+# ------------------------------------------------------------------------------------------------
+def _tree(path):
+    """Every file under `path` with its bytes, to compare a folder before and after a run."""
+    out = {}
+    for root, _, files in os.walk(path):
+        for f in files:
+            full = os.path.join(root, f)
+            with open(full, "rb") as fh:
+                out[os.path.relpath(full, path)] = fh.read()
+    return out
+
+
+@pytest.mark.parametrize("broken", [
+    'VERSIONS = {"a": lambda x: x, "b": lambda x: x}\ndef example_args(:\n',   # SyntaxError
+    'import nosuchmodule_hlolint\nVERSIONS = {}\n',                            # a typo in an import
+    'VERSIONS = {"a": lambda x: x}\nraise RuntimeError("half-edited")\n',       # raises while importing
+])
+def test_failed_import_leaves_the_output_folder_untouched(tmp_path, broken):
+    mod = write_module(tmp_path, "kern.py", NOJAX_MODULE)
+    out = tmp_path / "out"
+    rc, _, _ = run_driver("--module", mod, "--target", "tpu9", "--out", str(out))
+    assert rc == 1 and (out / "manifest.json").exists()
+    before = _tree(out)
+    write_module(tmp_path, "kern.py", broken)
+    for extra in ([], ["--versions", "a"], ["--clean"]):
+        rc, events, _ = run_driver("--module", mod, "--target", "tpu9", "--out", str(out), *extra)
+        assert rc == 1, events
+        assert [e["event"] for e in events] == ["done", "finished"], events
+        assert _tree(out) == before, f"{extra}: the folder changed"
+
+
+def test_subset_runs_merge_per_version_and_target(tmp_path):
+    mod = write_module(tmp_path, "kern.py", NOJAX_MODULE)
+    out = tmp_path / "out"
+    assert run_driver("--module", mod, "--target", "tpu9", "--out", str(out))[0] == 1
+    first = json.loads((out / "manifest.json").read_text())
+    # another target, one version: added beside the others
+    assert run_driver("--module", mod, "--target", "tpu8", "--versions", "b", "--out", str(out))[0] == 1
+    m = json.loads((out / "manifest.json").read_text())
+    assert [(r["version"], r["target"]) for r in m["results"]] == [("a", "tpu9"), ("b", "tpu9"), ("b", "tpu8")]
+    assert [t["target"] for t in m["targets"]] == ["tpu9", "tpu8"] and m["versions"] == ["a", "b"]
+    assert m["created"] == first["created"] and m["schema"] == hc.SCHEMA_VERSION
+    assert [r["targets"] for r in m["runs"]] == [["tpu9"], ["tpu8"]]
+    assert [r["versions"] for r in m["runs"]] == [["a", "b"], ["b"]]
+    # the same unit again: replaced, not repeated; the versions keep the module's order
+    assert run_driver("--module", mod, "--target", "tpu9", "--versions", "b,a", "--out", str(out))[0] == 1
+    m2 = json.loads((out / "manifest.json").read_text())
+    assert [(r["version"], r["target"]) for r in m2["results"]] == [("a", "tpu9"), ("b", "tpu9"), ("b", "tpu8")]
+    assert m2["versions"] == ["a", "b"] and len(m2["runs"]) == 3
+    assert m2["results"][2] == m["results"][2], "the other target's result is kept as it was"
+    assert not [n for n in os.listdir(out) if n.endswith(".tmp")]
+    # --clean starts over
+    assert run_driver("--module", mod, "--target", "tpu8", "--versions", "a", "--clean", "--out", str(out))[0] == 1
+    m3 = json.loads((out / "manifest.json").read_text())
+    assert [(r["version"], r["target"]) for r in m3["results"]] == [("a", "tpu8")] and len(m3["runs"]) == 1
+
+
+def test_another_module_is_refused_before_anything_runs(tmp_path):
+    mod = write_module(tmp_path, "kern.py", NOJAX_MODULE)
+    other = write_module(tmp_path, "other.py", NOJAX_MODULE)
+    out = tmp_path / "out"
+    run_driver("--module", mod, "--target", "tpu9", "--out", str(out))
+    before = _tree(out)
+    rc, events, _ = run_driver("--module", other, "--target", "tpu9", "--out", str(out))
+    assert rc == 2 and "records the results of module" in events[-1]["message"] and "--clean" in events[-1]["message"]
+    assert _tree(out) == before
+    (out / "manifest.json").write_text("{not json")
+    rc, events, _ = run_driver("--module", mod, "--target", "tpu9", "--out", str(out))
+    assert rc == 2 and "cannot be read" in events[-1]["message"]
+    assert (out / "manifest.json").read_text() == "{not json"
+
+
+def test_merge_order_and_device_kinds():
+    m = {"targets": [{"target": "tpu7x", "device_kind": None}, {"target": "v6e", "device_kind": None}],
+         "versions": ["old"], "results": [{"version": "old", "target": "v6e", "device_kind": None, "status": "ok"}]}
+    for v, t in (("v2", "v6e"), ("v1", "tpu7x"), ("v1", "v6e")):
+        hc.merge_result(m, {"version": v, "target": t, "device_kind": f"K-{t}", "status": "ok"}, ["v1", "v2"])
+    assert [(r["version"], r["target"]) for r in m["results"]] == [
+        ("v1", "tpu7x"), ("v1", "v6e"), ("v2", "v6e"), ("old", "v6e")]
+    assert m["versions"] == ["v1", "v2", "old"], "versions the module dropped keep their results, last"
+    assert [t["device_kind"] for t in m["targets"]] == ["K-tpu7x", "K-v6e"]
+
+
+def test_bare_hlo_txt_names_are_renamed_when_a_second_target_arrives(tmp_path):
+    (tmp_path / "a_hlo.txt").write_text("HloModule a")
+    m = {"results": [{"version": "a", "target": "cpu", "hlo_txt": "a_hlo.txt"},
+                     {"version": "b", "target": "cpu", "hlo_txt": None}]}
+    hc.rename_bare_hlo_txt(str(tmp_path), m)
+    assert [r["hlo_txt"] for r in m["results"]] == ["a@cpu_hlo.txt", None]
+    assert sorted(os.listdir(tmp_path)) == ["a@cpu_hlo.txt"]
+
+
+def test_manifest_write_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "manifest.json"
+    hc._write_json(str(path), {"results": ["old"]})
+    assert (path.stat().st_mode & 0o777) == 0o666 & ~_umask(), "as readable as the run's other files"
+
+    def dump_half(obj, fh, **kw):
+        fh.write('{"results": [')
+        raise OSError("disk full")
+
+    monkeypatch.setattr(hc.json, "dump", dump_half)
+    with pytest.raises(OSError, match="disk full"):
+        hc._write_json(str(path), {"results": ["new"]})
+    assert json.loads(path.read_text()) == {"results": ["old"]}, "the old manifest is whole"
+    assert os.listdir(tmp_path) == ["manifest.json"], "no temporary file left"
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_manifest_keys_are_the_documented_schema():
+    """docs/driver.md's manifest block lists the keys the helper writes (a Rust test holds the same block to the
+    reader's type, `lint::manifest::Manifest`)."""
+    import argparse
+    import re
+
+    doc = open(os.path.join(os.path.dirname(DRIVER), "..", "..", "docs", "driver.md"), encoding="utf-8").read()
+    block = doc.split("## manifest.json")[1].split("```jsonc")[1].split("```")[0]
+    code = "\n".join(line.split(" //")[0] for line in block.splitlines())
+    documented = set(re.findall(r'"([A-Za-z_]+)"\s*:', code))
+    args = argparse.Namespace(module="m.py", all_stages=False)
+    m = hc.new_manifest(args, "m.py", 600.0, "t")
+    m["targets"] = [{"target": "cpu", "platform": "cpu", "topology": None, "device_kind": None}]
+    written = set(m) | set(m["targets"][0]) | set(m["layout"]) | set(m["flags"]) | set(m["packages"] or {})
+    rec_keys = set(inspect_result_keys())
+    run_keys = {"created", "versions", "targets", "status", "elapsed_s"}
+    optional = {"rules", "mesh", "hlo", "mosaic", "llo", "axes", "shape", "device_ids", "trimmed", "merged",
+                "module_error"}
+    assert documented - optional == (written | rec_keys | run_keys) - optional
+
+
+def inspect_result_keys():
+    """The keys of a unit's result, as `run` writes them (read from its source: the record is built inline)."""
+    import re
+
+    src = open(DRIVER, encoding="utf-8").read()
+    body = src.split('rec = {"version": version')[1].split("\n        if ")[0]
+    return ["version"] + re.findall(r'"([a-z_]+)":', body)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,198 @@
+"""The kernels the oracle runs: each with small valid inputs built the way its own project's tests build them,
+run-time scalars a caller may override (the replay of a static witness), and planted bugs.
+
+Scalars: `make(scalars)` takes a dict naming a kernel's scalar inputs (`Case.scalars` lists them with their
+defaults); a list shorter than the input fills its first entries (e.g. `{"kv_lens": [0, 16]}` sets the first two
+sequences' lengths), the rest keep the default. Inputs derived from a scalar (page tables, offsets) follow it.
+
+tpu-inference: its package `__init__` imports vLLM (`tpu_inference.logger` too), which its kernels do not need;
+`tpu_inference_module` imports a kernel module with the package's `__init__` skipped and the logger given the
+standard library's, so the pinned wheel installs with `--no-deps` (docs/oracle.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import logging
+import math
+import os
+import sys
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from .mutate import Mutation, load
+
+TPU_INFERENCE_VERSION = "0.29.0"
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    origin: str  # where the kernel comes from
+    module: str  # the module whose source mutations edit
+    build: Callable[[types.ModuleType, dict], tuple[Callable, tuple]]
+    scalars: dict[str, Any]
+    mutations: dict[str, Mutation]
+    slow: bool = False
+    vector_clock_size: int = 64
+    num_devices: int = 1
+    note: str = ""
+
+    def make(self, scalars: dict | None = None, mutation: str | None = None):
+        """(fn, args) for the kernel (its `mutation` if named) on inputs with `scalars` applied."""
+        unknown = set(scalars or {}) - set(self.scalars)
+        if unknown:
+            raise KeyError(f"{self.name} has no scalar input {sorted(unknown)}; it has {sorted(self.scalars)}")
+        values = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in self.scalars.items()}
+        for k, v in (scalars or {}).items():
+            values[k] = _fill(values[k], v)
+        module = load(self.mutations[mutation]) if mutation else _import(self.module)
+        return self.build(module, values)
+
+
+def _fill(default, given):
+    if not isinstance(default, list):
+        return int(given) if not isinstance(given, (list, tuple)) else int(given[0])
+    given = list(given) if isinstance(given, (list, tuple)) else [given]
+    if len(given) > len(default):
+        raise ValueError(f"{len(given)} values for an input of {len(default)}")
+    return [int(x) for x in given] + default[len(given):]
+
+
+def _import(name: str) -> types.ModuleType:
+    if name.startswith("tpu_inference."):
+        return tpu_inference_module(name)
+    return importlib.import_module(name)
+
+
+def tpu_inference_module(name: str) -> types.ModuleType:
+    if "tpu_inference" not in sys.modules:
+        spec = importlib.util.find_spec("tpu_inference")
+        if spec is None:
+            raise ModuleNotFoundError(f"tpu-inference is not installed (pip install --no-deps "
+                                      f"tpu-inference=={TPU_INFERENCE_VERSION}; docs/oracle.md)")
+        pkg = types.ModuleType("tpu_inference")
+        pkg.__path__ = [os.path.dirname(spec.origin)]
+        sys.modules["tpu_inference"] = pkg
+        logger = types.ModuleType("tpu_inference.logger")
+        logger.init_logger = logging.getLogger
+        sys.modules["tpu_inference.logger"] = logger
+    return importlib.import_module(name)
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _align(a, b):
+    return _cdiv(a, b) * b
+
+
+# ---- jax: paged attention (jax.experimental.pallas.ops.tpu.paged_attention) -------------------------------------
+# Inputs as jax's paged attention test makes them: random pages, a random permutation of pages per sequence,
+# lengths up to pages_per_seq * page_size.
+PAGED = dict(batch=2, q_heads=2, kv_heads=1, head_dim=128, page_size=16, pages_per_seq=4, pages_per_block=2)
+
+
+def _build_paged(mod, s):
+    import jax
+    import jax.numpy as jnp
+
+    p = PAGED
+    total = p["batch"] * p["pages_per_seq"]
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(0), 3)
+    q = jax.random.normal(k1, (p["batch"], p["q_heads"], p["head_dim"]), jnp.float32)
+    k = jax.random.normal(k2, (p["kv_heads"], total, p["page_size"], p["head_dim"]), jnp.float32)
+    v = jax.random.normal(k3, (p["kv_heads"], total, p["page_size"], p["head_dim"]), jnp.float32)
+    lengths = jnp.array(s["lengths"], jnp.int32)
+    pages = jnp.array(np.random.RandomState(0).permutation(total).reshape(p["batch"], p["pages_per_seq"]),
+                      jnp.int32)
+
+    def fn(*a):
+        return mod.paged_attention(*a, pages_per_compute_block=p["pages_per_block"])
+
+    return fn, (q, k, v, lengths, pages)
+
+
+_PAGED_MOD = "jax.experimental.pallas.ops.tpu.paged_attention.paged_attention_kernel"
+PAGED_MUTATIONS = [
+    Mutation(
+        "paged_last_page_unwaited", _PAGED_MOD,
+        (("    for async_copy in self._async_copies:\n      async_copy.wait()",
+          "    for async_copy in self._async_copies[:-1]:\n      async_copy.wait()"),),
+        "the wait of the last page of every block removed: its DMA is read before it lands and its bytes stay on "
+        "the semaphore"),
+    Mutation(
+        "paged_prefetch_unguarded", _PAGED_MOD,
+        (("    @pl.when(next_b < batch_size)\n    def prefetch_next_block():",
+          "    @pl.when(next_b < batch_size + 1)\n    def prefetch_next_block():"),),
+        "the prefetch of the next block made unconditional: after the last block it fetches a block of a "
+        "sequence that does not exist",
+        expect=("semaphore", "never_executed", "race", "out_of_bounds")),
+]
+
+
+# ---- jax: ragged paged attention (jax.experimental.pallas.ops.tpu.ragged_paged_attention) ------------------------
+# Inputs as jax's ragged paged attention test makes them: sequences of (q_len, kv_len), cu_q_lens their prefix sums,
+# pages given out in order, the rest of the tables zero.
+RAGGED = dict(tokens=16, q_heads=2, kv_heads=1, head_dim=128, page_size=16, pages_per_seq=4, max_seqs=4,
+              kv_pages_per_block=2, queries_per_block=8)
+
+
+def _build_ragged(mod, s):
+    import jax
+    import jax.numpy as jnp
+
+    r = RAGGED
+    q_lens, kv_lens, num_seqs = s["q_lens"], s["kv_lens"], s["num_seqs"]
+    cu = [0]
+    for i in range(r["max_seqs"]):
+        cu.append(cu[-1] + (q_lens[i] if i < num_seqs else 0))
+    total = r["max_seqs"] * r["pages_per_seq"]
+    k1, k2 = jax.random.split(jax.random.PRNGKey(1))
+    q = jax.random.normal(k1, (r["tokens"], r["q_heads"], r["head_dim"]), jnp.float32)
+    kv = jax.random.normal(k2, (total, r["page_size"], 2 * r["kv_heads"], r["head_dim"]), jnp.float32)
+    pages = jnp.arange(total, dtype=jnp.int32).reshape(r["max_seqs"], r["pages_per_seq"])
+
+    def fn(*a):
+        return mod.ragged_paged_attention(*a, sm_scale=1 / math.sqrt(r["head_dim"]),
+                                          num_kv_pages_per_block=r["kv_pages_per_block"],
+                                          num_queries_per_block=r["queries_per_block"],
+                                          vmem_limit_bytes=32 * 1024 * 1024)
+
+    return fn, (q, kv, jnp.array(kv_lens, jnp.int32), pages, jnp.array(cu, jnp.int32),
+                jnp.array([num_seqs], jnp.int32))
+
+
+_RAGGED_MOD = "jax.experimental.pallas.ops.tpu.ragged_paged_attention.kernel"
+RAGGED_MUTATIONS = [
+    Mutation(
+        "ragged_wait_removed", _RAGGED_MOD,
+        (("    for async_copy in self._async_copies:\n      async_copy.wait()\n    return self._vmem_buf",
+          "    for async_copy in self._async_copies[1:]:\n      async_copy.wait()\n    return self._vmem_buf"),),
+        "the wait of the first page of every KV block removed"),
+    Mutation(
+        "ragged_prefetch_unguarded", _RAGGED_MOD,
+        (("      @pl.when(next_heads_blk_idx < num_heads_blks)\n      def prefetch_next_kv_blk():",
+          "      @pl.when(next_heads_blk_idx < num_heads_blks + 1)\n      def prefetch_next_kv_blk():"),),
+        "the prefetch of the next KV block made unconditional: after the last block nobody waits for it",
+        expect=("semaphore", "never_executed", "race", "out_of_bounds")),
+]
+
+
+CASES: dict[str, Case] = {}
+
+
+def _register(case: Case):
+    CASES[case.name] = case
+
+
+_register(Case("jax_paged_attention", "jax " + "0.10.2", _PAGED_MOD, _build_paged,
+               {"lengths": [40, 64]}, {m.name: m for m in PAGED_MUTATIONS}))
+_register(Case("jax_ragged_paged_attention", "jax 0.10.2", _RAGGED_MOD, _build_ragged,
+               {"q_lens": [3, 1, 8, 0], "kv_lens": [20, 33, 8, 0], "num_seqs": 3},
+               {m.name: m for m in RAGGED_MUTATIONS}))

@@ -50,7 +50,9 @@ class Case:
         values = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in self.scalars.items()}
         for k, v in (scalars or {}).items():
             values[k] = _fill(values[k], v)
-        module = load(self.mutations[mutation]) if mutation else _import(self.module)
+        module = _import(self.module)  # the original first: a mutant resolves its imports in its package
+        if mutation:
+            module = load(self.mutations[mutation])
         return self.build(module, values)
 
 
@@ -196,3 +198,69 @@ _register(Case("jax_paged_attention", "jax " + "0.10.2", _PAGED_MOD, _build_page
 _register(Case("jax_ragged_paged_attention", "jax 0.10.2", _RAGGED_MOD, _build_ragged,
                {"q_lens": [3, 1, 8, 0], "kv_lens": [20, 33, 8, 0], "num_seqs": 3},
                {m.name: m for m in RAGGED_MUTATIONS}))
+
+
+# ---- tpu-inference: ragged paged attention v3 (tpu_inference.kernels.ragged_paged_attention.v3.kernel) ------------
+# Inputs as its kernel test builds them: sequences of (q_len, kv_len) with q_len <= kv_len; each sequence's pages
+# given out in order from page 0, its page table padded with zeros; cu_q_lens the prefix sums of the q_lens;
+# distribution (0, 0, num_seqs): every sequence in the mixed case. Shapes cut down to a few KB.
+RPA3 = dict(tokens=16, q_heads=2, kv_heads=1, head_dim=128, page_size=16, pages_per_seq=4, max_seqs=4,
+            block_sizes=(8, 32, 8, 32))
+
+
+def _build_rpa3(mod, s):
+    import jax
+    import jax.numpy as jnp
+
+    r = RPA3
+    q_lens, kv_lens, num_seqs = s["q_lens"], s["kv_lens"], s["num_seqs"]
+    cu = [0]
+    for i in range(r["max_seqs"]):
+        cu.append(cu[-1] + (q_lens[i] if i < num_seqs else 0))
+    pages, next_page = [], 0
+    for i in range(r["max_seqs"]):
+        n = _cdiv(kv_lens[i], r["page_size"]) if i < num_seqs else 0
+        row = list(range(next_page, next_page + n))
+        next_page += n
+        pages.extend(row + [0] * (r["pages_per_seq"] - len(row)))
+    total = r["max_seqs"] * r["pages_per_seq"]
+    k1, k2, k3, k4 = jax.random.split(jax.random.PRNGKey(2), 4)
+    q = jax.random.uniform(k1, (r["tokens"], r["q_heads"], r["head_dim"]), jnp.float32)
+    k = jax.random.uniform(k2, (r["tokens"], r["kv_heads"], r["head_dim"]), jnp.float32)
+    v = jax.random.uniform(k3, (r["tokens"], r["kv_heads"], r["head_dim"]), jnp.float32)
+    cache = jax.random.uniform(k4, (total, r["page_size"], 2 * r["kv_heads"], 1, r["head_dim"]), jnp.float32)
+    i32 = jnp.int32
+
+    def fn(*a):
+        return mod.ragged_paged_attention(*a, sm_scale=1 / math.sqrt(r["head_dim"]),
+                                          d_block_sizes=r["block_sizes"], p_block_sizes=r["block_sizes"],
+                                          m_block_sizes=r["block_sizes"], vmem_limit_bytes=32 * 1024 * 1024)
+
+    return fn, (q, k, v, cache, jnp.array(kv_lens, i32), jnp.array(pages, i32), jnp.array(cu, i32),
+                jnp.array([0, 0, num_seqs], i32))
+
+
+_RPA3_MOD = "tpu_inference.kernels.ragged_paged_attention.v3.kernel"
+RPA3_MUTATIONS = [
+    Mutation(
+        "rpa3_bq_wait_removed", _RPA3_MOD,
+        (("                def wait_cur_bq():\n                    wait_fetch_bq(seq_idx, bq_idx, bq_sem_idx)",
+          "                def wait_cur_bq():\n                    pass"),),
+        "the wait for the current query block removed: the block is read before its DMA lands"),
+    Mutation(
+        "rpa3_bo_wait_removed", _RPA3_MOD,
+        (("        def _():\n            _send_bo(old_seq_idx, old_bo_idx, bo_sem_idx, wait=True)",
+          "        def _():\n            pass"),),
+        "the wait for an output block's DMA to HBM removed: its buffer is reused while the DMA may still read it"),
+    Mutation(
+        "rpa3_bkv_slot_constant", _RPA3_MOD,
+        (("                    sem_ids_ref[1] = next_bkv_sem_idx\n                    start_fetch_bkv(next_seq_idx, "
+          "next_bkv_idx,\n                                    next_bkv_sem_idx)",
+          "                    sem_ids_ref[1] = bkv_sem_idx\n                    start_fetch_bkv(next_seq_idx, "
+          "next_bkv_idx,\n                                    bkv_sem_idx)"),),
+        "the KV prefetch's buffer slot made constant: the next block is fetched into the slot being computed on"),
+]
+
+_register(Case("tpuinf_ragged_paged_attention_v3", f"tpu-inference {TPU_INFERENCE_VERSION}", _RPA3_MOD,
+               _build_rpa3, {"q_lens": [3, 1, 8, 0], "kv_lens": [20, 33, 8, 0], "num_seqs": 3},
+               {m.name: m for m in RPA3_MUTATIONS}))

@@ -264,3 +264,46 @@ RPA3_MUTATIONS = [
 _register(Case("tpuinf_ragged_paged_attention_v3", f"tpu-inference {TPU_INFERENCE_VERSION}", _RPA3_MOD,
                _build_rpa3, {"q_lens": [3, 1, 8, 0], "kv_lens": [20, 33, 8, 0], "num_seqs": 3},
                {m.name: m for m in RPA3_MUTATIONS}))
+
+
+# ---- tpu-inference: megablox gmm_v2 (tpu_inference.kernels.megablox.gmm_v2) ----------------------------------------
+# Inputs as its kernel test builds them: bf16 lhs and rhs from one key, group sizes summing to the batch, and a
+# group offset: the rows of groups outside [offset, offset + local groups) are not computed and the kernel
+# zero-fills them by DMA (`zero_out_start`/`zero_out_end`), sizes known only at run time.
+GMM2 = dict(batch=64, in_size=256, out_size=256, groups=4)
+
+
+def _build_gmm2(mod, s):
+    import jax
+    import jax.numpy as jnp
+
+    g = GMM2
+    if sum(s["group_sizes"]) != g["batch"]:
+        raise ValueError(f"gmm_v2's group sizes must sum to the batch ({g['batch']}), not {sum(s['group_sizes'])}")
+    local = g["groups"] - s["group_offset"]
+    key = jax.random.key(0)
+    lhs = jax.random.normal(key, (g["batch"], g["in_size"]), dtype=jnp.bfloat16)
+    rhs = jax.random.normal(key, (local, g["in_size"], g["out_size"]), dtype=jnp.bfloat16)
+
+    def fn(lhs, rhs, sizes, offset):
+        return mod.gmm_v2(lhs, rhs, sizes, group_offset=offset)
+
+    return fn, (lhs, rhs, jnp.array(s["group_sizes"], jnp.int32), jnp.array(s["group_offset"], jnp.int32))
+
+
+_GMM2_MOD = "tpu_inference.kernels.megablox.gmm_v2"
+GMM2_MUTATIONS = [
+    Mutation(
+        "gmm2_zero_wait_removed", _GMM2_MOD,
+        (("    if cfgs.zero_init:\n        zero_out_end(out_ref, semaphore_ref, zero_size, dims=cfgs.dims)",
+          "    if cfgs.zero_init:\n        pass"),),
+        "the wait for the zero-fill DMAs removed: they may still write the output when the kernel ends"),
+    Mutation(
+        "gmm2_zero_wait_halved", _GMM2_MOD,
+        (("        src_ref=out_dma.at[pl.ds(0, zero_size)],\n        dst_ref=out_dma.at[pl.ds(0, zero_size)],",
+          "        src_ref=out_dma.at[pl.ds(0, zero_size // 2)],\n        dst_ref=out_dma.at[pl.ds(0, zero_size // 2)],"),),
+        "the zero-fill wait's size halved: half of the zero-fill bytes are never waited for"),
+]
+
+_register(Case("tpuinf_gmm_v2", f"tpu-inference {TPU_INFERENCE_VERSION}", _GMM2_MOD, _build_gmm2,
+               {"group_sizes": [10, 20, 14, 20], "group_offset": 1}, {m.name: m for m in GMM2_MUTATIONS}))

@@ -411,6 +411,43 @@ def _patch_watchdog():
     shm.SharedMemory.check_failed = check_failed
 
 
+# ---- the simulated chip ---------------------------------------------------------------------------------------
+
+_chip = threading.local()
+
+
+def _patch_device_kind():
+    # `pltpu.get_tpu_info()` (lanes, VMEM size) asks the default device's kind: on CPU "cpu", which it rejects
+    # ("Unsupported TPU device kind: cpu"). During a run, answer with the chip the run simulates.
+    from jax._src.pallas.mosaic import tpu_info
+
+    orig = tpu_info.get_device_kind
+
+    def get_device_kind():
+        kind = getattr(_chip, "kind", None)
+        return kind if kind is not None else orig()
+
+    orig_cores = tpu_info.get_num_device_cores
+
+    def get_num_device_cores():
+        # and its cores: a CPU device has no `num_cores`; the simulated chip runs one core per device (the
+        # interpreter's `num_cores_or_threads` stays 1)
+        return 1 if getattr(_chip, "kind", None) is not None else orig_cores()
+
+    tpu_info.get_device_kind = get_device_kind
+    tpu_info.get_num_device_cores = get_num_device_cores
+
+
+@contextlib.contextmanager
+def simulated_chip(kind: str | None):
+    previous = getattr(_chip, "kind", None)
+    _chip.kind = kind
+    try:
+        yield
+    finally:
+        _chip.kind = previous
+
+
 # (name, probe or None for instruments, patch)
 PATCHES = [
     ("views: reshape/bitcast refs", _probe_views, _patch_views),
@@ -422,6 +459,7 @@ PATCHES = [
     ("record every semaphore non-zero at exit and never-executed DMAs", None, _patch_validate),
     ("collect race reports across pallas_calls", None, _patch_race_messages),
     ("watchdog on semaphore waits", None, _patch_watchdog),
+    ("the simulated chip's kind for pltpu.get_tpu_info", None, _patch_device_kind),
 ]
 
 _install_lock = threading.Lock()

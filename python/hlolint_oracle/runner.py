@@ -91,12 +91,14 @@ def _classify(exc: BaseException, result: OracleResult) -> None:
 
 
 def run(kernel: str, fn: Callable[..., Any], args: tuple, *, mode: str = "on_wait", vector_clock_size: int = 64,
-        hang_seconds: float = 20.0, seed: int = 0, num_devices: int = 1) -> OracleResult:
+        hang_seconds: float = 20.0, seed: int = 0, num_devices: int = 1,
+        chip: str = "TPU v6 lite") -> OracleResult:
     """Runs `fn(*args)` with every pallas_call in it interpreted: DMAs and semaphores simulated, races detected.
 
     `vector_clock_size`: entries of the race detector's vector clocks; each DMA gets a random entry past the
     cores', and two DMAs on one entry look ordered, so a small size misses races (fix 5 in docs/oracle.md).
-    `seed` fixes that draw. `num_devices` only checks the size is enough for the devices' cores."""
+    `seed` fixes that draw. `num_devices` only checks the size is enough for the devices' cores. `chip`: the
+    device kind `pltpu.get_tpu_info()` answers during the run (v6e by default)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     applied = patches.install()
@@ -111,7 +113,7 @@ def run(kernel: str, fn: Callable[..., Any], args: tuple, *, mode: str = "on_wai
     began = time.monotonic()
     with patches.recording(hang_seconds=hang_seconds) as rec:
         try:
-            with pltpu.force_tpu_interpret_mode(params):
+            with pltpu.force_tpu_interpret_mode(params), patches.simulated_chip(chip):
                 jax.block_until_ready(fn(*args))
         except Exception as exc:  # every failure of the interpreted kernel is a result, not a crash
             _classify(exc, result)

@@ -40,7 +40,13 @@ class Case:
     slow: bool = False
     vector_clock_size: int = 64
     num_devices: int = 1
-    note: str = ""
+    # true races of the unmutated kernel (docs/oracle.md), each as the two frames' function names a race site
+    # names: not planted, so a planted bug must show something else
+    known_races: tuple[tuple[str, str], ...] = ()
+
+    def unexplained_race_sites(self, result) -> list[str]:
+        return [site for site in result.race_sites()
+                if not any(a in site and b in site for a, b in self.known_races)]
 
     def make(self, scalars: dict | None = None, mutation: str | None = None):
         """(fn, args) for the kernel (its `mutation` if named) on inputs with `scalars` applied."""
@@ -307,3 +313,58 @@ GMM2_MUTATIONS = [
 
 _register(Case("tpuinf_gmm_v2", f"tpu-inference {TPU_INFERENCE_VERSION}", _GMM2_MOD, _build_gmm2,
                {"group_sizes": [10, 20, 14, 20], "group_offset": 1}, {m.name: m for m in GMM2_MUTATIONS}))
+
+
+# ---- tpu-inference: fused MoE v1 (tpu_inference.kernels.fused_moe.v1.kernel) ----------------------------------------
+# Inputs as its kernel test builds them (`gen_moe_inputs` there): bf16 tokens and weights scaled by 1/10, gating
+# logits with a ramp plus +30 on top_k random experts per token (unique top-k), a (1, devices) ("data", "model")
+# mesh. One device here: the interpreter runs the kernel's remote DMAs to itself.
+MOE = dict(tokens=32, hidden=256, intermediate=256, experts=8, top_k=2,
+           blocks=dict(bt=16, bf=256, bd1=256, bd2=256, btc=16, bfc=256, bd1c=256, bd2c=256))
+
+
+def _build_moe(mod, s):
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh
+
+    m = MOE
+    k0, k1, k2, k5, k6 = jax.random.split(jax.random.key(s["seed"]), 5)
+    tokens = jax.random.normal(k0, (m["tokens"], m["hidden"]), dtype=jnp.bfloat16) / 10
+    w1 = jax.random.normal(k1, (m["experts"], 2, m["hidden"], m["intermediate"]), dtype=jnp.bfloat16) / 10
+    w2 = jax.random.normal(k2, (m["experts"], m["intermediate"], m["hidden"]), dtype=jnp.bfloat16) / 10
+    ramp = jnp.arange(m["tokens"] * m["experts"], dtype=jnp.bfloat16).reshape(m["tokens"], m["experts"]) / 100
+    gating = jax.random.normal(k5, (m["tokens"], m["experts"]), dtype=jnp.bfloat16) + ramp
+    chosen = jax.random.randint(k6, (m["tokens"], m["top_k"]), 0, m["experts"] - 1, dtype=jnp.int32)
+    gating = (gating + jnp.sum(jax.nn.one_hot(chosen, m["experts"], dtype=jnp.bfloat16), axis=1) * 30)
+    mesh = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), axis_names=("data", "model"))
+
+    def fn(tokens, w1, w2, gating):
+        return mod.fused_ep_moe(mesh, tokens, w1, w2, gating, m["top_k"], **m["blocks"])
+
+    return fn, (tokens, w1, w2, gating.astype(jnp.bfloat16))
+
+
+_MOE_MOD = "tpu_inference.kernels.fused_moe.v1.kernel"
+MOE_MUTATIONS = [
+    Mutation(
+        "moe_gating_wait_removed", _MOE_MOD,
+        (("    def wait_fetch_b_gating(bt_id):\n        bt_sem_id = bt_id % 2\n",
+          "    def wait_fetch_b_gating(bt_id):\n        return\n"),),
+        "the wait for a token block's gating logits removed: they are read before their DMA lands"),
+    Mutation(
+        "moe_gating_prefetch_unguarded", _MOE_MOD,
+        (("        is_valid = jnp.logical_and(0 <= bt_id, bt_id < num_bt)\n"
+          "        sz = pl.multiple_of(lax.select(is_valid, bt, 0), bt)\n"
+          "        bt_sem_id = (bt_id + 2) % 2\n        b_gating_sem",
+          "        is_valid = True\n"
+          "        sz = pl.multiple_of(lax.select(is_valid, bt, 0), bt)\n"
+          "        bt_sem_id = (bt_id + 2) % 2\n        b_gating_sem"),),
+        "the gating prefetch's size guard removed: after the last token block it fetches a block that does not "
+        "exist (a whole block, where the kernel moved zero bytes)",
+        expect=("semaphore", "never_executed", "race", "out_of_bounds")),
+]
+
+_register(Case("tpuinf_fused_moe_v1", f"tpu-inference {TPU_INFERENCE_VERSION}", _MOE_MOD, _build_moe,
+               {"seed": 1234}, {m.name: m for m in MOE_MUTATIONS}, slow=True, vector_clock_size=1024,
+               known_races=(("start_a2a_gather", "dynamic_ffn2"),)))

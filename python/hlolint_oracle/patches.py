@@ -22,7 +22,6 @@ from jax._src.pallas.mosaic.interpret import race_detection_state as rds
 from jax._src.pallas.mosaic.interpret import shared_memory as shm
 from jax._src.pallas.mosaic.interpret import utils as iutils
 from jax._src.pallas.mosaic.interpret import vector_clock as vc
-from jax._src.state import indexing
 from jax._src.state import types as state_types
 
 from . import views
@@ -487,4 +486,4 @@ def applied() -> list[str]:
     return list(_applied)
 
 
-__all__ = ["Hang", "Recorder", "DmaRecord", "install", "recording", "applied", "indexing"]
+__all__ = ["Hang", "Recorder", "DmaRecord", "install", "recording", "applied", "simulated_chip"]

@@ -55,21 +55,40 @@ class OracleResult:
         for d in self.never_executed:
             size = "an unknown number of" if d["bytes"] is None else d["bytes"]
             out.append(f"DMA {d['id']} ({d['src']} -> {d['dst']}, {size} bytes) at {d['where']} never executed")
-        out.extend(f"race: {r.splitlines()[1].strip() if len(r.splitlines()) > 1 else r}" for r in self.races)
+        out.extend(f"race ({n} report(s)): {site}" for site, n in self.race_sites().items())
         for kind in ("out_of_bounds", "hang", "error"):
             if getattr(self, kind):
                 out.append(f"{kind.replace('_', ' ')}: {getattr(self, kind)}")
         return out
 
+    def race_sites(self) -> dict[str, int]:
+        """The races grouped by the two accesses' buffers, kinds and source frames (ranges and clocks dropped),
+        with how many reports each group has."""
+        sites: dict[str, int] = {}
+        for message in self.races:
+            accesses = [m.groups() for m in map(_ACCESS.match, message.splitlines()) if m]
+            key = " vs ".join(f"{kind} of {buf} at {_short(frame)}" for kind, buf, frame in accesses) or message
+            sites[key] = sites.get(key, 0) + 1
+        return sites
+
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["clean"] = self.clean
         d["findings"] = self.findings()
+        d["race_sites"] = self.race_sites()
         return d
 
     def __str__(self) -> str:
         head = f"{self.kernel} [{self.mode}] {self.seconds:.1f}s, {self.dmas} DMA(s): "
         return head + ("clean" if self.clean else "; ".join(self.findings()))
+
+
+# one access of a race report: "  read of ('vmem', 113, 0, 0)[(...)] from 529, 0, kernel.py:550:14 (fn)"
+_ACCESS = re.compile(r"^\s*(read|write) of (\(.*?\))\[.*\] from [^,]+, [^,\s]+,? (.*)$")
+
+
+def _short(frame: str) -> str:
+    return frame.split("site-packages/")[-1].strip()
 
 
 def _cause(text: str) -> str:

@@ -132,7 +132,8 @@ def footprint(view: np.ndarray, content: np.ndarray):
     """The smallest box of `content`'s elements the byte map touches, as a range; None when it touches none."""
     if view.size == 0:
         return None
-    elements = np.unique(view[..., 0] // content.dtype.itemsize)
+    # every byte: an element of a wider view covers several buffer elements (a bitcast to uint32 of bf16 rows)
+    elements = np.unique(view // content.dtype.itemsize)
     coords = np.unravel_index(elements, content.shape)
     return tuple(slice(int(c.min()), int(c.max()) + 1, 1) for c in coords)
 

@@ -307,7 +307,8 @@ GMM2_MUTATIONS = [
     Mutation(
         "gmm2_zero_wait_halved", _GMM2_MOD,
         (("        src_ref=out_dma.at[pl.ds(0, zero_size)],\n        dst_ref=out_dma.at[pl.ds(0, zero_size)],",
-          "        src_ref=out_dma.at[pl.ds(0, zero_size // 2)],\n        dst_ref=out_dma.at[pl.ds(0, zero_size // 2)],"),),
+          "        src_ref=out_dma.at[pl.ds(0, zero_size // 2)],\n"
+          "        dst_ref=out_dma.at[pl.ds(0, zero_size // 2)],"),),
         "the zero-fill wait's size halved: half of the zero-fill bytes are never waited for"),
 ]
 

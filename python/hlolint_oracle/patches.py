@@ -55,6 +55,7 @@ class Recorder:
     # DMAs a kernel exit found not completed: (pallas_call ordinal, record)
     never_executed: list[tuple[int, DmaRecord]] = dataclasses.field(default_factory=list)
     pallas_calls: int = 0
+    validations: int = 0  # kernel exits seen, one per device per pallas_call
     hang_seconds: float = 20.0
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
@@ -357,11 +358,16 @@ def _patch_validate():
         if rec is None:
             return token
         with rec.lock:
-            ordinal = rec.pallas_calls
-            rec.pallas_calls += 1
+            # every device of the pallas_call validates once (before the clean-up barrier): the call's ordinal
+            # counts whole calls, and its DMAs are judged when the last device is done (a DMA to another device
+            # runs when that device waits for it, possibly after this one exits)
+            ordinal = rec.validations // sm.num_devices
+            rec.validations += 1
+            last = rec.validations % sm.num_devices == 0
+            rec.pallas_calls = ordinal + 1
             for sem, core in sm.get_sempahores_with_nonzero_count(device_id):
                 rec.nonzero_semaphores.append((ordinal, int(sem.id), int(core), int(sem.count_by_core[core])))
-            for record in rec.dmas:
+            for record in rec.dmas if last else ():
                 if getattr(record, "_seen", False):
                     continue
                 record._seen = True

@@ -56,6 +56,7 @@ class Recorder:
     never_executed: list[tuple[int, DmaRecord]] = dataclasses.field(default_factory=list)
     pallas_calls: int = 0
     validations: int = 0  # kernel exits seen, one per device per pallas_call
+    failure: BaseException | None = None  # the first exception an interpreter callback raised
     hang_seconds: float = 20.0
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
@@ -416,6 +417,22 @@ def _patch_watchdog():
     shm.SharedMemory.check_failed = check_failed
 
 
+def _patch_failure_recording():
+    # An exception in an interpreter callback reaches the caller through XLA as a `JaxRuntimeError` whose text
+    # may have lost the cause (and the shared memory holding it is cleared by then): keep the first one here.
+    orig = shm.SharedMemory.set_failed
+
+    def set_failed(self, exception, *args, **kw):
+        rec = _rec()
+        if rec is not None:
+            with rec.lock:
+                if rec.failure is None:
+                    rec.failure = exception
+        return orig(self, exception, *args, **kw)
+
+    shm.SharedMemory.set_failed = set_failed
+
+
 # ---- the simulated chip ---------------------------------------------------------------------------------------
 
 _chip = threading.local()
@@ -464,6 +481,7 @@ PATCHES = [
     ("record every semaphore non-zero at exit and never-executed DMAs", None, _patch_validate),
     ("collect race reports across pallas_calls", None, _patch_race_messages),
     ("watchdog on semaphore waits", None, _patch_watchdog),
+    ("record the first failure of a callback", None, _patch_failure_recording),
     ("the simulated chip's kind for pltpu.get_tpu_info", None, _patch_device_kind),
 ]
 

@@ -135,7 +135,7 @@ def run(kernel: str, fn: Callable[..., Any], args: tuple, *, mode: str = "on_wai
             with pltpu.force_tpu_interpret_mode(params), patches.simulated_chip(chip):
                 jax.block_until_ready(fn(*args))
         except Exception as exc:  # every failure of the interpreted kernel is a result, not a crash
-            _classify(exc, result)
+            _classify(rec.failure if rec.failure is not None else exc, result)
             pltpu.reset_tpu_interpret_mode_state()
         result.seconds = time.monotonic() - began
         result.dmas = len(rec.dmas)

@@ -181,3 +181,22 @@ def test_reshape_view_reads_writes_and_touches_only_its_rows():
     assert not buf[1, 2:6].any() and buf[1, 1].all() and buf[2].all()
     empty = indexing.NDIndexer.from_indices_shape((indexing.ds(5, 0),), (16, 16))
     assert views.footprint(views.byte_map(buf, (rows, flat, empty), iutils.to_range)[0], buf) is None
+
+
+def test_a_wait_nothing_can_satisfy_is_a_hang_in_both_modes():
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    def kernel(x_hbm, o_ref, buf, sem):
+        # waits for a DMA's bytes that no DMA will ever signal
+        pltpu.make_async_copy(x_hbm, buf, sem).wait()
+        o_ref[...] = buf[...]
+
+    def f(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                              scratch_shapes=[pltpu.VMEM(x.shape, x.dtype), pltpu.SemaphoreType.DMA])(x)
+
+    for mode in oracle.MODES:
+        result = oracle.run("unsignalled_wait", f, (jnp.ones((8, 128), jnp.float32),), mode=mode, hang_seconds=1)
+        assert result.hang and "no progress" in result.hang and not result.error, result

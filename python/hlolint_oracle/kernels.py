@@ -13,6 +13,7 @@ standard library's, so the pinned wheel installs with `--no-deps` (docs/oracle.m
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import logging
@@ -104,19 +105,21 @@ def _align(a, b):
 # ---- jax: paged attention (jax.experimental.pallas.ops.tpu.paged_attention) -------------------------------------
 # Inputs as jax's paged attention test makes them: random pages, a random permutation of pages per sequence,
 # lengths up to pages_per_seq * page_size.
-PAGED = dict(batch=2, q_heads=2, kv_heads=1, head_dim=128, page_size=16, pages_per_seq=4, pages_per_block=2)
+PAGED = dict(batch=2, q_heads=2, kv_heads=1, head_dim=128, page_size=16, pages_per_seq=4, pages_per_block=2,
+             dtype="float32")
 
 
-def _build_paged(mod, s):
+def _build_paged(mod, s, shape=PAGED):
     import jax
     import jax.numpy as jnp
 
-    p = PAGED
+    p = shape
+    dt = jnp.dtype(p["dtype"])
     total = p["batch"] * p["pages_per_seq"]
     k1, k2, k3 = jax.random.split(jax.random.PRNGKey(0), 3)
-    q = jax.random.normal(k1, (p["batch"], p["q_heads"], p["head_dim"]), jnp.float32)
-    k = jax.random.normal(k2, (p["kv_heads"], total, p["page_size"], p["head_dim"]), jnp.float32)
-    v = jax.random.normal(k3, (p["kv_heads"], total, p["page_size"], p["head_dim"]), jnp.float32)
+    q = jax.random.normal(k1, (p["batch"], p["q_heads"], p["head_dim"]), dt)
+    k = jax.random.normal(k2, (p["kv_heads"], total, p["page_size"], p["head_dim"]), dt)
+    v = jax.random.normal(k3, (p["kv_heads"], total, p["page_size"], p["head_dim"]), dt)
     lengths = jnp.array(s["lengths"], jnp.int32)
     pages = jnp.array(np.random.RandomState(0).permutation(total).reshape(p["batch"], p["pages_per_seq"]),
                       jnp.int32)
@@ -149,22 +152,23 @@ PAGED_MUTATIONS = [
 # Inputs as jax's ragged paged attention test makes them: sequences of (q_len, kv_len), cu_q_lens their prefix sums,
 # pages given out in order, the rest of the tables zero.
 RAGGED = dict(tokens=16, q_heads=2, kv_heads=1, head_dim=128, page_size=16, pages_per_seq=4, max_seqs=4,
-              kv_pages_per_block=2, queries_per_block=8)
+              kv_pages_per_block=2, queries_per_block=8, dtype="float32")
 
 
-def _build_ragged(mod, s):
+def _build_ragged(mod, s, shape=RAGGED):
     import jax
     import jax.numpy as jnp
 
-    r = RAGGED
+    r = shape
+    dt = jnp.dtype(r["dtype"])
     q_lens, kv_lens, num_seqs = s["q_lens"], s["kv_lens"], s["num_seqs"]
     cu = [0]
     for i in range(r["max_seqs"]):
         cu.append(cu[-1] + (q_lens[i] if i < num_seqs else 0))
     total = r["max_seqs"] * r["pages_per_seq"]
     k1, k2 = jax.random.split(jax.random.PRNGKey(1))
-    q = jax.random.normal(k1, (r["tokens"], r["q_heads"], r["head_dim"]), jnp.float32)
-    kv = jax.random.normal(k2, (total, r["page_size"], 2 * r["kv_heads"], r["head_dim"]), jnp.float32)
+    q = jax.random.normal(k1, (r["tokens"], r["q_heads"], r["head_dim"]), dt)
+    kv = jax.random.normal(k2, (total, r["page_size"], 2 * r["kv_heads"], r["head_dim"]), dt)
     pages = jnp.arange(total, dtype=jnp.int32).reshape(r["max_seqs"], r["pages_per_seq"])
 
     def fn(*a):
@@ -197,20 +201,21 @@ RAGGED_MUTATIONS = [
 # Remote DMAs between the devices of a mesh, the barrier semaphore. The interpreter runs one thread per device of a
 # shard_map: the process needs 4 jax devices, which on CPU means XLA_FLAGS=--xla_force_host_platform_device_count=4
 # before jax starts (`python -m hlolint_oracle` sets it; a process that started jax with fewer cannot run this).
-ALL_GATHER = dict(devices=4, rows=16, cols=128)
+ALL_GATHER = dict(devices=4, rows=16, cols=128, dtype="float32")
 
 
-def _build_all_gather(mod, s):
+def _build_all_gather(mod, s, shape=ALL_GATHER):
     import jax
     import jax.numpy as jnp
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    a = ALL_GATHER
+    a = shape
     if len(jax.devices()) < a["devices"]:
         raise RuntimeError(f"all_gather needs {a['devices']} jax devices, this process has {len(jax.devices())}: "
                            f"start it with XLA_FLAGS=--xla_force_host_platform_device_count={a['devices']}")
     mesh = Mesh(np.array(jax.devices()[:a["devices"]]), ("x",))
     x = jnp.arange(a["devices"] * a["rows"] * a["cols"], dtype=jnp.float32).reshape(-1, a["cols"])
+    x = x.astype(jnp.dtype(a["dtype"]))
     x = jax.device_put(x, NamedSharding(mesh, PartitionSpec("x")))
     return (lambda x: mod.all_gather(x, mesh=mesh, axis_name="x")), (x,)
 
@@ -412,3 +417,52 @@ MOE_MUTATIONS = [
 _register(Case("tpuinf_fused_moe_v1", f"tpu-inference {TPU_INFERENCE_VERSION}", _MOE_MOD, _build_moe,
                {"seed": 1234}, {m.name: m for m in MOE_MUTATIONS}, slow=True, vector_clock_size=1024,
                known_races=(("start_a2a_gather", "dynamic_ffn2"),)))
+
+
+# ---- the corpus's shapes: examples/jax_pallas_ops ------------------------------------------------------------------
+# A static witness names run-time values of the kernel as the corpus compiled it (examples/jax_pallas_ops, 8
+# sequences of up to 32 pages of 32 tokens, bf16, ...). These cases run the same kernels on inputs of exactly
+# those shapes, named `<example module>/<version>` as the driver names the compilation: the lead's witness replay
+# is `replay("jax_pallas_ops/paged", {"lengths": [...]})`. Slower than the small cases (larger grids).
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def _example(name: str) -> types.ModuleType:
+    path = os.path.join(REPO, "examples")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    return importlib.import_module(name)
+
+
+def _register_examples():
+    try:
+        ex = _example("jax_pallas_ops")
+    except ImportError:  # an installed copy without the repository's examples: the small cases still run
+        return
+    P, R, A = ex.PAGED, ex.RAGGED, ex.ALL_GATHER
+    paged = dict(batch=P["batch"], q_heads=P["q_heads"], kv_heads=P["kv_heads"], head_dim=ex.HEAD_DIM,
+                 page_size=P["page_size"], pages_per_seq=P["pages_per_seq"], pages_per_block=P["pages_per_block"],
+                 dtype="bfloat16")
+    ragged = dict(tokens=R["tokens"], q_heads=R["q_heads"], kv_heads=R["combined_kv_heads"] // 2,
+                  head_dim=ex.HEAD_DIM, page_size=R["page_size"], pages_per_seq=R["pages_per_seq"],
+                  max_seqs=R["max_seqs"], kv_pages_per_block=R["kv_pages_per_block"],
+                  queries_per_block=R["queries_per_block"], dtype="bfloat16")
+    gather = dict(devices=A["devices"], rows=A["rows"], cols=A["cols"], dtype="bfloat16")
+    full = P["pages_per_seq"] * P["page_size"]
+    _register(Case("jax_pallas_ops/paged", "jax 0.10.2, examples/jax_pallas_ops's shapes", _PAGED_MOD,
+                   functools.partial(_build_paged, shape=paged),
+                   {"lengths": [full, 1, full // 2, 33, full, 0, 7, full - 1]},
+                   {m.name: m for m in PAGED_MUTATIONS}, slow=True))
+    seqs = R["max_seqs"]
+    _register(Case("jax_pallas_ops/ragged_paged", "jax 0.10.2, examples/jax_pallas_ops's shapes", _RAGGED_MOD,
+                   functools.partial(_build_ragged, shape=ragged),
+                   {"q_lens": [40, 1, 64, 1] + [0] * (seqs - 4), "kv_lens": [100, 300, 64, 1] + [0] * (seqs - 4),
+                    "num_seqs": 4},
+                   {m.name: m for m in RAGGED_MUTATIONS}, slow=True))
+    _register(Case("jax_pallas_ops/all_gather", "jax 0.10.2, examples/jax_pallas_ops's shapes", _AG_MOD,
+                   functools.partial(_build_all_gather, shape=gather), {}, {m.name: m for m in AG_MUTATIONS},
+                   slow=True, num_devices=A["devices"], known_races=CASES["jax_all_gather"].known_races,
+                   known_races_modes=("on_wait",)))
+
+
+_register_examples()

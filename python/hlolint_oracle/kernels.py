@@ -439,7 +439,7 @@ def _register_examples():
         ex = _example("jax_pallas_ops")
     except ImportError:  # an installed copy without the repository's examples: the small cases still run
         return
-    P, R, A = ex.PAGED, ex.RAGGED, ex.ALL_GATHER
+    P, R = ex.PAGED, ex.RAGGED
     paged = dict(batch=P["batch"], q_heads=P["q_heads"], kv_heads=P["kv_heads"], head_dim=ex.HEAD_DIM,
                  page_size=P["page_size"], pages_per_seq=P["pages_per_seq"], pages_per_block=P["pages_per_block"],
                  dtype="bfloat16")
@@ -447,7 +447,6 @@ def _register_examples():
                   head_dim=ex.HEAD_DIM, page_size=R["page_size"], pages_per_seq=R["pages_per_seq"],
                   max_seqs=R["max_seqs"], kv_pages_per_block=R["kv_pages_per_block"],
                   queries_per_block=R["queries_per_block"], dtype="bfloat16")
-    gather = dict(devices=A["devices"], rows=A["rows"], cols=A["cols"], dtype="bfloat16")
     full = P["pages_per_seq"] * P["page_size"]
     _register(Case("jax_pallas_ops/paged", "jax 0.10.2, examples/jax_pallas_ops's shapes", _PAGED_MOD,
                    functools.partial(_build_paged, shape=paged),
@@ -459,10 +458,8 @@ def _register_examples():
                    {"q_lens": [40, 1, 64, 1] + [0] * (seqs - 4), "kv_lens": [100, 300, 64, 1] + [0] * (seqs - 4),
                     "num_seqs": 4},
                    {m.name: m for m in RAGGED_MUTATIONS}, slow=True))
-    _register(Case("jax_pallas_ops/all_gather", "jax 0.10.2, examples/jax_pallas_ops's shapes", _AG_MOD,
-                   functools.partial(_build_all_gather, shape=gather), {}, {m.name: m for m in AG_MUTATIONS},
-                   slow=True, num_devices=A["devices"], known_races=CASES["jax_all_gather"].known_races,
-                   known_races_modes=("on_wait",)))
+    # all_gather at the corpus's shape ((4096, 512) bf16 over 4 devices) is not registered: the interpreter
+    # deadlocks before the kernel starts (docs/oracle.md, "Multiple devices")
 
 
 _register_examples()

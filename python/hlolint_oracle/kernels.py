@@ -56,7 +56,9 @@ class Case:
         if unknown:
             raise KeyError(f"{self.name} has no scalar input {sorted(unknown)}; it has {sorted(self.scalars)}")
         values = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in self.scalars.items()}
-        for k, v in (scalars or {}).items():
+        given = dict(self.mutations[mutation].scalars or {}) if mutation else {}
+        given.update(scalars or {})
+        for k, v in given.items():
             values[k] = _fill(values[k], v)
         module = _import(self.module)  # the original first: a mutant resolves its imports in its package
         if mutation:
@@ -313,6 +315,14 @@ RPA3_MUTATIONS = [
           "                    sem_ids_ref[1] = bkv_sem_idx\n                    start_fetch_bkv(next_seq_idx, "
           "next_bkv_idx,\n                                    bkv_sem_idx)"),),
         "the KV prefetch's buffer slot made constant: the next block is fetched into the slot being computed on"),
+    Mutation(
+        "rpa3_bkv_prefetch_unguarded", _RPA3_MOD,
+        (("                @pl.when(next_seq_idx < end_seq_idx)\n                def prefetch_next_bkv():",
+          "                @pl.when(next_seq_idx <= end_seq_idx)\n                def prefetch_next_bkv():"),),
+        "the KV prefetch's guard widened by one sequence: after the last sequence it prefetches the first block of "
+        "the next table entry, never waited. Harmless while the entries past num_seqs have kv_len 0 (a zero-byte "
+        "DMA: the default inputs run clean); shows once such an entry is not 0",
+        scalars={"kv_lens": [20, 33, 8, 16]}),
 ]
 
 _register(Case("tpuinf_ragged_paged_attention_v3", f"tpu-inference {TPU_INFERENCE_VERSION}", _RPA3_MOD,

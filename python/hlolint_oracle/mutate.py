@@ -17,14 +17,15 @@ import types
 @dataclasses.dataclass(frozen=True)
 class Mutation:
     """A planted bug. `expect`: what the oracle must show for it (any of: "semaphore", "never_executed", "race",
-    "out_of_bounds", "hang"), in the mode `mode` ("eager", "on_wait" or "any")."""
+    "out_of_bounds", "hang")."""
 
     name: str
     module: str
     edits: tuple[tuple[str, str], ...]
     doc: str
     expect: tuple[str, ...] = ("semaphore", "never_executed", "race")
-    mode: str = "any"
+    # scalar inputs the bug needs to show (a caller's own scalars still win); None: the kernel's defaults
+    scalars: dict | None = None
 
 
 class MutationDoesNotApply(ValueError):

@@ -200,3 +200,15 @@ def test_a_wait_nothing_can_satisfy_is_a_hang_in_both_modes():
     for mode in oracle.MODES:
         result = oracle.run("unsignalled_wait", f, (jnp.ones((8, 128), jnp.float32),), mode=mode, hang_seconds=1)
         assert result.hang and "no progress" in result.hang and not result.error, result
+
+
+@pytest.mark.skipif(not SLOW, reason="HLOLINT_ORACLE_SLOW=1")
+def test_a_widened_prefetch_guard_is_harmless_while_the_extra_entry_is_empty():
+    # ragged paged attention v3 with its KV prefetch guard widened by one sequence: on the default inputs the
+    # extra prefetch is of a table entry whose kv_len is 0, a zero-byte DMA, so nothing is wrong (the planted-bug
+    # test gives that entry 16 tokens and sees it)
+    case = oracle.CASES["tpuinf_ragged_paged_attention_v3"]
+    _needs(case)
+    (result,) = oracle.replay(case.name, {"kv_lens": [20, 33, 8, 0]}, mutation="rpa3_bkv_prefetch_unguarded",
+                              modes=("eager",)).values()
+    assert result.clean, result

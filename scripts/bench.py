@@ -4,6 +4,8 @@
   .venv/bin/python scripts/bench.py [FILE ...]      (default: the largest HLO files of ../shared/corpus)
   .venv/bin/python scripts/bench.py --real-kernels  (only: jax's kernels in fixtures/jax_pallas_ops, times and verdicts)
   .venv/bin/python scripts/bench.py --targets       (only: the four ratios against the performance targets)
+  .venv/bin/python scripts/bench.py --oracle        (only: every kernel and planted bug of the dynamic oracle under
+                                                     jax's TPU interpreter, docs/oracle.md: time and result per run)
   HLOLINT_CORPUS=DIR: the corpus of real dumps when not at ../shared/corpus
 
 - hlolint: `cargo bench --bench parse` (parse into the graph, median of repeated runs, in-process).
@@ -93,6 +95,9 @@ def rg_time(path):
 def main():
     if sys.argv[1:] == ["--real-kernels"]:
         real_kernel_bench()
+        return
+    if sys.argv[1:] == ["--oracle"]:
+        oracle_bench()
         return
     if sys.argv[1:] == ["--targets"]:
         targets([f.resolve() for f in default_files()])
@@ -206,6 +211,33 @@ def real_kernel_bench():
                              capture_output=True, text=True).stdout
         found = sorted({f"{f.get('code')}:{f.get('verdict') or f['severity']}" for f in json.loads(out)["findings"]})
         print(f"{d.name[:24]:24} {core:7.2f} {full:6.2f}  {' '.join(found) or 'clean'}")
+
+
+def oracle_bench():
+    """The dynamic oracle (docs/oracle.md): each kernel in both DMA execution modes and each planted bug in eager
+    mode, in a fresh process each (the interpreter's state and jax's caches start empty), with the wall time of
+    the run (interpreter compile included) and what the interpreter saw."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT / "python"))
+    listing = subprocess.run([sys.executable, "-c", "import json, hlolint_oracle as o; print(json.dumps("
+                              "{n: sorted(c.mutations) for n, c in o.CASES.items()}))"],
+                             env=env, capture_output=True, text=True, check=True).stdout
+    print()
+    print(f"{'oracle run':58} {'mode':8} {'s':>6}  result")
+    for kernel, mutations in json.loads(listing).items():
+        for mutation, modes in [(None, ["on_wait", "eager"])] + [(m, ["eager"]) for m in mutations]:
+            args = [sys.executable, "-m", "hlolint_oracle", kernel, "--json"] + sum((["--mode", m] for m in modes), [])
+            if mutation:
+                args += ["--mutation", mutation]
+            out = subprocess.run(args, env=env, capture_output=True, text=True).stdout
+            try:
+                results = json.loads(out)
+            except json.JSONDecodeError:
+                print(f"{kernel + '/' + (mutation or ''):58} {'-':8} {'-':>6}  did not run")
+                continue
+            for mode, r in results.items():
+                found = "clean" if r["clean"] else "; ".join(f[:90] for f in r["findings"][:3])
+                name = kernel if mutation is None else f"{kernel}/{mutation}"
+                print(f"{name[:58]:58} {mode:8} {r['seconds']:6.1f}  {found}")
 
 
 if __name__ == "__main__":

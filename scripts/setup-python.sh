@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create (or reuse) .venv in the repository root and install python/requirements-jax.txt (jax, pytest) and
-# python/requirements-tools.txt (maturin for the wheel, pre-commit for the hook) from PyPI.
+# Create (or reuse) .venv in the repository root and install python/requirements-jax.txt (jax, pytest),
+# python/requirements-tools.txt (maturin for the wheel, pre-commit for the hook) and, without its dependencies,
+# python/requirements-oracle.txt (tpu-inference's kernels for the dynamic oracle) from PyPI.
 #
 # Idempotent: when the venv exists and every requirement is already satisfied, it installs nothing.
 # Safe to re-run; CI calls it. Prints what it did.
@@ -15,6 +16,8 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 reqs=("$repo/python/requirements-jax.txt" "$repo/python/requirements-tools.txt")
+# installed without their dependencies (each file says why)
+nodeps=("$repo/python/requirements-oracle.txt")
 venv="${HLOLINT_VENV:-$repo/.venv}"
 
 if [[ -z "${PYTHON:-}" ]]; then
@@ -33,7 +36,7 @@ fi
 py="$venv/bin/python"
 
 # Fast path: are all requirements already satisfied? (pure check, no network)
-if "$py" - "${reqs[@]}" <<'PYEOF'
+if "$py" - "${reqs[@]}" "${nodeps[@]}" <<'PYEOF'
 import sys
 from importlib import metadata
 try:
@@ -83,6 +86,7 @@ else
   log "installing ${reqs[*]} from PyPI (jax[tpu] with libtpu is ~1.3 GB; the first run takes a few minutes)"
   "$py" -m pip install --disable-pip-version-check --no-cache-dir --upgrade pip >/dev/null
   "$py" -m pip install --disable-pip-version-check --no-cache-dir "${reqs[@]/#/-r}"
+  "$py" -m pip install --disable-pip-version-check --no-cache-dir --no-deps "${nodeps[@]/#/-r}"
 fi
 
 "$py" - <<'PYEOF'
@@ -92,6 +96,6 @@ def v(n):
         return metadata.version(n)
     except metadata.PackageNotFoundError:
         return "not installed"
-print("setup-python: " + ", ".join(f"{n} {v(n)}" for n in ("jax", "jaxlib", "libtpu", "pytest", "maturin", "pre-commit")))
+print("setup-python: " + ", ".join(f"{n} {v(n)}" for n in ("jax", "jaxlib", "libtpu", "pytest", "maturin", "pre-commit", "tpu-inference")))
 PYEOF
 log "done in $(( $(date +%s) - start ))s; activate with: source $venv/bin/activate"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) .venv in the repository root and install python/requirements-jax.txt (jax, pytest) and
-# python/requirements-tools.txt (maturin for the wheel, pre-commit for the hook) from PyPI.
+# python/requirements-tools.txt (maturin for the wheel, pre-commit for the hook) from PyPI, and
+# python/requirements-kernels.txt (tpu-inference's kernels for examples/tpu_inference) without its dependencies.
 #
 # Idempotent: when the venv exists and every requirement is already satisfied, it installs nothing.
 # Safe to re-run; CI calls it. Prints what it did.
@@ -15,6 +16,8 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 reqs=("$repo/python/requirements-jax.txt" "$repo/python/requirements-tools.txt")
+# installed with --no-deps: their own dependency pins (vLLM, torch, another jax) are not what the examples use
+nodeps=("$repo/python/requirements-kernels.txt")
 venv="${HLOLINT_VENV:-$repo/.venv}"
 
 if [[ -z "${PYTHON:-}" ]]; then
@@ -32,8 +35,9 @@ else
 fi
 py="$venv/bin/python"
 
-# Fast path: are all requirements already satisfied? (pure check, no network)
-if "$py" - "${reqs[@]}" <<'PYEOF'
+# Fast path: are all requirements already satisfied? (pure check, no network). Files after "--no-deps" are
+# checked for the named distributions only, not for their dependencies.
+if "$py" - "${reqs[@]}" --no-deps "${nodeps[@]}" <<'PYEOF'
 import sys
 from importlib import metadata
 try:
@@ -44,7 +48,7 @@ except ImportError:
     except ImportError:
         sys.exit(1)
 
-def satisfied(req, seen):
+def satisfied(req, seen, deps=True):
     key = (req.name.lower(), tuple(sorted(req.extras)))
     if key in seen:
         return True
@@ -57,6 +61,8 @@ def satisfied(req, seen):
         return False
     if req.specifier and not req.specifier.contains(dist.version, prereleases=True):
         return False
+    if not deps:
+        return True
     for extra in req.extras:
         for dep in dist.requires or []:
             r = Requirement(dep)
@@ -67,12 +73,16 @@ def satisfied(req, seen):
     return True
 
 ok = True
+deps = True
 for path in sys.argv[1:]:
+    if path == "--no-deps":
+        deps = False
+        continue
     for line in open(path):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        if not satisfied(Requirement(line), set()):
+        if not satisfied(Requirement(line), set(), deps):
             print(f"setup-python: missing or wrong version: {line}")
             ok = False
 sys.exit(0 if ok else 1)
@@ -83,6 +93,7 @@ else
   log "installing ${reqs[*]} from PyPI (jax[tpu] with libtpu is ~1.3 GB; the first run takes a few minutes)"
   "$py" -m pip install --disable-pip-version-check --no-cache-dir --upgrade pip >/dev/null
   "$py" -m pip install --disable-pip-version-check --no-cache-dir "${reqs[@]/#/-r}"
+  "$py" -m pip install --disable-pip-version-check --no-cache-dir --no-deps "${nodeps[@]/#/-r}"
 fi
 
 "$py" - <<'PYEOF'
@@ -92,6 +103,6 @@ def v(n):
         return metadata.version(n)
     except metadata.PackageNotFoundError:
         return "not installed"
-print("setup-python: " + ", ".join(f"{n} {v(n)}" for n in ("jax", "jaxlib", "libtpu", "pytest", "maturin", "pre-commit")))
+print("setup-python: " + ", ".join(f"{n} {v(n)}" for n in ("jax", "jaxlib", "libtpu", "pytest", "maturin", "pre-commit", "tpu-inference")))
 PYEOF
 log "done in $(( $(date +%s) - start ))s; activate with: source $venv/bin/activate"

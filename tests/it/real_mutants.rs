@@ -330,7 +330,7 @@ fn planted_bugs_in_jax_kernels_are_found() {
 }
 
 /// tpu-inference's production kernels (fixtures/tpu_inference). Ignored by default: today's engine takes up to a
-/// minute and a half per fused-MoE lint (about 15 minutes for the table); run with
+/// minute and a half per fused-MoE lint (the table: 220 s on this machine, more under load); run with
 /// `cargo test --test it real_mutants -- --ignored`. Each lint is cut at 300 s (a cut one counts as not found).
 /// The lead's symbolic engine (issue 21) is to make these fast; then the `#[ignore]` goes.
 #[test]

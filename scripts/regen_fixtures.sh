@@ -2,7 +2,7 @@
 # Regenerate fixtures/ with our own driver (src/driver/hlolint_compile.py) from examples/. Needs the venv of
 # scripts/setup-python.sh (jax[tpu]==0.10.2); no TPU.
 #
-#   scripts/regen_fixtures.sh [fp8_matmul_2d|int8_hbm|jax_pallas_ops|all]     (default all)
+#   scripts/regen_fixtures.sh [fp8_matmul_2d|int8_hbm|jax_pallas_ops|tpu_inference|all]     (default all)
 #
 # fp8_matmul_2d runs (each is one driver invocation with its own manifest.json):
 #   fixtures/fp8_matmul_2d/tpu7x+v6e/  every version for tpu7x (native fp8 MXU) and v6e (fp8 converted to bf16)
@@ -24,6 +24,11 @@
 # fixtures/jax_pallas_ops/, then scripts/trim_fixtures.py (the policy is in its header and in
 # fixtures/jax_pallas_ops/README.md): ~19 MB per target untrimmed. VERSIONS=a,b compiles only those versions
 # and merges them into the existing fixtures (trim_fixtures.py --merge-into): the other units keep their files.
+#
+# tpu_inference: one run of examples/tpu_inference (tpu-inference's production kernels, python/requirements-kernels.txt)
+# for tpu7x and v6e into fixtures/tpu_inference/, trimmed like jax_pallas_ops but keeping every kernel's Mosaic
+# post-deserialization dump on both targets (--deser-everywhere: what the DMA analyses read); see
+# fixtures/tpu_inference/README.md. libtpu's lockfile makes a compile fail while another process compiles: rerun.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,8 +44,8 @@ dest="$repo/fixtures/fp8_matmul_2d"
 
 what="${1:-all}"
 case "$what" in
-  fp8_matmul_2d | int8_hbm | jax_pallas_ops | all) ;;
-  *) echo "regen_fixtures: unknown fixture set '$what' (fp8_matmul_2d, int8_hbm, jax_pallas_ops, all)" >&2; exit 2 ;;
+  fp8_matmul_2d | int8_hbm | jax_pallas_ops | tpu_inference | all) ;;
+  *) echo "regen_fixtures: unknown fixture set '$what' (fp8_matmul_2d, int8_hbm, jax_pallas_ops, tpu_inference, all)" >&2; exit 2 ;;
 esac
 
 run() {  # run NAME TARGETS [VERSIONS]  (module and dest: $module, $dest; NAME "." = dest itself)
@@ -111,4 +116,18 @@ if [[ "$what" == jax_pallas_ops || "$what" == all ]]; then
     "$py" "$repo/scripts/trim_fixtures.py" "$dest" --full-target tpu7x --finalize-everywhere "$finalize"
   fi
   echo "regen_fixtures: jax_pallas_ops total $(du -sh --apparent-size "$dest" | cut -f1) in $(find "$dest" -type f | wc -l) files"
+fi
+
+if [[ "$what" == tpu_inference || "$what" == all ]]; then
+  module="examples/tpu_inference"
+  dest="$repo/fixtures/tpu_inference"
+  readme="$(mktemp)"
+  [[ -f "$dest/README.md" ]] && cp "$dest/README.md" "$readme"
+  mkdir -p "$dest"
+  run "." "tpu7x,v6e"
+  [[ -s "$readme" ]] && cp "$readme" "$dest/README.md"
+  rm -f "$readme"
+  versions="$("$py" -c 'import json,sys; print(",".join(json.load(open(sys.argv[1]))["versions"]))' "$dest/manifest.json")"
+  "$py" "$repo/scripts/trim_fixtures.py" "$dest" --full-target tpu7x --deser-everywhere "$versions"
+  echo "regen_fixtures: tpu_inference total $(du -sh --apparent-size "$dest" | cut -f1) in $(find "$dest" -type f | wc -l) files"
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Create (or reuse) .venv in the repository root and install python/requirements-jax.txt (jax, pytest),
-# python/requirements-tools.txt (maturin for the wheel, pre-commit for the hook) and, without its dependencies,
-# python/requirements-oracle.txt (tpu-inference's kernels for the dynamic oracle) from PyPI.
+# Create (or reuse) .venv in the repository root and install python/requirements-jax.txt (jax, pytest) and
+# python/requirements-tools.txt (maturin for the wheel, pre-commit for the hook) from PyPI, and
+# python/requirements-kernels.txt and python/requirements-oracle.txt (tpu-inference's kernels, for examples/tpu_inference
+# and the dynamic oracle) without their dependencies.
 #
 # Idempotent: when the venv exists and every requirement is already satisfied, it installs nothing.
 # Safe to re-run; CI calls it. Prints what it did.
@@ -16,8 +17,8 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 reqs=("$repo/python/requirements-jax.txt" "$repo/python/requirements-tools.txt")
-# installed without their dependencies (each file says why)
-nodeps=("$repo/python/requirements-oracle.txt")
+# installed with --no-deps: their own dependency pins (vLLM, torch, another jax) are not what the examples use
+nodeps=("$repo/python/requirements-kernels.txt" "$repo/python/requirements-oracle.txt")
 venv="${HLOLINT_VENV:-$repo/.venv}"
 
 if [[ -z "${PYTHON:-}" ]]; then
@@ -35,8 +36,9 @@ else
 fi
 py="$venv/bin/python"
 
-# Fast path: are all requirements already satisfied? (pure check, no network)
-if "$py" - "${reqs[@]}" "${nodeps[@]}" <<'PYEOF'
+# Fast path: are all requirements already satisfied? (pure check, no network). Files after "--no-deps" are
+# checked for the named distributions only, not for their dependencies.
+if "$py" - "${reqs[@]}" --no-deps "${nodeps[@]}" <<'PYEOF'
 import sys
 from importlib import metadata
 try:
@@ -47,7 +49,7 @@ except ImportError:
     except ImportError:
         sys.exit(1)
 
-def satisfied(req, seen):
+def satisfied(req, seen, deps=True):
     key = (req.name.lower(), tuple(sorted(req.extras)))
     if key in seen:
         return True
@@ -60,6 +62,8 @@ def satisfied(req, seen):
         return False
     if req.specifier and not req.specifier.contains(dist.version, prereleases=True):
         return False
+    if not deps:
+        return True
     for extra in req.extras:
         for dep in dist.requires or []:
             r = Requirement(dep)
@@ -70,12 +74,16 @@ def satisfied(req, seen):
     return True
 
 ok = True
+deps = True
 for path in sys.argv[1:]:
+    if path == "--no-deps":
+        deps = False
+        continue
     for line in open(path):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        if not satisfied(Requirement(line), set()):
+        if not satisfied(Requirement(line), set(), deps):
             print(f"setup-python: missing or wrong version: {line}")
             ok = False
 sys.exit(0 if ok else 1)

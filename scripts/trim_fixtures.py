@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Trim a driver output folder (hlolint_compile.py --out) to what the rules and the parser tests read.
 
-    trim_fixtures.py OUT [--full-target tpu7x] [--finalize-everywhere v1,v2] [--merge-into DEST]
+    trim_fixtures.py OUT [--full-target tpu7x] [--finalize-everywhere v1,v2] [--deser-everywhere v1,v2]
+                     [--merge-into DEST]
 
 Used by scripts/regen_fixtures.sh for fixtures/jax_pallas_ops/, whose kernels dump ~19 MB per target with the
 driver's default set. Policy (every unit):
@@ -15,7 +16,9 @@ driver's default set. Policy (every unit):
 On the --full-target units (default tpu7x) also keep stablehlo.mlir, hlo before_optimizations, the mosaic
 post-deserialization and post-finalize-llo text dumps and the kernels' llo/ schedule-analysis_final_bundles and
 final_hlo-static-per-bundle-utilization (parser tests). On the other targets the --finalize-everywhere versions
-(the matmuls: the MXU data format on every generation) keep stablehlo.mlir and both Mosaic stages too. The
+(the matmuls: the MXU data format on every generation) keep stablehlo.mlir and both Mosaic stages too; the
+--deser-everywhere versions keep the Mosaic post-deserialization dump on every target (the kernel as written,
+which the DMA analyses read: fixtures/tpu_inference). The
 manifest's per-unit "files" lists are rewritten to what is left, and the manifest records the policy under
 "trimmed".
 
@@ -56,7 +59,7 @@ def llo_computation(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def trim_unit(unit: str, version: str, full: bool, finalize: bool) -> list[str]:
+def trim_unit(unit: str, version: str, full: bool, finalize: bool, deser: bool = False) -> list[str]:
     dropped = []
 
     def drop(path):
@@ -89,7 +92,7 @@ def trim_unit(unit: str, version: str, full: bool, finalize: bool) -> list[str]:
                 drop(path)
             elif "-post-apply-vector-layout" in f:
                 drop(path)
-            elif not keep_text:
+            elif not keep_text and not (deser and f.endswith("-post-deserialization.txt")):
                 drop(path)
         if not os.listdir(mosaic):
             os.rmdir(mosaic)
@@ -117,11 +120,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("out")
     ap.add_argument("--full-target", default="tpu7x", help="comma-separated targets that keep more (parser tests)")
     ap.add_argument("--finalize-everywhere", default="", help="versions whose post-finalize-llo is kept on all targets")
+    ap.add_argument("--deser-everywhere", default="",
+                    help="comma-separated versions whose Mosaic post-deserialization dump is kept on all targets")
     ap.add_argument("--merge-into", metavar="DEST",
                     help="then move OUT's units into the fixture folder DEST and merge the manifest and events")
     args = ap.parse_args(argv)
     full_targets = {t for t in args.full_target.split(",") if t}
     finalize = {v for v in args.finalize_everywhere.split(",") if v}
+    deser = {v for v in args.deser_everywhere.split(",") if v}
     manifest_path = os.path.join(args.out, "manifest.json")
     with open(manifest_path, encoding="utf-8") as fh:
         manifest = json.load(fh)
@@ -132,7 +138,8 @@ def main(argv: list[str]) -> int:
         unit = os.path.join(args.out, r["dir"])
         if not os.path.isdir(unit):
             continue
-        total += len(trim_unit(unit, r["version"], r["target"] in full_targets, r["version"] in finalize))
+        total += len(trim_unit(unit, r["version"], r["target"] in full_targets, r["version"] in finalize,
+                               r["version"] in deser))
         if r.get("hlo_txt") and os.path.exists(os.path.join(args.out, r["hlo_txt"])):
             os.remove(os.path.join(args.out, r["hlo_txt"]))
             total += 1
@@ -143,7 +150,7 @@ def main(argv: list[str]) -> int:
     if os.path.exists(list_log):
         os.remove(list_log)
     manifest["trimmed"] = {"by": "scripts/trim_fixtures.py", "full_targets": sorted(full_targets),
-                           "finalize_everywhere": sorted(finalize)}
+                           "finalize_everywhere": sorted(finalize), "deser_everywhere": sorted(deser)}
     with open(manifest_path, "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=2)
         fh.write("\n")

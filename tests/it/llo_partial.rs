@@ -11,19 +11,19 @@ const EVERY_PACK: &str = "core,v1-auto,v2-dma,v3-smem";
 /// A pack whose one rule matches LLO ops the partial graphs do not keep: with it, the run keeps whole graphs.
 const PROBE: &str = "pack: probe\nrules:\n  - id: llo-probe\n    layer: llo\n    severity: info\n    select: { op: \"dma*\" }\n    message: \"{op.opcode}\"\n";
 
-fn run(pack: Option<&Path>, format: &str, path: &str) -> String {
+fn run(pack: Option<&Path>, format: &str, paths: &[String]) -> String {
     let mut cmd = Command::cargo_bin("hlolint").unwrap();
     cmd.env("NO_COLOR", "1").args(["--isolated", "--format", format, "--rules", EVERY_PACK]);
     if let Some(p) = pack {
         cmd.arg("--rules").arg(p);
     }
-    let out = cmd.arg(path).output().unwrap();
+    let out = cmd.args(paths).output().unwrap();
     assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
 /// The concise findings and the SARIF results' rule, location and fingerprints, without the probe's own.
-fn findings(pack: Option<&Path>, path: &str) -> (Vec<String>, Vec<String>) {
+fn findings(pack: Option<&Path>, path: &[String]) -> (Vec<String>, Vec<String>) {
     let concise: Vec<String> =
         run(pack, "concise", path).lines().filter(|l| !l.contains("llo-probe")).map(String::from).collect();
     let sarif: serde_json::Value = serde_json::from_str(&run(pack, "sarif", path)).unwrap();
@@ -38,37 +38,36 @@ fn findings(pack: Option<&Path>, path: &str) -> (Vec<String>, Vec<String>) {
 
 /// The JSON report's file summaries (which read MXU matmuls, DMAs and the entry of each LLO dump), layer links,
 /// and findings without the probe's.
-fn json_report(pack: Option<&Path>, path: &str) -> Vec<String> {
+fn json_report(pack: Option<&Path>, path: &[String]) -> Vec<String> {
     let j: serde_json::Value = serde_json::from_str(&run(pack, "json", path)).unwrap();
     let findings = j["findings"].as_array().cloned().unwrap_or_default();
     let findings: Vec<String> = findings.iter().filter(|f| f["rule"] != "llo-probe").map(|f| f.to_string()).collect();
     vec![j["files"].to_string(), j["linked"].to_string(), findings.join("\n")]
 }
 
-fn same_with_partial_and_whole_graphs(path: &str) {
+fn same_with_partial_and_whole_graphs(path: &[String]) {
     let tmp = tempfile::tempdir().unwrap();
     let probe = tmp.path().join("probe.yaml");
     std::fs::write(&probe, PROBE).unwrap();
     let partial = findings(None, path);
     let whole = findings(Some(&probe), path);
-    assert!(!partial.0.is_empty(), "the run found something in {path}");
-    assert_eq!(partial.0, whole.0, "concise findings of {path}");
-    assert_eq!(partial.1, whole.1, "SARIF results of {path}");
+    assert!(!partial.0.is_empty(), "the run found something in {path:?}");
+    assert_eq!(partial.0, whole.0, "concise findings of {path:?}");
+    assert_eq!(partial.1, whole.1, "SARIF results of {path:?}");
     let (partial, whole) = (json_report(None, path), json_report(Some(&probe), path));
-    assert!(partial[0].contains("\"llo\""), "LLO dumps are summarised in {path}");
-    assert!(partial == whole, "the JSON report of {path} differs between partial and whole LLO graphs");
+    assert!(partial[0].contains("\"llo\""), "LLO dumps are summarised in {path:?}");
+    assert!(partial == whole, "the JSON report of {path:?} differs between partial and whole LLO graphs");
 }
 
 #[test]
 fn fixtures_report_the_same_with_partial_and_whole_llo_graphs() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    same_with_partial_and_whole_graphs(fixtures.to_str().unwrap());
+    same_with_partial_and_whole_graphs(&crate::common::fixture_sets_linted_whole());
 }
 
 #[test]
 fn the_corpus_reports_the_same_with_partial_and_whole_llo_graphs() {
     let Some(corpus) = crate::common::corpus() else { return };
-    same_with_partial_and_whole_graphs(corpus.to_str().unwrap());
+    same_with_partial_and_whole_graphs(&[corpus.to_string_lossy().into_owned()]);
 }
 
 /// The probe sees DMA ops, which partial graphs drop: a matcher on the LLO layer makes the run keep every op.

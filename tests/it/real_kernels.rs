@@ -1,5 +1,6 @@
 //! Kernels we did not write: jax's own Pallas TPU kernels (examples/jax_pallas_ops), compiled by our driver for
-//! tpu7x, v6e and v5e into fixtures/jax_pallas_ops. Every compilation folder parses with no rule run, each
+//! tpu7x, v6e and v5e into fixtures/jax_pallas_ops, and tpu-inference's production kernels (examples/tpu_inference),
+//! compiled for tpu7x and v6e into fixtures/tpu_inference. Every compilation folder parses with no rule run, each
 //! kernel's Mosaic function is found (decoded from the HLO's tpu_custom_call) and linked to its LLO bundles.
 
 use assert_cmd::Command;
@@ -200,6 +201,123 @@ fn every_pack_on_every_real_kernel_gives_its_explained_verdicts() {
             failures.push(format!("{name}: got `{got}`, want `{want}`"));
         }
         assert!(v["errors"].as_array().unwrap().is_empty(), "{name}: {}", v["errors"]);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---- tpu-inference's kernels (fixtures/tpu_inference) ------------------------------------------------------------
+
+fn tpu_inference() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tpu_inference")
+}
+
+/// version → its kernels: (Mosaic func name, HLO custom call / LLO computation name). tpu-inference names its
+/// kernels after their block sizes; ragged paged attention v3 compiles a decode and a mixed kernel.
+const TPU_INFERENCE: &[(&str, &[(&str, &str)])] = &[
+    (
+        "fused_moe_v1",
+        &[(
+            "fused-moe-k_2-bt_32_32-bf_512_256-bd1_512_256-bd2_512_256",
+            "fused-moe-k_2-bt_32_32-bf_512_256-bd1_512_256-bd2_512_256.1",
+        )],
+    ),
+    (
+        "rpa_v3",
+        &[
+            ("RPAd-p_16-bq_1_1-bkv_256_256", "RPAd-p_16-bq_1_1-bkv_256_256.1"),
+            ("RPAm-p_16-bq_32_16-bkv_128_64", "RPAm-p_16-bq_32_16-bkv_128_64.1"),
+        ],
+    ),
+    (
+        "gmm_v2",
+        &[(
+            "gmm_v2-g_16-m_128-k_512-act_None-n_512-tm_128-tk_512-tn_512",
+            "gmm_v2-g_16-m_128-k_512-act_None-n_512-tm_128-tk_512-tn_512.1",
+        )],
+    ),
+    ("quantized_matmul_int8", &[("matmul_kernel", "quantized_matmul_kernel_128_128_128.1")]),
+    ("quantized_matmul_fp8", &[("matmul_kernel", "quantized_matmul_kernel_128_128_128.1")]),
+    ("quantized_matmul_blockwise_fp8", &[("kernel", "quantized_matmul_kernel_128_128_128.1")]),
+    ("mla_v1", &[("MLA-RPA-bq_8-bkvp_8-p_16", "MLA-RPA-bq_8-bkvp_8-p_16.1")]),
+];
+const TPU_INFERENCE_TARGETS: &[&str] = &["tpu7x", "v6e"];
+
+#[test]
+fn tpu_inference_manifest_has_every_version_on_every_target() {
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(tpu_inference().join("manifest.json")).unwrap()).unwrap();
+    let got: BTreeSet<(String, String, String)> = m["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or("-").to_string();
+            (s("version"), s("target"), s("status"))
+        })
+        .collect();
+    let want: BTreeSet<(String, String, String)> = TPU_INFERENCE
+        .iter()
+        .flat_map(|(v, _)| TPU_INFERENCE_TARGETS.iter().map(move |t| (v.to_string(), t.to_string(), "ok".into())))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
+    // the fused MoE builds its own shard_map over a (data, model) mesh (examples/tpu_inference MESH)
+    for r in m["results"].as_array().unwrap() {
+        if r["version"] == "fused_moe_v1" {
+            assert_eq!(r["mesh"]["axes"], serde_json::json!(["data", "model"]), "{r}");
+            assert_eq!(r["mesh"]["shape"], serde_json::json!([1, 1]), "{r}");
+        } else {
+            assert!(r["mesh"].is_null(), "{r}");
+        }
+    }
+}
+
+/// Every folder parses; each kernel is found in the HLO (decoded) and in its own Mosaic post-deserialization dump
+/// (kept on both targets: the DMA analyses read the kernel as written), and linked to its LLO final bundles.
+#[test]
+fn tpu_inference_every_folder_parses_and_finds_its_kernels() {
+    let mut failures = Vec::new();
+    for (version, kernels) in TPU_INFERENCE {
+        for target in TPU_INFERENCE_TARGETS {
+            let name = format!("{version}@{target}");
+            let (code, v) = run_none(&tpu_inference().join(&name));
+            let errors = v["errors"].as_array().unwrap();
+            if code != 0 || !errors.is_empty() {
+                failures.push(format!("{name}: exit {code}, errors {errors:?}"));
+            }
+            let files = v["files"].as_array().unwrap();
+            let in_files = |pred: &dyn Fn(&str) -> bool| -> BTreeSet<String> {
+                files
+                    .iter()
+                    .filter(|f| f["path"].as_str().is_some_and(pred))
+                    .flat_map(|f| f["kernels"].as_array().into_iter().flatten())
+                    .filter_map(|k| k["name"].as_str().map(String::from))
+                    .collect()
+            };
+            let decoded = in_files(&|p| p.ends_with("after_optimizations.txt"));
+            let dumped = in_files(&|p| p.ends_with("-post-deserialization.txt"));
+            let linked: Vec<&Value> = v["linked"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|l| l["items"].as_array().into_iter().flatten())
+                .collect();
+            for (func, call) in *kernels {
+                if !decoded.contains(*func) {
+                    failures.push(format!("{name}: @{func} not decoded from the HLO (found {decoded:?})"));
+                }
+                if !dumped.contains(*func) {
+                    failures
+                        .push(format!("{name}: @{func} has no Mosaic post-deserialization dump (found {dumped:?})"));
+                }
+                let ok = linked.iter().any(|i| {
+                    i["kind"] == "kernel" && i["name"] == *call && i["kernel"] == *func && i["llo_file"].is_string()
+                });
+                if !ok {
+                    failures.push(format!("{name}: {call} (@{func}) not linked to its LLO final_bundles"));
+                }
+            }
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,18 +1,32 @@
 //! Planted bugs in kernels we did not write: each mutant in tests/data/real_mutants/mutants.toml edits the Mosaic
-//! dump of one of jax's own DMA kernels (fixtures/jax_pallas_ops) and names the finding a correct linter must give
+//! dump of one of jax's own DMA kernels (fixtures/jax_pallas_ops), and each in tpu_inference.toml one of
+//! tpu-inference's production kernels (fixtures/tpu_inference), and names the finding a correct linter must give
 //! (rule code, hit kind, line). The expectations come from reasoning about the kernel (the `why` of each mutant),
 //! not from the linter's current output.
 
 use assert_cmd::Command;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Deserialize)]
 struct Table {
     mutant: Vec<Mutant>,
+    /// Unmutated kernels whose verdict with today's engine is known to be wrong (tpu_inference.toml): `folder`,
+    /// `pack`, `status = "false-findings"` and `status_why`. Their errors and warnings are printed, not failed on;
+    /// once a kernel lints clean the test fails until its entry is removed.
+    #[serde(default)]
+    original: Vec<Original>,
+}
+
+#[derive(Deserialize)]
+struct Original {
+    folder: String,
+    pack: String,
+    status: String,
+    status_why: String,
 }
 
 #[derive(Deserialize)]
@@ -20,21 +34,27 @@ struct Mutant {
     id: String,
     folder: String,
     stage: String,
+    /// The Mosaic function the dump holds, for a folder with several kernels (ragged paged attention v3 compiles
+    /// a decode and a mixed kernel, each with its own dump): the dump whose text defines `func.func @"<func>"`.
+    func: Option<String>,
     pack: String,
     code: String,
     kind: String,
     at: String,
     why: String,
-    /// Not found yet, said plainly: `inconclusive` (the analysis must say so on this kernel, never pass it) or
-    /// `missed` (a known gap, with `status_why`). A mutant with a status that starts being found fails the test
-    /// until the status is removed, so progress and regressions both show.
+    /// Not found yet, said plainly: `inconclusive` (the analysis must say so on this kernel, never pass it),
+    /// `missed` (a known gap, with `status_why`) or `pending` (today's engine is not expected to decide this
+    /// kernel: too slow — a lint over the time limit counts as not found — or wrong on the original; printed as a
+    /// notice, with `status_why`). A mutant with a status that starts being found fails the test until the status
+    /// is removed, so progress and regressions both show.
     status: Option<String>,
     status_why: Option<String>,
     edit: Vec<Edit>,
 }
 
 /// One edit: `find` (literal) or `regex` replaced by `replace`, or the lines from `move_from` up to (not including)
-/// `move_until` moved before `move_before`. Every pattern occurs exactly `count` times (default 1).
+/// `move_until` moved before `move_before` (later or earlier in the text: a wait moved below a read, or a read
+/// moved above its wait). Every pattern occurs exactly `count` times (default 1).
 #[derive(Deserialize)]
 struct Edit {
     find: Option<String>,
@@ -64,20 +84,17 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn table() -> Table {
-    let p = root().join("tests/data/real_mutants/mutants.toml");
-    toml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// The one Mosaic dump of `stage` in a fixture folder (dump names carry timestamps that change on regeneration).
-fn dump(folder: &str, stage: &str) -> PathBuf {
-    let dir = root().join("fixtures/jax_pallas_ops").join(folder).join("mosaic");
+/// The one Mosaic dump of `stage` in a fixture folder (dump names carry timestamps that change on regeneration),
+/// of the function `func` when the folder holds several kernels.
+fn dump(set: &str, folder: &str, stage: &str, func: Option<&str>) -> PathBuf {
+    let dir = root().join("fixtures").join(set).join(folder).join("mosaic");
     let found: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(&format!("-{stage}."))))
+        .filter(|p| func.is_none_or(|f| std::fs::read_to_string(p).unwrap().contains(&format!("func.func @\"{f}\"("))))
         .collect();
-    assert_eq!(found.len(), 1, "{}: want one {stage} dump, found {found:?}", dir.display());
+    assert_eq!(found.len(), 1, "{}: want one {stage} dump of {func:?}, found {found:?}", dir.display());
     found.into_iter().next().unwrap()
 }
 
@@ -106,14 +123,21 @@ fn apply(id: &str, text: &str, e: &Edit) -> String {
     want(from, f.len());
     want(until, u.len());
     want(before, b.len());
-    // the k-th span moves before the k-th anchor; from the last so earlier offsets stay valid
+    // the k-th span moves before the k-th anchor; from the last so earlier offsets stay valid (every move of one
+    // edit stays within its own copy: the spans and anchors of copy k lie between those of copies k - 1 and k + 1)
     let mut out = text.to_string();
     for k in (0..count).rev() {
         let (s, end, at) = (f[k], u[k], b[k]);
-        assert!(s < end && end <= at, "{id}: move #{k}: want from < until <= before, got {s} {end} {at}");
+        assert!(s < end, "{id}: move #{k}: want from < until, got {s} {end}");
+        assert!(end <= at || at <= s, "{id}: move #{k}: the anchor {at} is inside the moved span {s}..{end}");
         let chunk = out[s..end].to_string();
-        out.insert_str(at, &chunk);
-        out.replace_range(s..end, "");
+        if end <= at {
+            out.insert_str(at, &chunk);
+            out.replace_range(s..end, "");
+        } else {
+            out.replace_range(s..end, "");
+            out.insert_str(at, &chunk);
+        }
     }
     out
 }
@@ -128,12 +152,13 @@ type Found = (String, String, usize, String, String);
 /// A compilation folder as a user has it: the (mutated) Mosaic dump in `mosaic/` beside the fixture's optimized HLO
 /// in `hlo/` (the host call gives the kernel's scalar-prefetch constants, e.g. paged attention's buffer index and
 /// init flag; the kernel body decoded from it is the unmutated one, and the dump speaks for the kernel).
-fn compilation(tmp: &Path, name: &str, folder: &str, dump: &Path, text: &str) -> PathBuf {
-    let dir = tmp.join(format!("{name}@tpu7x"));
+fn compilation(tmp: &Path, name: &str, set: &str, folder: &str, dump: &Path, text: &str) -> PathBuf {
+    let target = folder.rsplit_once('@').map_or("tpu7x", |(_, t)| t);
+    let dir = tmp.join(format!("{name}@{target}"));
     std::fs::create_dir_all(dir.join("mosaic")).unwrap();
     std::fs::create_dir_all(dir.join("hlo")).unwrap();
     std::fs::write(dir.join("mosaic").join(dump.file_name().unwrap()), text).unwrap();
-    let hlo = root().join("fixtures/jax_pallas_ops").join(folder).join("hlo");
+    let hlo = root().join("fixtures").join(set).join(folder).join("hlo");
     for e in std::fs::read_dir(&hlo).unwrap().filter_map(Result::ok) {
         let n = e.file_name().to_string_lossy().to_string();
         if n.ends_with(".after_optimizations.txt") {
@@ -143,15 +168,19 @@ fn compilation(tmp: &Path, name: &str, folder: &str, dump: &Path, text: &str) ->
     dir
 }
 
-fn lint(file: &Path, pack: &str) -> (Vec<Found>, f64) {
+/// The findings of the DMA/SMEM rules and the seconds the lint took; `None` when it ran past `limit`.
+fn lint(file: &Path, pack: &str, limit: Option<Duration>) -> (Option<Vec<Found>>, f64) {
     let t = Instant::now();
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
-        .args(["--isolated", "--rules", pack, "--format", "json"])
-        .arg(file)
-        .output()
-        .unwrap();
+    let mut cmd = Command::cargo_bin("hlolint").unwrap();
+    cmd.args(["--isolated", "--rules", pack, "--format", "json"]).arg(file);
+    if let Some(limit) = limit {
+        cmd.timeout(limit);
+    }
+    let out = cmd.output().unwrap();
     let secs = t.elapsed().as_secs_f64();
+    if limit.is_some_and(|l| t.elapsed() >= l) && out.status.code().is_none() {
+        return (None, secs);
+    }
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{}: {e}: {}", file.display(), String::from_utf8_lossy(&out.stderr)));
     let s = |f: &Value, k: &str| f[k].as_str().unwrap_or("").to_string();
@@ -165,7 +194,7 @@ fn lint(file: &Path, pack: &str) -> (Vec<Found>, f64) {
             (s(f, "code"), s(f, "label"), line, s(f, "verdict"), s(f, "severity"))
         })
         .collect();
-    (found, secs)
+    (Some(found), secs)
 }
 
 fn show(found: &[Found]) -> String {
@@ -181,33 +210,57 @@ fn show(found: &[Found]) -> String {
         .join("\n")
 }
 
-#[test]
-fn planted_bugs_in_jax_kernels_are_found() {
-    let t = table();
-    assert!(t.mutant.len() >= 12, "the issue asks for at least 12 mutants");
+/// Applies every mutant of `file` (in tests/data/real_mutants/) to the dumps of `fixtures/<set>`, lints it and
+/// checks the verdicts as the table says; returns the outcome per mutant (`id → code kind line`, or its status).
+/// `limit` bounds each lint: one that runs longer counts as not found (a `pending` mutant's notice says so).
+fn run_table(file: &str, set: &str, min_mutants: usize, limit: Option<Duration>) -> Vec<String> {
+    let p = root().join("tests/data/real_mutants").join(file);
+    let t: Table =
+        toml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    assert!(t.mutant.len() >= min_mutants, "{file}: want at least {min_mutants} mutants");
     let ids: BTreeSet<&str> = t.mutant.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(ids.len(), t.mutant.len(), "mutant ids are unique");
     let tmp = tempfile::tempdir().unwrap();
+    let shown = |found: &Option<Vec<Found>>| match found {
+        Some(found) => show(found),
+        None => format!("  (over the {}-second limit: not decided)", limit.map_or(0, |l| l.as_secs())),
+    };
 
-    // the kernels as jax wrote them: no error or warning from these rules (inconclusive notes are allowed)
+    // the kernels as their authors wrote them: no error or warning from these rules (inconclusive notes are
+    // allowed), unless the table lists the original as a known wrong verdict of today's engine
     let mut failures = Vec::new();
-    let originals: BTreeSet<(&str, &str, &str)> =
-        t.mutant.iter().map(|m| (m.folder.as_str(), m.stage.as_str(), m.pack.as_str())).collect();
-    for (folder, stage, pack) in originals {
-        let src = dump(folder, stage);
-        let dir = compilation(
-            tmp.path(),
-            &format!("original-{folder}"),
-            folder,
-            &src,
-            &std::fs::read_to_string(&src).unwrap(),
+    // what each original gets, so that a finding the original already has (a known false one) is no hit
+    let mut before: BTreeMap<(String, Option<String>, String), Vec<Found>> = BTreeMap::new();
+    let originals: BTreeSet<(&str, &str, Option<&str>, &str)> =
+        t.mutant.iter().map(|m| (m.folder.as_str(), m.stage.as_str(), m.func.as_deref(), m.pack.as_str())).collect();
+    for (folder, stage, func, pack) in originals {
+        let src = dump(set, folder, stage, func);
+        let text = std::fs::read_to_string(&src).unwrap();
+        // one folder per original kernel: `original-<version>[-<func>]@<target>`
+        let name = format!(
+            "original-{}{}",
+            folder.split('@').next().unwrap(),
+            func.map(|f| format!("-{f}")).unwrap_or_default()
         );
-        let (found, secs) = lint(&dir, pack);
-        println!("original {folder} {stage} --rules {pack} ({secs:.1} s):\n{}", show(&found));
+        let dir = compilation(tmp.path(), &name, set, folder, &src, &text);
+        let (found, secs) = lint(&dir, pack, limit);
+        println!("original {folder} {stage} {func:?} --rules {pack} ({secs:.1} s):\n{}", shown(&found));
+        before.insert((folder.into(), func.map(Into::into), pack.into()), found.clone().unwrap_or_default());
+        let known = t.original.iter().find(|o| o.folder == folder && o.pack == pack);
         let bad: Vec<&Found> =
-            found.iter().filter(|f| f.3.is_empty() && (f.4 == "error" || f.4 == "warning")).collect();
-        if !bad.is_empty() {
-            failures.push(format!("original {folder} --rules {pack} has findings: {bad:?}"));
+            found.iter().flatten().filter(|f| f.3.is_empty() && (f.4 == "error" || f.4 == "warning")).collect();
+        match known {
+            Some(o) => {
+                assert_eq!(o.status, "false-findings", "{folder}: the only original status is false-findings");
+                assert!(!o.status_why.is_empty(), "{folder}: say why the findings are false");
+                if found.is_some() && bad.is_empty() {
+                    failures.push(format!("original {folder} --rules {pack} is clean now; remove its [[original]]"));
+                } else {
+                    println!("  notice: known false findings on the original ({})", o.status_why);
+                }
+            }
+            None if !bad.is_empty() => failures.push(format!("original {folder} --rules {pack} has findings: {bad:?}")),
+            None => {}
         }
     }
 
@@ -219,15 +272,19 @@ fn planted_bugs_in_jax_kernels_are_found() {
             .find(|(k, _)| *k == m.kind)
             .unwrap_or_else(|| panic!("{}: unknown kind {}", m.id, m.kind))
             .1;
-        let src = dump(&m.folder, &m.stage);
+        let src = dump(set, &m.folder, &m.stage, m.func.as_deref());
         let orig = std::fs::read_to_string(&src).unwrap();
         let text = m.edit.iter().fold(orig.clone(), |t, e| apply(&m.id, &t, e));
         assert_ne!(text, orig, "{}: the edits change nothing", m.id);
         let line = line_of(&text, &m.at).unwrap_or_else(|| panic!("{}: `{}` not in the mutated text", m.id, m.at));
         // same file name, so the stage is recognised; one folder per mutant
-        let dir = compilation(tmp.path(), &m.id, &m.folder, &src, &text);
-        let (found, secs) = lint(&dir, &m.pack);
-        let hit = found.iter().any(|f| f.0 == m.code && f.1 == label && f.2 == line && f.3.is_empty());
+        let dir = compilation(tmp.path(), &m.id, set, &m.folder, &src, &text);
+        let (found, secs) = lint(&dir, &m.pack, limit);
+        let known = &before[&(m.folder.clone(), m.func.clone(), m.pack.clone())];
+        let hit = found
+            .iter()
+            .flatten()
+            .any(|f| f.0 == m.code && f.1 == label && f.2 == line && f.3.is_empty() && !known.contains(f));
         println!(
             "{} {} ({:.1} s): want {} {} at line {line}\n{}",
             if hit { "PASS" } else { "FAIL" },
@@ -235,9 +292,9 @@ fn planted_bugs_in_jax_kernels_are_found() {
             secs,
             m.code,
             m.kind,
-            show(&found)
+            shown(&found)
         );
-        let inconclusive = found.iter().any(|f| f.0 == m.code && f.3 == "inconclusive");
+        let inconclusive = found.iter().flatten().any(|f| f.0 == m.code && f.3 == "inconclusive");
         match (hit, m.status.as_deref()) {
             (true, None) => got.push(format!("{} → {} {} line {line}", m.id, m.code, m.kind)),
             (true, Some(st)) => failures.push(format!("{}: found now; remove `status = \"{st}\"`", m.id)),
@@ -249,11 +306,36 @@ fn planted_bugs_in_jax_kernels_are_found() {
                 assert!(m.status_why.is_some(), "{}: say why it is missed", m.id);
                 got.push(format!("{} → missed", m.id));
             }
-            _ => failures.push(format!("{}: no {} {} finding at line {line}:\n{}", m.id, m.code, m.kind, show(&found))),
+            (false, Some("pending")) => {
+                let why = m.status_why.as_deref().unwrap_or_else(|| panic!("{}: say why it is pending", m.id));
+                println!("  notice: {} pending: {why}", m.id);
+                got.push(format!("{} → pending", m.id));
+            }
+            _ => {
+                failures.push(format!("{}: no {} {} finding at line {line}:\n{}", m.id, m.code, m.kind, shown(&found)))
+            }
         }
     }
-    let found = got.iter().filter(|g| !g.ends_with("inconclusive") && !g.ends_with("missed")).count();
+    let decided = ["inconclusive", "missed", "pending"];
+    let found = got.iter().filter(|g| !decided.iter().any(|d| g.ends_with(d))).count();
     println!("{found} of {} mutants found", t.mutant.len());
     assert!(failures.is_empty(), "{} of {} checks failed:\n{}", failures.len(), t.mutant.len(), failures.join("\n"));
+    got
+}
+
+#[test]
+fn planted_bugs_in_jax_kernels_are_found() {
+    let got = run_table("mutants.toml", "jax_pallas_ops", 12, None);
+    insta::assert_snapshot!(got.join("\n"));
+}
+
+/// tpu-inference's production kernels (fixtures/tpu_inference). Ignored by default: today's engine takes up to a
+/// minute and a half per fused-MoE lint (the table: 220 s on this machine, more under load); run with
+/// `cargo test --test it real_mutants -- --ignored`. Each lint is cut at 300 s (a cut one counts as not found).
+/// The lead's symbolic engine (issue 21) is to make these fast; then the `#[ignore]` goes.
+#[test]
+#[ignore = "slow with today's DMA engine (minutes); run with --ignored"]
+fn planted_bugs_in_tpu_inference_kernels_are_found() {
+    let got = run_table("tpu_inference.toml", "tpu_inference", 10, Some(Duration::from_secs(300)));
     insta::assert_snapshot!(got.join("\n"));
 }

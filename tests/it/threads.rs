@@ -3,7 +3,6 @@
 //! and the exit code are the same with `--threads 1` and `--threads 2`.
 
 use assert_cmd::Command;
-use std::path::Path;
 
 /// stdout, stderr and exit code of `hlolint --threads N ARGS...`.
 fn run(threads: &str, args: &[&str]) -> (Vec<u8>, Vec<u8>, Option<i32>) {
@@ -32,10 +31,10 @@ const EVERY_PACK: &str = "core,v1-auto,v2-dma,v3-smem";
 
 #[test]
 fn fixtures_give_the_same_report_with_one_and_two_threads() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let fixtures = fixtures.to_str().unwrap();
-    same_with_one_and_two_threads(&["--rules", EVERY_PACK, fixtures]);
-    same_with_one_and_two_threads(&["--rules", EVERY_PACK, "--format", "json", "--summary", fixtures]);
+    let sets = crate::common::fixture_sets_linted_whole();
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    same_with_one_and_two_threads(&[&["--rules", EVERY_PACK][..], &sets].concat());
+    same_with_one_and_two_threads(&[&["--rules", EVERY_PACK, "--format", "json", "--summary"][..], &sets].concat());
 }
 
 #[test]

@@ -55,7 +55,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     llo: super::LloReads::CrossLayerOps,
 };
 
-fn label(kind: &str) -> &'static str {
+pub(crate) fn label(kind: &str) -> &'static str {
     match kind {
         "never-waited" => "DMA started here is never waited",
         "wait-without-start" => "nothing is outstanding on this semaphore here",

@@ -43,14 +43,6 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     llo: super::LloReads::CrossLayerOps,
 };
 
-fn label(kind: &str) -> &'static str {
-    match kind {
-        "never-waited" => "DMA started here is never waited",
-        "wait-without-start" => "nothing is outstanding on this semaphore here",
-        _ => "this wait takes more than is outstanding on its semaphore",
-    }
-}
-
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     let Some(u) = c.units.get(unit) else { return Vec::new() };
     if u.layer() != Layer::Mosaic {
@@ -122,7 +114,7 @@ fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outcome) -> Vec<Hit> 
             continue;
         }
         let (sem, slot) = out.slot(&p.sem);
-        let mut h = Hit::new(At::Op { unit, op: p.op }, label(p.kind), detail)
+        let mut h = Hit::new(At::Op { unit, op: p.op }, super::dma_balance::label(p.kind), detail)
             .capture("kind", p.kind)
             .capture("semaphore", sem)
             .capture("slot", slot);

@@ -112,7 +112,6 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     for _ in 0..MAX_PASSES {
         e.mem = head_mem.clone();
         e.facts = inv.clone();
-        let n_inv = inv.len();
         e.guard = body_guard.clone();
         let outer_scope = std::mem::replace(&mut e.scope_guard, e.guard.clone());
         e.needs.push(Vec::new());
@@ -134,21 +133,6 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             })
             .collect();
         let closed = next_inv.len() == own.len() && same_facts(&next_inv, &inv);
-        if std::env::var("DMA_DEBUG").is_ok() {
-            eprintln!(
-                "pass over {}: {} inherited, {} own left, {} needs, closed {closed}",
-                l.name,
-                n_inv,
-                own.len(),
-                needs.len()
-            );
-            for (a, b) in next_inv.iter().zip(&inv) {
-                if a.guard != b.guard {
-                    eprintln!("  guard {}\n   vs   {}", a.guard, b.guard);
-                    break;
-                }
-            }
-        }
         if closed {
             closed_any = true;
             result = Some((yielded, needs, own, left_inv));

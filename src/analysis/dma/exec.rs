@@ -656,12 +656,6 @@ impl<'m, 'a> Engine<'m, 'a> {
             return None;
         }
         let mut amount = n.amount.clone();
-        if std::env::var("DMA_DEBUG").is_ok() {
-            eprintln!("consume op {:?} need {} amount {} sem {:?}", n.op, need, amount, n.sem);
-            for f in &self.facts {
-                eprintln!("   fact op {:?} guard {} amount {} sem {:?}", f.op, f.guard, f.amount, f.sem);
-            }
-        }
         for i in 0..self.facts.len() {
             // a fact on a slot that may be the wait's (`i % 2` against `1`) is taken where the slots are equal
             let keq = if same_key(&self.facts[i].sem, &n.sem) {

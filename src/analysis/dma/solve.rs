@@ -88,9 +88,6 @@ pub fn check(c: &Cond) -> Answer {
     let whole = Cond::and(std::iter::once(c.clone()).chain(defs));
     let mut s = Search { cases: 0, nodes: 0, unknown: None, found: None };
     s.run(vec![whole.clone()], Vec::new());
-    if std::env::var("DMA_DEBUG").is_ok() && s.cases > 50 {
-        eprintln!("solver: {} cases for {}", s.cases, c);
-    }
     if let Some(m) = s.found {
         let val = |a: &Atom| m.get(a).copied().or(Some(0));
         return match whole.eval(&val) {

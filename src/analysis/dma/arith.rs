@@ -1,7 +1,7 @@
 //! Scalar arithmetic as terms: `arith.*` (and LLO's scalar spellings) over integers and conditions.
 
 use super::exec::{as_cond, as_lin, Engine, Val};
-use super::term::{Atom, Cond, Lin};
+use super::term::{Atom, Cond, Lin, Rel};
 use crate::ir::mlir_type::MlirType;
 use crate::ir::*;
 
@@ -99,9 +99,38 @@ fn compute(name: &str, pred: Option<&str>, args: &[Val], boolean: bool) -> Optio
         },
         "select" => {
             let c = cond(0)?;
+            if let (Some(a), Some(b)) = (lin(1), lin(2)) {
+                if let Some(f) = floored(&c, &a, &b).or_else(|| floored(&Cond::negate(c.clone()), &b, &a)) {
+                    return Some(Val::Int(f));
+                }
+            }
             super::exec::merge(&c, args.get(1)?, args.get(2)?)
         }
         n if n.starts_with("cmp") => Val::Bool(Cond::compare(pred?, &lin(0)?, &lin(1)?)?),
         _ => return None,
     })
+}
+
+/// Python's `//` and `%` on integers (and `pl.cdiv`) as jax lowers them: a division towards zero and a correction,
+/// `select(r ≠ 0 ∧ sign(r) ≠ sign(d), q − 1, q)` for the quotient and `select(…, r + d, r)` for the remainder.
+/// Kept as written, each select and each sign costs the solver a case split, and kernels compute trip counts and
+/// slots this way; recognised — the condition proven equivalent to `r < 0` — it is one floor division, whose
+/// definition is a single case.
+fn floored(c: &Cond, a: &Lin, b: &Lin) -> Option<Lin> {
+    let (x, d, quotient) = match b.single_atom()? {
+        Atom::Div { x, d, floor: false } if *d > 0 && *a == b.add(&Lin::int(-1))? => (x, *d, true),
+        Atom::Rem { x, d } if *d > 0 && *a == b.add(&Lin::int(*d))? => (x, *d, false),
+        _ => return None,
+    };
+    let r = x.rem(d)?;
+    let negative = Cond::cmp(r.scale(-1)?.add(&Lin::int(-1))?, Rel::Ge0);
+    if super::solve::equivalent(c, &negative) != Some(true) {
+        return None;
+    }
+    let q = x.div(d, true)?;
+    if quotient {
+        Some(q)
+    } else {
+        x.sub(&q.scale(d)?)
+    }
 }

@@ -656,6 +656,9 @@ impl<'m, 'a> Engine<'m, 'a> {
             return None;
         }
         let mut amount = n.amount.clone();
+        // facts whose guard this wait changed: only they can have become impossible
+        let first_new = self.facts.len();
+        let mut touched = Vec::new();
         for i in 0..self.facts.len() {
             // a fact on a slot that may be the wait's (`i % 2` against `1`) is taken where the slots are equal
             let keq = if same_key(&self.facts[i].sem, &n.sem) {
@@ -672,6 +675,7 @@ impl<'m, 'a> Engine<'m, 'a> {
                 continue;
             };
             let mut f = self.facts[i].clone();
+            touched.push(i);
             let elsewhere = Cond::and([f.guard.clone(), Cond::negate(keq.clone())]);
             f.guard = Cond::and([f.guard.clone(), keq.clone()]);
             let overlap = Cond::and([need.clone(), f.guard.clone()]);
@@ -710,24 +714,32 @@ impl<'m, 'a> Engine<'m, 'a> {
                 self.facts[i].guard = Cond::or([elsewhere, self.facts[i].guard.clone()]);
             }
             if solve::check(&need).is_unsat() {
-                self.prune();
+                self.prune_changed(&touched, first_new);
                 return None;
             }
         }
-        self.prune();
+        self.prune_changed(&touched, first_new);
         Some(Need { guard: need, amount, ..n })
     }
 
     /// Drops facts whose guard cannot hold.
     pub fn prune(&mut self) {
-        self.facts.retain(|f| !matches!(f.guard, Cond::False));
-        let mut keep = Vec::with_capacity(self.facts.len());
-        for f in std::mem::take(&mut self.facts) {
-            if !solve::check(&f.guard).is_unsat() {
-                keep.push(f);
-            }
+        let all: Vec<usize> = (0..self.facts.len()).collect();
+        self.prune_changed(&all, self.facts.len());
+    }
+
+    /// Drops, of the facts at `changed` and from `first_new` on, those whose guard cannot hold; the others were
+    /// possible before and nothing changed them.
+    fn prune_changed(&mut self, changed: &[usize], first_new: usize) {
+        let mut drop = vec![false; self.facts.len()];
+        for i in changed.iter().copied().chain(first_new..self.facts.len()) {
+            drop[i] = solve::check(&self.facts[i].guard).is_unsat();
         }
-        self.facts = keep;
+        let mut i = 0;
+        self.facts.retain(|_| {
+            i += 1;
+            !drop[i - 1]
+        });
     }
 
     /// Whether a witness's values are all inputs: grid and loop indices (their ranges are in the condition) and

@@ -15,7 +15,7 @@ pub mod term;
 
 use exec::{key, Engine, Val};
 pub use exec::{Base, Problem, SemKey};
-use term::{Atom, Cond, Lin};
+use term::{Atom, Cond, Lin, Sym};
 
 use crate::ir::*;
 use crate::semantic::kernel;
@@ -40,6 +40,7 @@ pub struct Outcome {
 /// Checks kernel `k` of `m`.
 pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
     solve::set_budget(BUDGET);
+    term::forget_atoms();
     let mut e = Engine::new(m, k);
     let func = m.func(k.func);
     let Some(entry) = m.regions[func.body.idx()].blocks.first().copied() else {
@@ -140,9 +141,11 @@ impl Outcome {
     /// A witness as the kernel author reads it: `program_id(0) = 1, %arg9[0] = 0`.
     pub fn witness(&self, p: &Problem) -> String {
         let Some(m) = &p.witness else { return String::new() };
-        let val = |a: &Atom| m.get(a).copied().or(Some(0));
+        let val = |a: &Sym| m.get(a).copied().or(Some(0));
         let mut parts: Vec<String> = Vec::new();
-        for (a, v) in m {
+        let mut atoms: Vec<_> = m.iter().collect();
+        atoms.sort_by_cached_key(|(a, _)| a.reading_order());
+        for (a, v) in atoms {
             let s = match &**a {
                 Atom::Var(x) if !x.name.contains(':') => format!("{} = {v}", x.name),
                 Atom::Load { buf, idx, .. } => {
@@ -188,7 +191,7 @@ impl Outcome {
 
     /// The amount at the witness: `16384 bytes`.
     pub fn amount_at(&self, p: &Problem, l: &Lin) -> String {
-        let v = p.witness.as_ref().and_then(|m| l.eval(&|a: &Atom| m.get(a).copied().or(Some(0))));
+        let v = p.witness.as_ref().and_then(|m| l.eval(&|a: &Sym| m.get(a).copied().or(Some(0))));
         match (l.as_int(), v) {
             (Some(c), _) => c.to_string(),
             (None, Some(v)) => format!("{} (= {v} here)", self.show(l)),
@@ -199,5 +202,5 @@ impl Outcome {
 
 /// The condition a witness satisfies, for tests.
 pub fn holds(c: &Cond, m: &solve::Model) -> bool {
-    c.eval(&|a: &Atom| m.get(a).copied().or(Some(0))).unwrap_or(false)
+    c.eval(&|a: &Sym| m.get(a).copied().or(Some(0))).unwrap_or(false)
 }

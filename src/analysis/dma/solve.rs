@@ -9,12 +9,11 @@
 //! against the whole condition: `Sat` comes with values that satisfy it. Anything else (a gap only integers have,
 //! too many cases, too many constraints) is `Unknown`, never a guess.
 
-use super::term::{Atom, Cond, Lin, Rel};
-use std::collections::BTreeMap;
-use std::rc::Rc;
+use super::term::{Atom, Cond, Lin, Rel, Sym};
+use std::collections::{BTreeMap, HashMap};
 
 /// Values for the atoms a condition reads.
-pub type Model = BTreeMap<Rc<Atom>, i64>;
+pub type Model = BTreeMap<Sym, i64>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
@@ -39,12 +38,17 @@ const MAX_CONSTRAINTS: usize = 3000;
 thread_local! {
     /// Case splits and eliminations left for the kernel being checked ([`set_budget`]).
     static BUDGET: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+    /// Answers already given for the kernel being checked: the engine asks the same question again at each pass of
+    /// an induction and for each fact a wait looks at.
+    static ANSWERS: std::cell::RefCell<HashMap<Cond, Answer>> = std::cell::RefCell::new(HashMap::new());
 }
 
 /// Bounds the work of every question from now on (per kernel): past it, questions are `Unknown`, so a kernel
-/// whose questions are too hard ends inconclusive in bounded time instead of running long.
+/// whose questions are too hard ends inconclusive in bounded time instead of running long. Forgets the answers
+/// kept for the previous kernel.
 pub fn set_budget(units: u64) {
     BUDGET.with(|b| b.set(units));
+    ANSWERS.with(|a| a.borrow_mut().clear());
 }
 
 /// Whether the budget ran out.
@@ -71,6 +75,21 @@ pub fn check(c: &Cond) -> Answer {
     if *c == Cond::True {
         return Answer::Sat(Model::new());
     }
+    if let Some(a) = ANSWERS.with(|a| a.borrow().get(c).cloned()) {
+        return a;
+    }
+    let before = BUDGET.with(|b| b.get());
+    let answer = decide(c);
+    if trace() {
+        let spent = before - BUDGET.with(|b| b.get());
+        let text = c.to_string();
+        eprintln!("dma-solve {spent} {:?} {}", std::mem::discriminant(&answer), &text[..text.len().min(600)]);
+    }
+    ANSWERS.with(|a| a.borrow_mut().insert(c.clone(), answer.clone()));
+    answer
+}
+
+fn decide(c: &Cond) -> Answer {
     if !spend() {
         return Answer::Unknown("the decision procedure's budget for this kernel ran out");
     }
@@ -89,7 +108,7 @@ pub fn check(c: &Cond) -> Answer {
     let mut s = Search { cases: 0, nodes: 0, unknown: None, found: None };
     s.run(vec![whole.clone()], Vec::new());
     if let Some(m) = s.found {
-        let val = |a: &Atom| m.get(a).copied().or(Some(0));
+        let val = |a: &Sym| m.get(a).copied().or(Some(0));
         return match whole.eval(&val) {
             Some(true) => Answer::Sat(m),
             _ => Answer::Unknown("a rational solution with no integer one"),
@@ -99,6 +118,12 @@ pub fn check(c: &Cond) -> Answer {
         Some(why) => Answer::Unknown(why),
         None => Answer::Unsat,
     }
+}
+
+/// Whether `HLOLINT_DMA_TRACE` asks for each question and its cost on stderr (for finding what makes a kernel slow).
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("HLOLINT_DMA_TRACE").is_some())
 }
 
 /// Whether `a ⇒ b` holds for every integer assignment (`Some(true)`), fails for one (`Some(false)`), or neither
@@ -118,7 +143,7 @@ pub fn equivalent(a: &Cond, b: &Cond) -> Option<bool> {
 
 /// The constraints that give a non-linear atom its meaning (`None` for atoms with none: variables, loads, opaque
 /// applications, products).
-fn definition(a: &Rc<Atom>) -> Option<Cond> {
+fn definition(a: &Sym) -> Option<Cond> {
     let me = Lin::atom((**a).clone());
     let ge = |x: Option<Lin>| x.map(|x| Cond::cmp(x, Rel::Ge0));
     let eq = |x: Option<Lin>| x.map(|x| Cond::cmp(x, Rel::Eq0));
@@ -164,68 +189,72 @@ struct Search {
 }
 
 impl Search {
-    /// Splits `todo` into conjunctions of `(form, Ge0|Eq0)` and decides each (depth first; stops at the first
-    /// satisfiable one).
+    /// Decides `todo ∧ cube` lazily: every plain constraint goes into the cube first and the cube is decided;
+    /// a model of the cube that also satisfies every pending disjunction (and `≠`) is a model of the whole, and
+    /// only a disjunction the model violates is split. Most questions are decided by their linear part alone —
+    /// a loop's range contradicts the guard — without visiting the product of their case splits.
     fn run(&mut self, mut todo: Vec<Cond>, mut cube: Vec<(Lin, Rel)>) {
-        let mut checked = cube.len();
+        let mut splits: Vec<Cond> = Vec::new();
         while let Some(c) = todo.pop() {
-            if self.found.is_some() || self.unknown.is_some() {
-                return;
-            }
-            // before a case split, drop a branch whose constraints so far already contradict each other
-            if matches!(c, Cond::Or(_) | Cond::Cmp(_, Rel::Ne0)) && cube.len() > checked {
-                checked = cube.len();
-                self.nodes += 1;
-                if self.nodes > MAX_NODES || !spend() {
-                    self.unknown = Some("too many cases");
-                    return;
-                }
-                if fourier_motzkin(&cube) == Answer::Unsat {
-                    return;
-                }
-            }
             match c {
                 Cond::True => {}
                 Cond::False => return,
-                Cond::Cmp(x, Rel::Ne0) => {
-                    // x ≥ 1 or −x ≥ 1
-                    let (Some(p), Some(n)) = (x.add(&Lin::int(-1)), x.scale(-1).and_then(|n| n.add(&Lin::int(-1))))
-                    else {
-                        self.unknown = Some("integer overflow");
-                        return;
-                    };
-                    for side in [p, n] {
-                        let mut t = todo.clone();
-                        t.push(Cond::Cmp(side, Rel::Ge0));
-                        self.run(t, cube.clone());
-                    }
-                    return;
-                }
+                Cond::Cmp(x, Rel::Ne0) => splits.push(Cond::Cmp(x, Rel::Ne0)),
                 Cond::Cmp(x, r) => cube.push((x, r)),
                 Cond::And(xs) => todo.extend(xs),
-                Cond::Or(xs) => {
-                    for x in xs {
-                        let mut t = todo.clone();
-                        t.push(x);
-                        self.run(t, cube.clone());
-                        if self.found.is_some() {
-                            return;
-                        }
-                    }
-                    return;
-                }
+                Cond::Or(xs) => splits.push(Cond::Or(xs)),
                 Cond::Not(x) => todo.push(push_not(*x)),
             }
         }
-        self.cases += 1;
-        if self.cases > MAX_CASES || !spend() {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES || !spend() {
             self.unknown = Some("too many cases");
             return;
         }
-        match fourier_motzkin(&cube) {
-            Answer::Sat(m) => self.found = Some(m),
-            Answer::Unsat => {}
-            Answer::Unknown(w) => self.unknown = Some(w),
+        let pick = match fourier_motzkin(&cube) {
+            Answer::Unsat => return,
+            Answer::Sat(m) => {
+                let get = |a: &Sym| m.get(a).copied().or(Some(0));
+                match splits.iter().position(|s| s.eval(&get) != Some(true)) {
+                    None => {
+                        self.found = Some(m);
+                        return;
+                    }
+                    Some(i) => i,
+                }
+            }
+            // no integer model found for the cube: the cases below may still all be contradictory
+            Answer::Unknown(why) if splits.is_empty() => {
+                self.unknown = Some(why);
+                return;
+            }
+            Answer::Unknown(_) => 0,
+        };
+        self.cases += 1;
+        if self.cases > MAX_CASES {
+            self.unknown = Some("too many cases");
+            return;
+        }
+        let split = splits.swap_remove(pick);
+        let sides = match split {
+            Cond::Cmp(x, _) => {
+                // x ≠ 0: x ≥ 1 or −x ≥ 1
+                let (Some(p), Some(n)) = (x.add(&Lin::int(-1)), x.scale(-1).and_then(|n| n.add(&Lin::int(-1)))) else {
+                    self.unknown = Some("integer overflow");
+                    return;
+                };
+                vec![Cond::Cmp(p, Rel::Ge0), Cond::Cmp(n, Rel::Ge0)]
+            }
+            Cond::Or(xs) => xs,
+            _ => return,
+        };
+        for side in sides {
+            let mut t = splits.clone();
+            t.push(side);
+            self.run(t, cube.clone());
+            if self.found.is_some() || self.unknown.is_some() {
+                return;
+            }
         }
     }
 }
@@ -274,16 +303,24 @@ impl Row {
 
 /// Decides one conjunction.
 fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
-    let mut vars: Vec<Rc<Atom>> = Vec::new();
+    let mut vars: Vec<Sym> = Vec::new();
+    let mut index: HashMap<Sym, usize> = HashMap::new();
     for (x, _) in cube {
         for a in x.terms.keys() {
-            if !vars.contains(a) {
+            index.entry(a.clone()).or_insert_with(|| {
                 vars.push(a.clone());
-            }
+                vars.len() - 1
+            });
         }
     }
     let n = vars.len();
-    let row_of = |x: &Lin| Row { a: vars.iter().map(|v| x.terms.get(v).copied().unwrap_or(0)).collect(), c: x.c };
+    let row_of = |x: &Lin| {
+        let mut a = vec![0; n];
+        for (v, &k) in &x.terms {
+            a[index[v]] = k;
+        }
+        Row { a, c: x.c }
+    };
     let mut rows: Vec<Row> = Vec::new();
     // equalities with a unit coefficient eliminate a variable exactly: x = −(rest) / a
     let mut defs: Vec<(usize, Row)> = Vec::new();
@@ -345,11 +382,14 @@ fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
     cur.sort();
     cur.dedup();
     while !live.is_empty() {
-        // the variable with the fewest new rows
+        // an exact variable first (its integer projection is its rational one: every lower bound, or every upper
+        // bound, has a unit coefficient — the Omega test's condition), then the one with the fewest new rows;
+        // eliminating `q` of `128·q ≤ x` before `x` would lose the integer gap that decides the question
         let cost = |k: usize| {
             let p = cur.iter().filter(|r| r.a[k] > 0).count();
             let q = cur.iter().filter(|r| r.a[k] < 0).count();
-            p * q
+            let exact = cur.iter().all(|r| r.a[k] <= 1) || cur.iter().all(|r| r.a[k] >= -1);
+            (!exact, p * q)
         };
         let Some((pos, &k)) = live.iter().enumerate().min_by_key(|(_, &k)| cost(k)) else { break };
         live.remove(pos);
@@ -420,7 +460,7 @@ fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
         val[*k] = v;
     }
     let model: Model = vars.into_iter().zip(val).collect();
-    let get = |a: &Atom| model.get(a).copied().or(Some(0));
+    let get = |a: &Sym| model.get(a).copied().or(Some(0));
     for (x, r) in cube {
         let ok = x.eval(&get).is_some_and(|v| match r {
             Rel::Ge0 => v >= 0,
@@ -480,9 +520,25 @@ mod tests {
         assert_eq!(implies(&nz, &valid), Some(true));
         // a witness: values that make the bytes non-zero, checked
         let Answer::Sat(m) = check(&Cond::and([nz, Cond::cmp(i.clone(), Rel::Ge0)])) else { panic!() };
-        let get = |a: &Atom| m.get(a).copied();
+        let get = |a: &Sym| m.get(a).copied();
         let (iv, nv) = (i.eval(&get).unwrap(), n.eval(&get).unwrap());
         assert!(iv >= 0 && iv + 1 < nv, "{iv} {nv}");
+    }
+
+    #[test]
+    fn jax_floor_division_correction_is_a_negative_remainder() {
+        // Python's `x // 128` as jax lowers it: select(sign(x) ≠ sign(128) ∧ x % 128 ≠ 0, x / 128 − 1, x / 128)
+        let x = v(0, "x").add(&Lin::int(127)).unwrap();
+        let ind = |c: Cond| Lin::select(&c, &Lin::int(1), &Lin::int(0));
+        let zero = Lin::int(0);
+        let sign_x = ind(Cond::compare("sgt", &x, &zero).unwrap()).sub(&ind(lt(&x, &zero))).unwrap();
+        let r = x.rem(128).unwrap();
+        let c =
+            Cond::and([Cond::compare("ne", &sign_x, &Lin::int(1)).unwrap(), Cond::compare("ne", &r, &zero).unwrap()]);
+        let negative = lt(&r, &zero);
+        assert_eq!(implies(&c, &negative), Some(true));
+        assert_eq!(implies(&negative, &c), Some(true));
+        assert_eq!(equivalent(&c, &negative), Some(true));
     }
 
     #[test]

@@ -7,9 +7,11 @@
 //! forms with zero. Everything is structural (derived equality and order), so the same computation written twice
 //! gives the same term, and normalised: `i + 1 - 1` is `i`, `2·(x/2)` stays one term.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::rc::Rc;
+use std::hash::{Hash, Hasher};
+use std::rc::{Rc, Weak};
 
 /// A symbol's identity: a variable made by the engine (a grid index, a loop's index, a loop-carried value at the
 /// head of an iteration, an unknown result) with the name messages use.
@@ -54,7 +56,110 @@ pub enum Atom {
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lin {
     pub c: i64,
-    pub terms: BTreeMap<Rc<Atom>, i64>,
+    pub terms: BTreeMap<Sym, i64>,
+}
+
+/// An atom as terms hold it: made once per kernel (hash-consed), so equal atoms are one allocation and comparing
+/// or ordering two of them is comparing pointers and a cached hash. Terms are compared, sorted and looked up at
+/// every step of the engine; comparing nested atoms structurally was most of its time.
+#[derive(Clone)]
+pub struct Sym(Rc<Node>);
+
+struct Node {
+    hash: u64,
+    atom: Atom,
+}
+
+thread_local! {
+    /// The atoms made so far, by hash ([`Sym::new`]); emptied by [`forget_atoms`].
+    static ATOMS: RefCell<HashMap<u64, Vec<Weak<Node>>>> = RefCell::new(HashMap::new());
+}
+
+/// Starts a new table of atoms (one per kernel, so it does not grow with a run). Atoms made before stay valid;
+/// they are only no longer shared with new ones, and compare structurally with them.
+pub fn forget_atoms() {
+    ATOMS.with(|t| t.borrow_mut().clear());
+}
+
+impl Sym {
+    pub fn new(atom: Atom) -> Sym {
+        // the hasher has fixed keys: the order of terms (by hash) is the same on every run
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        atom.hash(&mut h);
+        let hash = h.finish();
+        ATOMS.with(|t| {
+            let mut t = t.borrow_mut();
+            let bucket = t.entry(hash).or_default();
+            bucket.retain(|w| w.strong_count() > 0);
+            if let Some(n) = bucket.iter().filter_map(Weak::upgrade).find(|n| n.atom == atom) {
+                return Sym(n);
+            }
+            let n = Rc::new(Node { hash, atom });
+            bucket.push(Rc::downgrade(&n));
+            Sym(n)
+        })
+    }
+}
+
+impl std::ops::Deref for Sym {
+    type Target = Atom;
+    fn deref(&self) -> &Atom {
+        &self.0.atom
+    }
+}
+
+impl PartialEq for Sym {
+    fn eq(&self, o: &Sym) -> bool {
+        Rc::ptr_eq(&self.0, &o.0) || (self.0.hash == o.0.hash && self.0.atom == o.0.atom)
+    }
+}
+
+impl Eq for Sym {}
+
+impl Hash for Sym {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.0.hash);
+    }
+}
+
+/// By hash: an order that is the same on every run and costs no walk of the atoms (messages sort for reading).
+impl Ord for Sym {
+    fn cmp(&self, o: &Sym) -> std::cmp::Ordering {
+        if Rc::ptr_eq(&self.0, &o.0) {
+            return std::cmp::Ordering::Equal;
+        }
+        self.0.hash.cmp(&o.0.hash).then_with(|| self.0.atom.cmp(&o.0.atom))
+    }
+}
+
+impl PartialOrd for Sym {
+    fn partial_cmp(&self, o: &Sym) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl fmt::Debug for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0.atom, f)
+    }
+}
+
+impl fmt::Display for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0.atom, f)
+    }
+}
+
+impl Atom {
+    /// The order messages list atoms in: variables as made (grid indices first), then loads by buffer, then the
+    /// rest as written.
+    pub fn reading_order(&self) -> (u8, u32, String) {
+        match self {
+            Atom::Var(v) => (0, v.id, String::new()),
+            Atom::Load { buf, .. } => (1, *buf, self.to_string()),
+            _ => (2, 0, self.to_string()),
+        }
+    }
 }
 
 /// How a linear form compares with zero.
@@ -84,7 +189,7 @@ impl Lin {
     pub fn atom(a: Atom) -> Lin {
         // a select of two constants under a decided condition, and the like, fold before they become atoms
         let mut terms = BTreeMap::new();
-        terms.insert(Rc::new(a), 1);
+        terms.insert(Sym::new(a), 1);
         Lin { c: 0, terms }
     }
 
@@ -211,7 +316,7 @@ impl Lin {
     }
 
     /// Every atom the form reads, the atoms inside its atoms included.
-    pub fn atoms(&self, out: &mut Vec<Rc<Atom>>) {
+    pub fn atoms(&self, out: &mut Vec<Sym>) {
         for a in self.terms.keys() {
             if !out.contains(a) {
                 out.push(a.clone());
@@ -231,7 +336,7 @@ impl Lin {
     }
 
     /// The value under an assignment of the atoms it reads (`None` when one is missing or on overflow).
-    pub fn eval(&self, model: &dyn Fn(&Atom) -> Option<i64>) -> Option<i64> {
+    pub fn eval(&self, model: &dyn Fn(&Sym) -> Option<i64>) -> Option<i64> {
         let mut v = self.c;
         for (a, &k) in &self.terms {
             v = v.checked_add(k.checked_mul(model(a)?)?)?;
@@ -241,7 +346,7 @@ impl Lin {
 }
 
 impl Atom {
-    fn inner_atoms(&self, out: &mut Vec<Rc<Atom>>) {
+    fn inner_atoms(&self, out: &mut Vec<Sym>) {
         match self {
             Atom::Var(_) => {}
             Atom::Load { idx, .. } => idx.iter().for_each(|l| l.atoms(out)),
@@ -393,7 +498,7 @@ impl Cond {
         }
     }
 
-    pub fn atoms(&self, out: &mut Vec<Rc<Atom>>) {
+    pub fn atoms(&self, out: &mut Vec<Sym>) {
         match self {
             Cond::True | Cond::False => {}
             Cond::Cmp(x, _) => x.atoms(out),
@@ -412,7 +517,7 @@ impl Cond {
         })
     }
 
-    pub fn eval(&self, model: &dyn Fn(&Atom) -> Option<i64>) -> Option<bool> {
+    pub fn eval(&self, model: &dyn Fn(&Sym) -> Option<i64>) -> Option<bool> {
         Some(match self {
             Cond::True => true,
             Cond::False => false,
@@ -476,7 +581,9 @@ impl fmt::Display for Atom {
 impl fmt::Display for Lin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
-        for (a, &k) in &self.terms {
+        let mut terms: Vec<_> = self.terms.iter().collect();
+        terms.sort_by_cached_key(|(a, _)| a.reading_order());
+        for (a, &k) in terms {
             let sign = if k < 0 {
                 "-"
             } else if first {

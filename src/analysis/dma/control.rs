@@ -60,6 +60,9 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     }
     let head_mem = e.mem.clone();
     let iv = var_id(&Some(i.clone()));
+    if let Some(v) = iv {
+        e.first_value.insert(v, l.lb.clone());
+    }
     let head_vars: Vec<Option<u32>> = heads.iter().map(head_var).collect();
     let body_guard = Cond::and([outer_guard.clone(), range(&i)]);
     // the previous iteration in this one's terms: i − step, its carried values and written buffers unknown

@@ -103,6 +103,9 @@ pub struct Problem {
     /// Every atom of the witness is an input (grid and loop indices in range, values read from buffers the kernel
     /// never writes): some input reaches the failure.
     pub exact: bool,
+    /// The witness has every loop and grid index it names at its first value: what is outstanding there comes
+    /// from straight-line code, so the failure stands even where later iterations could not be followed.
+    pub first: bool,
 }
 
 /// Scalar memory the kernel writes (SMEM scratch): the stores of the current version, per buffer.
@@ -141,7 +144,13 @@ pub struct Engine<'m, 'a> {
     pub outlived: Vec<(OpId, String)>,
     /// The guard at the entry of the innermost loop body (or the kernel): a store under exactly it always runs.
     pub scope_guard: Cond,
+    /// Each loop's (and grid dimension's) index variable with its first value.
+    pub first_value: HashMap<u32, Lin>,
 }
+
+/// Comparisons a fact's or a need's condition may hold: real kernels stay under a hundred; past this the
+/// conditions only grow (each partial take adds a negation) and the kernel is inconclusive.
+pub const MAX_GUARD: usize = 1000;
 
 /// Operations evaluated at most per kernel (a kernel body is walked a few times per loop; this bounds pathological
 /// inputs, not real kernels).
@@ -171,6 +180,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             steps: 0,
             scope_guard: Cond::True,
             outlived: Vec::new(),
+            first_value: HashMap::new(),
         }
     }
 
@@ -253,6 +263,10 @@ impl<'m, 'a> Engine<'m, 'a> {
         let b = op_name(oc);
         if matches!(b, "yield" | "condition" | "return") {
             return Some(op.operands.iter().map(|o| self.get(o)).collect());
+        }
+        if solve::exhausted() {
+            // every question from now on is undecided: the verdict is inconclusive whatever follows
+            return None;
         }
         if is_dma_start(oc) {
             self.start(id);
@@ -625,6 +639,7 @@ impl<'m, 'a> Engine<'m, 'a> {
         match solve::check(&when) {
             Answer::Unsat => {}
             Answer::Sat(model) => {
+                let (model, first) = self.first_iterations(&when, model);
                 let exact = self.is_input_model(&model);
                 let related = self.facts.iter().rev().find(|f| same_key(&f.sem, &n.sem)).map(|f| f.op);
                 // some of what it takes was there: it takes more than was signalled
@@ -639,6 +654,7 @@ impl<'m, 'a> Engine<'m, 'a> {
                     when,
                     witness: Some(model),
                     exact,
+                    first,
                     at: Vec::new(),
                 });
             }
@@ -719,6 +735,12 @@ impl<'m, 'a> Engine<'m, 'a> {
             }
         }
         self.prune_changed(&touched, first_new);
+        if need.larger_than(MAX_GUARD) || self.facts.iter().any(|f| f.guard.larger_than(MAX_GUARD)) {
+            // what takes what has split into more cases than the engine follows: stop before it costs memory
+            self.giveup(n.op, "the conditions under which DMAs on this semaphore are outstanding grow too complex");
+            self.facts.retain(|f| !f.guard.larger_than(MAX_GUARD));
+            return None;
+        }
         Some(Need { guard: need, amount, ..n })
     }
 
@@ -740,6 +762,25 @@ impl<'m, 'a> Engine<'m, 'a> {
             i += 1;
             !drop[i - 1]
         });
+    }
+
+    /// A witness of `when` with every loop index it names at its first value, when there is one (else `model`).
+    pub fn first_iterations(&self, when: &Cond, model: Model) -> (Model, bool) {
+        let mut firsts = Vec::new();
+        for a in model.keys() {
+            if let Atom::Var(v) = &**a {
+                if let Some(lb) = self.first_value.get(&v.id) {
+                    firsts.push(Cond::cmp(Lin::atom((**a).clone()).sub(lb).unwrap_or_default(), Rel::Eq0));
+                }
+            }
+        }
+        if firsts.is_empty() {
+            return (model, true);
+        }
+        match solve::check(&Cond::and(std::iter::once(when.clone()).chain(firsts))) {
+            Answer::Sat(m) => (m, true),
+            _ => (model, false),
+        }
     }
 
     /// Whether a witness's values are all inputs: grid and loop indices (their ranges are in the condition) and

@@ -30,6 +30,9 @@ pub struct Outcome {
     pub problems: Vec<Problem>,
     /// Why the rest is not a proof, when it is not.
     pub unknown: Option<(OpId, String)>,
+    /// Everything was decided except DMAs outstanding across more than one iteration: failures in the first
+    /// iterations ([`Problem::first`]) are still proven.
+    pub only_across_iterations: bool,
     /// Ops evaluated.
     pub steps: u64,
     /// Names of buffers, for messages.
@@ -78,7 +81,8 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
         .collect();
     grid(&mut e, entry, &bounds, 0);
     // what is still outstanding when the kernel ends: the semaphore is not zero at exit
-    for f in std::mem::take(&mut e.facts) {
+    let left = if e.unknown.is_some() { Vec::new() } else { std::mem::take(&mut e.facts) };
+    for f in left {
         match solve::check(&f.guard) {
             solve::Answer::Unsat => {}
             solve::Answer::Sat(model) => {
@@ -93,6 +97,7 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
                     when: f.guard.clone(),
                     witness: Some(model),
                     exact,
+                    first: false,
                     at: f.at.clone(),
                 });
             }
@@ -127,6 +132,7 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
     if solve::exhausted() {
         e.giveup(OpId(0), "the decision procedure's budget for this kernel ran out");
     }
+    let decided_inside = e.unknown.is_none();
     // a DMA that outlives an iteration and is never waited at all is a finding, not a doubt
     for (op, why) in std::mem::take(&mut e.outlived) {
         if !e.problems.iter().any(|p| p.op == op && p.kind == "never-waited" && p.exact) {
@@ -134,10 +140,17 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
         }
     }
     let names = e.bufs.iter().map(|&b| e.base_name(b)).collect();
-    Outcome { problems: e.problems, unknown: e.unknown, steps: e.steps, bufs: e.bufs, names }
+    let only_across_iterations = decided_inside && e.unknown.is_some();
+    Outcome { problems: e.problems, unknown: e.unknown, only_across_iterations, steps: e.steps, bufs: e.bufs, names }
 }
 
 impl Outcome {
+    /// Whether a problem is proven: some input reaches it, and nothing the engine could not decide changes what
+    /// is outstanding where it happens.
+    pub fn proven(&self, p: &Problem) -> bool {
+        p.exact && (self.unknown.is_none() || (p.first && self.only_across_iterations))
+    }
+
     /// A witness as the kernel author reads it: `program_id(0) = 1, %arg9[0] = 0`.
     pub fn witness(&self, p: &Problem) -> String {
         let Some(m) = &p.witness else { return String::new() };

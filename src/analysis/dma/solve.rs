@@ -83,7 +83,7 @@ pub fn check(c: &Cond) -> Answer {
     if trace() {
         let spent = before - BUDGET.with(|b| b.get());
         let text = c.to_string();
-        eprintln!("dma-solve {spent} {:?} {}", std::mem::discriminant(&answer), &text[..text.len().min(600)]);
+        eprintln!("dma-solve {spent} {:?} {}", std::mem::discriminant(&answer), &text);
     }
     ANSWERS.with(|a| a.borrow_mut().insert(c.clone(), answer.clone()));
     answer

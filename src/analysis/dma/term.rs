@@ -498,6 +498,24 @@ impl Cond {
         }
     }
 
+    /// Whether the condition has more than `limit` comparisons (counting stops there).
+    pub fn larger_than(&self, limit: usize) -> bool {
+        fn count(c: &Cond, n: &mut usize, limit: usize) {
+            if *n > limit {
+                return;
+            }
+            match c {
+                Cond::True | Cond::False => {}
+                Cond::Cmp(..) => *n += 1,
+                Cond::And(xs) | Cond::Or(xs) => xs.iter().for_each(|x| count(x, n, limit)),
+                Cond::Not(x) => count(x, n, limit),
+            }
+        }
+        let mut n = 0;
+        count(self, &mut n, limit);
+        n > limit
+    }
+
     pub fn atoms(&self, out: &mut Vec<Sym>) {
         match self {
             Cond::True | Cond::False => {}

@@ -18,5 +18,6 @@ pub mod report;
 pub mod rules;
 pub mod semantic;
 pub mod source;
+pub mod suggest;
 pub mod summary;
 pub mod suppress;

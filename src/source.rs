@@ -53,6 +53,35 @@ pub enum InputError {
     #[error("{pattern}: the pattern matches no file")]
     #[diagnostic(code(hlolint::input::no_match))]
     NoMatch { pattern: String },
+    #[error("{path}: not an XLA dump (no HLO, MLIR or LLO header)")]
+    #[diagnostic(
+        code(hlolint::input::not_a_dump),
+        help(
+            "hlolint reads the compiler's text dumps: HLO (`HloModule ...`), StableHLO or Mosaic MLIR (`module ...`, \
+             `func.func ...`) and TPU LLO bundles; give a dump file or the folder XLA dumped into"
+        )
+    )]
+    NotADump {
+        path: String,
+        #[source_code]
+        src: miette::NamedSource<String>,
+        /// The first word of the file, where a header would be.
+        #[label("a dump starts with its header here")]
+        at: miette::SourceSpan,
+    },
+}
+
+impl InputError {
+    /// Why a directory walk passes over this file (the error it would be if the user named the file).
+    pub fn skip_reason(&self) -> &'static str {
+        match self {
+            InputError::Empty { .. } => "empty",
+            InputError::Binary { .. } => "binary",
+            InputError::NotUtf8 { .. } => "not UTF-8 text",
+            InputError::NotADump { .. } => "no HLO, MLIR or LLO header",
+            _ => "unreadable",
+        }
+    }
 }
 
 /// One file to read, and whether the user named it (an explicitly named file of an unknown format is an error;
@@ -203,6 +232,22 @@ pub fn sibling_dump_dir(file: &Path) -> Option<PathBuf> {
 
 /// Reads a candidate and sniffs its format. `Ok(None)`: a file inside a walked directory that is not a dump.
 pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
+    match read(c)? {
+        Read::File(f) => Ok(Some(f)),
+        Read::Skipped(_) => Ok(None),
+    }
+}
+
+/// What reading a candidate gave: a dump, or a file a walk passes over and why.
+pub enum Read {
+    File(SourceFile),
+    /// Not a dump (met on a walk, or named with `--force-exclude`): what it would be as an error.
+    Skipped(InputError),
+}
+
+/// Reads a candidate and sniffs its format; a named file that is not a dump is an error, one met on a walk is
+/// [`Read::Skipped`] with the reason.
+pub fn read(c: &Candidate) -> Result<Read, InputError> {
     let path = c.path.display().to_string();
     let read = if path == STDIN {
         let mut b = Vec::new();
@@ -221,7 +266,7 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
         }
     };
     let bytes = read.map_err(|e| InputError::Unreadable { path: path.clone(), reason: e.to_string() })?;
-    let skip_or = |e: InputError| if c.explicit { Err(e) } else { Ok(None) };
+    let skip_or = |e: InputError| if c.explicit { Err(e) } else { Ok(Read::Skipped(e)) };
     if bytes.is_empty() {
         return skip_or(InputError::Empty { path });
     }
@@ -240,10 +285,15 @@ pub fn load(c: &Candidate) -> Result<Option<SourceFile>, InputError> {
         }
     };
     match sniff(&text) {
-        Some(format) => Ok(Some(SourceFile { path, text, format })),
-        // A file the user named is parsed as HLO, the default format, so that the error shows where it stopped.
-        None if c.explicit => Ok(Some(SourceFile { path, text, format: Format::Hlo })),
-        None => Ok(None),
+        Some(format) => Ok(Read::File(SourceFile { path, text, format })),
+        // Not parsed as some format (a syntax error at `these` of a page of notes says nothing useful): the first
+        // word is where a header would be.
+        None => {
+            let start = text.len() - text.trim_start().len();
+            let len = text[start..].find(char::is_whitespace).unwrap_or(text.len() - start);
+            let at = miette::SourceSpan::from((start, len));
+            skip_or(InputError::NotADump { src: miette::NamedSource::new(path.clone(), text), path, at })
+        }
     }
 }
 

@@ -15,6 +15,9 @@ pub fn check(args: &CheckArgs) -> i32 {
     if args.lint.settings.show_settings {
         return show_settings(args, paths, &mut Resolver::new(&args.lint));
     }
+    if args.show_files {
+        return show_files(args, paths);
+    }
     let request = Request {
         paths,
         target: args.target.as_deref(),
@@ -32,6 +35,9 @@ pub fn check(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
+    if args.add_noqa {
+        return add_noqa(&outcome);
+    }
     let opts = WriteOptions { summary: args.summary, quiet: args.quiet, statistics: args.lint.statistics };
     let written = report::write(args.format, &outcome, opts);
     let emitted = emit(args.output_file.as_deref(), &written.report);
@@ -46,6 +52,81 @@ pub fn check(args: &CheckArgs) -> i32 {
         stderr(notice);
     }
     outcome.exit_code()
+}
+
+/// `--show-files`: each compilation's folder, then the files of it a run would read (after excludes), indented;
+/// nothing is read.
+fn show_files(args: &CheckArgs, paths: &[PathBuf]) -> i32 {
+    let (groups, errors) = match run::files(paths, args.all_stages, args.force_exclude, &args.lint) {
+        Ok(g) => g,
+        Err(e) => {
+            stderr(report::excerpt::render(&e));
+            return 2;
+        }
+    };
+    let mut out = String::new();
+    for (dir, files) in &groups {
+        out.push_str(&format!("{}\n", if dir.is_empty() { "." } else { dir }));
+        for f in files {
+            out.push_str(&format!("  {}\n", f.display()));
+        }
+    }
+    for e in &errors {
+        stderr(report::excerpt::render(e));
+    }
+    super::output::emit_or(args.output_file.as_deref(), &out, if errors.is_empty() { 0 } else { 2 })
+}
+
+/// `--add-noqa`: an ignore comment for each finding on the Python line it names (codes merged into a comment
+/// already there); findings without a Python line, or whose file is not found here, are counted and left.
+fn add_noqa(outcome: &report::RunOutcome) -> i32 {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut wanted: BTreeMap<&PathBuf, BTreeMap<u32, BTreeSet<String>>> = BTreeMap::new();
+    let mut without = 0;
+    for f in outcome.findings() {
+        match f.python.as_ref().and_then(|py| Some((outcome.python_files.get(&py.file)?, py.line))) {
+            Some((file, line)) if line > 0 => {
+                let code = f.code.clone().unwrap_or_else(|| f.rule.clone());
+                wanted.entry(file).or_default().entry(line).or_default().insert(code);
+            }
+            _ => without += 1,
+        }
+    }
+    let (mut added, mut files) = (0, 0);
+    for (file, lines) in &wanted {
+        let shown = crate::suppress::inline::PythonFiles::display(file, &std::env::current_dir().unwrap_or_default());
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                stderr(format!("error: {shown}: cannot read: {e}"));
+                return 2;
+            }
+        };
+        let (new, changed, continued) = crate::suppress::inline::add_ignores(&text, lines);
+        for l in continued {
+            stderr(format!("warning: {shown}:{l}: a line continued by `\\` gets no comment; add it by hand"));
+        }
+        if changed > 0 {
+            if let Err(e) = std::fs::write(file, new) {
+                stderr(format!("error: {shown}: cannot write: {e}"));
+                return 2;
+            }
+            added += changed;
+            files += 1;
+        }
+    }
+    for e in &outcome.errors {
+        stderr(report::excerpt::render(e));
+    }
+    stderr(format!("added {added} ignore comment(s) in {files} file(s)"));
+    if without > 0 {
+        stderr(format!("{without} finding(s) name no Python line found here: left as they are"));
+    }
+    if outcome.errors.is_empty() && !outcome.nothing_found {
+        0
+    } else {
+        2
+    }
 }
 
 /// `--show-settings`: the resolved settings of each path, as TOML (JSON with `--format json`).

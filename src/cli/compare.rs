@@ -26,9 +26,9 @@ pub struct CompareArgs {
     /// Compilation folders (`<version>@<target>` as `hlolint compile` writes them), or folders holding several.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
-    /// Output format: a terminal table per target, Markdown (a pull-request comment), JSON, CSV (one line per fact
+    /// Output format (`--output-format` too): a terminal table per target, Markdown (a pull-request comment), JSON, CSV (one line per fact
     /// and compilation), or a self-contained HTML report with charts (use with `-o report.html`).
-    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
     /// Write the report to this file instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -52,9 +52,9 @@ pub struct CompareArgs {
     /// Not these rules (ids, codes or code prefixes; comma lists).
     #[arg(long, value_name = "RULE")]
     pub ignore: Vec<String>,
-    /// The configuration file (default: the closest one, as for `check`).
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
+    /// The configuration file (default: the closest one, as for `check`), or a `KEY = VALUE` setting; repeatable.
+    #[arg(long, value_name = "PATH|KEY=VALUE")]
+    pub config: Vec<String>,
     /// Ignore configuration files.
     #[arg(long)]
     pub isolated: bool,
@@ -118,7 +118,9 @@ pub fn compare(args: &CompareArgs) -> i32 {
     let mut c = Comparison { kernels: compare::kernels::align(&views), columns, ..Comparison::default() };
     c.rankings = compare::rank::rank(&c.columns);
     c.notes = notes(args, &assume);
-    let out = match render(&c, args.format) {
+    // a table written to a file is not fitted to the terminal
+    let width = if args.output_file.is_some() { None } else { super::output::width() };
+    let out = match render(&c, args.format, width) {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
@@ -130,9 +132,9 @@ pub fn compare(args: &CompareArgs) -> i32 {
     }
 }
 
-fn render(c: &Comparison, format: CompareFormat) -> Result<String, miette::Report> {
+fn render(c: &Comparison, format: CompareFormat, width: Option<usize>) -> Result<String, miette::Report> {
     Ok(match format {
-        CompareFormat::Table => compare::text::terminal(c),
+        CompareFormat::Table => compare::text::terminal(c, width),
         CompareFormat::Markdown => compare::text::markdown(c),
         CompareFormat::Json => compare::machine::json(c),
         CompareFormat::Csv => compare::machine::csv(c).map_err(|err| UsageError::CsvUnwritable { err })?,

@@ -24,6 +24,8 @@ pub fn compile(args: &CompileCommand) -> i32 {
             target: None,
             summary: false,
             force_exclude: false,
+            show_files: false,
+            add_noqa: false,
             lint: args.lint.clone(),
         })
     })

@@ -13,19 +13,22 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
     /// Packs, as `--rules`: built-in names, or YAML paths relative to this file.
     #[serde(default)]
     pub rules: Vec<Spanned<String>>,
     #[serde(default)]
-    pub select: Vec<String>,
+    pub select: Vec<Spanned<String>>,
+    /// Rules added to `select` (or to the packs' rules), from any built-in pack.
     #[serde(default)]
-    pub ignore: Vec<String>,
+    pub extend_select: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub ignore: Vec<Spanned<String>>,
     /// `{RULE = "error"}`.
     #[serde(default)]
-    pub severity: BTreeMap<String, Spanned<String>>,
+    pub severity: BTreeMap<Spanned<String>, Spanned<String>>,
     pub target: Option<Spanned<String>>,
     /// Globs of paths not to read when walking folders; replaces the defaults.
     pub exclude: Option<Vec<Spanned<String>>>,
@@ -67,9 +70,25 @@ impl Loaded {
     }
 }
 
+/// The keys a configuration holds.
+pub const KEYS: [&str; 11] = [
+    "rules",
+    "select",
+    "extend-select",
+    "ignore",
+    "severity",
+    "target",
+    "exclude",
+    "extend-exclude",
+    "per-path-ignores",
+    "per-kernel-ignores",
+    "baseline",
+];
+
 /// What the keys are, for errors about the file's shape.
-const KEYS_HELP: &str = "keys: rules, select, ignore, severity, target, exclude, extend-exclude, per-path-ignores, \
-                         per-kernel-ignores, baseline (docs/configuration.md)";
+fn keys_help() -> String {
+    format!("keys: {} (docs/configuration.md)", KEYS.join(", "))
+}
 
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("invalid configuration: {message}")]
@@ -110,12 +129,7 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
         span: None,
         help: None,
     })?;
-    let err = |e: toml::de::Error| ConfigError {
-        message: e.message().to_string(),
-        span: e.span().map(|r| SourceSpan::from((r.start, r.end.saturating_sub(r.start)))),
-        src: NamedSource::new(path.display().to_string(), text.clone()),
-        help: Some(KEYS_HELP.to_string()),
-    };
+    let err = |e: toml::de::Error| toml_error(&path.display().to_string(), &text, e);
     let config = if path.file_name().is_some_and(|n| n == "pyproject.toml") {
         #[derive(Deserialize)]
         struct Py {
@@ -133,6 +147,41 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     let loaded = Loaded { path: path.to_path_buf(), text: text.clone(), config };
     check(&loaded)?;
     Ok(loaded)
+}
+
+/// A TOML or shape error in `text`: where, and for an unknown key the known key it is closest to.
+fn toml_error(name: &str, text: &str, e: toml::de::Error) -> ConfigError {
+    // serde names the unknown field in its message; the span covers the key as written, which is what is matched
+    let key = e.span().and_then(|r| text.get(r)).map(|k| k.trim().trim_matches(['"', '\'']));
+    let mean = match key {
+        Some(k) if e.message().starts_with("unknown field") => crate::suggest::hint(k, KEYS),
+        _ => None,
+    };
+    ConfigError {
+        message: e.message().to_string(),
+        span: e.span().map(|r| SourceSpan::from((r.start, r.end.saturating_sub(r.start)))),
+        src: NamedSource::new(name, text.to_string()),
+        help: Some(match mean {
+            Some(m) => format!("{m} {}", keys_help()),
+            None => keys_help(),
+        }),
+    }
+}
+
+/// `--config KEY=VALUE` (as ruff's): an argument holding `=` that names no file.
+pub fn is_override(arg: &str) -> bool {
+    arg.contains('=') && !Path::new(arg).is_file()
+}
+
+/// A `--config KEY = VALUE` setting, read and checked as a one-line configuration file named `--config` (errors
+/// point into the argument), with the keys it sets.
+pub fn parse_override(arg: &str) -> Result<(Loaded, Vec<String>), ConfigError> {
+    let name = "--config";
+    let config: Config = toml::from_str(arg).map_err(|e| toml_error(name, arg, e))?;
+    let keys = toml::from_str::<toml::Table>(arg).map(|t| t.keys().cloned().collect()).unwrap_or_default();
+    let loaded = Loaded { path: PathBuf::from(name), text: arg.to_string(), config };
+    check(&loaded)?;
+    Ok((loaded, keys))
 }
 
 /// What serde cannot say: severity levels, globs, rule lists that are empty strings.
@@ -168,6 +217,32 @@ fn check(l: &Loaded) -> Result<(), ConfigError> {
     for r in &c.rules {
         if r.get_ref().trim().is_empty() {
             return Err(l.error(r.span(), "an empty rule pack name"));
+        }
+    }
+    Ok(())
+}
+
+/// Every rule code the file names (`select`, `extend-select`, `ignore`, `severity`, `per-*-ignores`) matches some
+/// rule of `known` (the built-in packs and the file's own): an error points at the code, with the closest code or
+/// id when there is one. (`load_rules` checks the command line's the same way, without a file to point into.)
+pub fn check_codes(l: &Loaded, known: &[crate::rules::Rule]) -> Result<(), ConfigError> {
+    let c = &l.config;
+    let lists = c.select.iter().chain(&c.extend_select).chain(&c.ignore).chain(c.severity.keys());
+    let ignores = c.per_path_ignores.values().chain(c.per_kernel_ignores.values()).flatten();
+    for spec in lists.chain(ignores) {
+        for code in spec.get_ref().split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if code.eq_ignore_ascii_case("ALL")
+                || known.iter().any(|r| crate::suppress::code_matches(code, r.code.as_deref(), &r.id))
+            {
+                continue;
+            }
+            let names = known.iter().flat_map(|r| r.code.as_deref().into_iter().chain([r.id.as_str()]));
+            let mut e = l.error(spec.span(), format!("no rule matches `{code}` in the built-in packs nor the file's"));
+            e.help = Some(match crate::suggest::hint(code, names) {
+                Some(h) => format!("{h} `hlolint rules` lists the rules"),
+                None => "`hlolint rules` lists the rules".to_string(),
+            });
+            return Err(e);
         }
     }
     Ok(())

@@ -29,6 +29,9 @@ use std::path::{Path, PathBuf};
     version,
     about = "Lint XLA compiler output: HLO, StableHLO, Mosaic MLIR and TPU LLO dumps",
     args_conflicts_with_subcommands = true,
+    // `--output-format concise --output-format json`: the last wins, so `args:` in a pre-commit config replaces the
+    // hook's own format
+    args_override_self = true,
     after_help = "Exit status: 0 clean (or only info findings), 1 error or warning findings, 2 usage, input or rule-pack error."
 )]
 pub struct Cli {
@@ -48,6 +51,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Parse and check files and directories (the default command).
+    #[command(args_override_self = true)]
     Check(CheckArgs),
     /// Compilations side by side: one column per `<version>@<target>`, rows per kernel (matmul formats, FLOPs,
     /// bytes, memory footprint, DMA, bundles, predicted time), rule verdicts, versions ranked per target.
@@ -56,7 +60,8 @@ enum Command {
     Graph(GraphArgs),
     /// List rule packs and their rules (or the op families rules may name, with --families).
     Rules(rules_cmd::RulesArgs),
-    /// Print a rule's documentation (by id or code), or an analysis's.
+    /// Print a rule's documentation (by id or code), or an analysis's (`hlolint rule` is the same, as in ruff).
+    #[command(visible_alias = "rule")]
     Explain(rules_cmd::ExplainArgs),
     /// Run every rule of the given packs against its `tests: {valid, invalid}` cases.
     Test(rules_cmd::TestArgs),
@@ -87,15 +92,19 @@ impl Command {
     }
 }
 
-const SUBCOMMANDS: [&str; 7] = ["compare", "graph", "rules", "explain", "test", "compile", "completions"];
+/// The subcommands' names and aliases: a first word that names one and an existing path is read as a path; one
+/// that names neither but is close to a name is a mistyped subcommand.
+pub(crate) const SUBCOMMANDS: [&str; 9] =
+    ["check", "compare", "graph", "rules", "rule", "explain", "test", "compile", "completions"];
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Files, directories (walked recursively), glob patterns, or `-` for stdin (default: `.`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
+    /// Output format (`--output-format` as in ruff; default from `HLOLINT_OUTPUT_FORMAT`, else human).
+    #[arg(long, visible_alias = "output-format", env = "HLOLINT_OUTPUT_FORMAT", value_enum,
+          default_value_t = OutputFormat::Human)]
     pub format: OutputFormat,
     /// Write the report to this file instead of stdout (errors still go to stderr).
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -123,6 +132,13 @@ pub struct CheckArgs {
     /// passes it).
     #[arg(long)]
     pub force_exclude: bool,
+    /// Print the files that would be read, per compilation, and exit (nothing is read or linted).
+    #[arg(long)]
+    pub show_files: bool,
+    /// Write `# hlolint: ignore[CODE]` on the Python line of each finding (merged into an ignore comment already
+    /// there), then exit; findings without a Python line are left as they are.
+    #[arg(long)]
+    pub add_noqa: bool,
     #[command(flatten)]
     pub lint: LintArgs,
 }
@@ -138,6 +154,10 @@ pub struct LintArgs {
     /// Only these rules (ids, codes or code prefixes; comma lists).
     #[arg(long, value_name = "RULE")]
     pub select: Vec<String>,
+    /// These rules too, on top of `--select` or the config's `select`: also rules of built-in packs the run's packs
+    /// do not hold (`--extend-select MO021` with `core`).
+    #[arg(long, value_name = "RULE")]
+    pub extend_select: Vec<String>,
     /// Not these rules (ids, codes or code prefixes; comma lists).
     #[arg(long, value_name = "RULE")]
     pub ignore: Vec<String>,
@@ -152,9 +172,10 @@ pub struct LintArgs {
     #[arg(long)]
     pub exit_zero: bool,
     /// The configuration file (default: the closest `.hlolint.toml`, `hlolint.toml` or `pyproject.toml` with
-    /// `[tool.hlolint]`).
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
+    /// `[tool.hlolint]`), or a `KEY = VALUE` setting in TOML that beats the file's (`--config "target = 'v6e'"`);
+    /// repeatable.
+    #[arg(long, value_name = "PATH|KEY=VALUE")]
+    pub config: Vec<String>,
     /// Ignore configuration files.
     #[arg(long)]
     pub isolated: bool,
@@ -185,9 +206,9 @@ pub struct SettingsArgs {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ConfigArgs {
     /// The configuration file (default: the closest `.hlolint.toml`, `hlolint.toml` or `pyproject.toml` with
-    /// `[tool.hlolint]`, from the current directory upward).
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
+    /// `[tool.hlolint]`, from the current directory upward), or a `KEY = VALUE` setting; repeatable.
+    #[arg(long, value_name = "PATH|KEY=VALUE")]
+    pub config: Vec<String>,
     /// Ignore configuration files.
     #[arg(long)]
     pub isolated: bool,
@@ -275,12 +296,21 @@ fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     };
     let names_a_path = |name: &str| args.iter().skip(1).any(|a| a.to_str() == Some(name)) && Path::new(name).exists();
     match Cli::try_parse_from(&args) {
+        // `hlolint rulez`: no such path, and close to a subcommand
+        Ok(cli) if cli.command.is_none() => match cli.check.paths.first().and_then(|p| mistyped_subcommand(p)) {
+            Some(e) => Err(e),
+            None => Ok(cli),
+        },
         // `hlolint rules --json` where `rules/` exists: `check` takes no `--json`, so it is the subcommand.
         Ok(cli) => match &cli.command {
             Some(c) if c.name() != "check" && names_a_path(c.name()) => as_check(&args).or(Ok(cli)),
             _ => Ok(cli),
         },
         Err(e) => {
+            // `hlolint rulez --json`: the word first on the line
+            if let Some(e) = args.get(1).and_then(|a| mistyped_subcommand(Path::new(a))) {
+                return Err(e);
+            }
             // `hlolint test --format json` with a folder `test`: the `test` subcommand rejects `--format`.
             if SUBCOMMANDS.iter().any(|n| names_a_path(n)) {
                 if let Ok(cli) = as_check(&args) {
@@ -292,9 +322,27 @@ fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     }
 }
 
+/// `hlolint rulez`: a first path that is no file or folder here, reads as a word and is close to a subcommand is a
+/// mistyped command, not a missing file (`hlolint rules.txt`, `hlolint out/` or a glob stay paths).
+fn mistyped_subcommand(first: &Path) -> Option<clap::Error> {
+    let word = first.to_str()?;
+    let wordlike = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !wordlike || word.starts_with('-') || SUBCOMMANDS.contains(&word) || first.exists() {
+        return None;
+    }
+    let near = crate::suggest::closest(word, SUBCOMMANDS.iter().copied())?;
+    Some(Cli::command().error(
+        clap::error::ErrorKind::InvalidSubcommand,
+        format!(
+            "unrecognized subcommand `{word}`, and no file or folder `{word}` here\n\n  tip: did you mean `{near}`?"
+        ),
+    ))
+}
+
 /// Diagnostics with one line of context, no terminal links, colored as `--color` says (`None`: as miette detects).
 fn install_miette_hook(color: Option<bool>) {
     let _ = miette::set_hook(Box::new(move |_| {
+        // (miette wraps messages to the terminal's width itself; a pipe gets 80 columns)
         let mut opts = miette::MietteHandlerOpts::new().terminal_links(false).context_lines(1);
         if let Some(c) = color {
             opts = opts.color(c);

@@ -76,3 +76,12 @@ macro_rules! outln {
         let _ = writeln!(std::io::stdout().lock(), $($arg)*);
     }};
 }
+
+/// The width reports are fitted to: `COLUMNS` when set (a script or a test fixes it), else the width of the
+/// terminal stdout is; `None` when stdout is a file or pipe (which takes lines of any length).
+pub fn width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&n| n > 0) {
+        return Some(n);
+    }
+    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0))
+}

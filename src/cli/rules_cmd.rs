@@ -237,11 +237,14 @@ pub fn explain(args: &ExplainArgs) -> i32 {
         return 0;
     }
     let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    let analyses = crate::analysis::ANALYSES.iter().map(|a| a.name);
+    let names = set.rules.iter().flat_map(|r| r.code.as_deref().into_iter().chain([r.id.as_str()])).chain(analyses);
+    let mean = crate::suggest::hint(&args.rule, names).map(|h| format!("{h} ")).unwrap_or_default();
     eprintln!(
         "{:?}",
         miette::Report::new(UsageError::NoSuchRuleOrAnalysis {
             rule: args.rule.clone(),
-            ids: ids.iter().map(|s| s.to_string()).collect()
+            help: format!("{mean}rules: {}", ids.join(", ")),
         })
     );
     2

@@ -74,6 +74,7 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
     // inside it; outcomes taken in path order, so the report does not depend on the threads.
     let mut run = RunOutcome { exit_zero: req.lint.exit_zero, ..RunOutcome::default() };
     let mut profiles = Vec::new();
+    let mut skipped = Vec::new();
     for batch in batches(&groups) {
         let outcomes: Vec<(GroupOutcome, usize)> = batch
             .par_iter()
@@ -99,15 +100,41 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
                 profiles.push(profile);
             }
             run.texts.extend(o.texts);
+            skipped.extend(o.skipped);
         }
     }
-    suppress_findings(req.lint, &resolver, &mut run.compilations, &profiles)?;
+    let python = suppress_findings(req.lint, &resolver, &mut run.compilations, &profiles, &mut run.python_files)?;
     run.errors = errors;
     run.warnings = warnings;
     run.rules = base.into_iter().flat_map(|b| b.set.rules).collect();
     run.version_rules = by_pack.into_values().flat_map(|r| r.set.rules).collect();
-    say_what_held_no_dump(req.paths, &mut run);
+    let ran: Vec<&rules::Rule> = run.rules.iter().chain(&run.version_rules).collect();
+    run.warnings.extend(crate::suppress::unused::warnings(&python.unused(), &ran, &resolver.cwd));
+    say_what_held_no_dump(req, &groups, &skipped, &mut run);
     Ok(run)
+}
+
+/// Each compilation's folder with its files.
+pub type FilesPerCompilation = Vec<(String, Vec<PathBuf>)>;
+
+/// `--show-files`: the files a run over `paths` would read, per compilation (excludes applied; nothing read), and
+/// the errors met expanding the paths.
+pub fn files(
+    paths: &[PathBuf],
+    all_stages: bool,
+    force_exclude: bool,
+    lint: &LintArgs,
+) -> Result<(FilesPerCompilation, Vec<miette::Report>), miette::Report> {
+    let req =
+        Request { paths, target: None, all_stages, force_exclude, verbose: false, perf: false, summaries: false, lint };
+    let mut resolver = Resolver::new(lint);
+    for p in paths {
+        resolver.for_path(p)?;
+    }
+    let (candidates, errors) = source::expand_with(paths, all_stages, force_exclude);
+    let groups = group(&req, &mut resolver, &candidates)?;
+    let out = groups.into_iter().map(|(dir, (_, cs))| (dir, cs.iter().map(|c| c.path.clone()).collect())).collect();
+    Ok((out, errors.into_iter().map(miette::Report::new).collect()))
 }
 
 /// Candidate files per dump folder (a compilation), each with the settings it is linted with (its first file's),
@@ -220,7 +247,8 @@ fn unlisted_in_manifests(resolver: &Resolver<'_>, groups: &Groups<'_>) -> Vec<mi
     let mut out = Vec::new();
     for (dir, (profile, files)) in groups {
         let dir = Path::new(dir);
-        let Some(folder) = dir.parent() else { continue };
+        // stdin has no folder, and the current directory's manifest says nothing about it
+        let Some(folder) = dir.parent().filter(|_| dir != Path::new(source::STDIN)) else { continue };
         let pack = resolver.all[*profile].lint.rules.join(",");
         let m = manifests.entry(folder.to_path_buf()).or_insert_with(|| match Manifest::read(folder) {
             Ok(m) => m,
@@ -239,18 +267,29 @@ fn unlisted_in_manifests(resolver: &Resolver<'_>, groups: &Groups<'_>) -> Vec<mi
 }
 
 /// A named folder that held no dump beside others that did is said, not silently passed over; when no folder
-/// held any, the run is an input error.
-fn say_what_held_no_dump(paths: &[PathBuf], run: &mut RunOutcome) {
+/// held any, the run is an input error. Either way the files such a folder held are listed with why each was
+/// passed over (the first [`SKIPPED_SHOWN`]).
+fn say_what_held_no_dump(
+    req: &Request<'_>,
+    groups: &Groups<'_>,
+    skipped: &[(PathBuf, &'static str)],
+    run: &mut RunOutcome,
+) {
+    let paths = req.paths;
+    let empty_dirs: Vec<&PathBuf> =
+        paths.iter().filter(|p| p.is_dir() && !run.parsed.iter().any(|f| Path::new(f).starts_with(p))).collect();
     if !run.parsed.is_empty() {
-        for p in paths.iter().filter(|p| p.is_dir() && p.as_os_str() != ".") {
-            if !run.parsed.iter().any(|f| Path::new(f).starts_with(p)) {
-                run.notices.push(format!("warning: {}: no XLA dump in this folder, nothing linted there", p.display()));
-            }
+        for p in empty_dirs.iter().filter(|p| p.as_os_str() != ".") {
+            run.notices.push(format!("warning: {}: no XLA dump in this folder, nothing linted there", p.display()));
+            run.notices.extend(skipped_in(p, req.all_stages, groups, skipped));
         }
     }
     run.nothing_found = run.parsed.is_empty() && paths.iter().all(|p| p.is_dir());
     if run.nothing_found && run.errors.is_empty() {
         run.notices.push("error: no XLA dump found in the given directories".into());
+        for p in &empty_dirs {
+            run.notices.extend(skipped_in(p, req.all_stages, groups, skipped));
+        }
         for p in paths.iter().filter_map(|p| p.to_str()).filter(|p| super::SUBCOMMANDS.contains(p)) {
             run.notices.push(format!(
                 "note: `{p}` names a folder here, so it was read as a path; run `hlolint {p}` from another folder for \
@@ -258,6 +297,44 @@ fn say_what_held_no_dump(paths: &[PathBuf], run: &mut RunOutcome) {
             ));
         }
     }
+}
+
+/// How many passed-over files of a folder without dumps are named.
+const SKIPPED_SHOWN: usize = 20;
+
+/// `  skipped DIR/notes.txt: no HLO, MLIR or LLO header`, one line per file of `dir` (a folder that held no dump).
+fn skipped_in(dir: &Path, all_stages: bool, groups: &Groups<'_>, skipped: &[(PathBuf, &'static str)]) -> Vec<String> {
+    let grouped = |f: &Path| groups.iter().any(|(_, (_, cs))| cs.iter().any(|c| c.path == f));
+    let strip_dot = dir.as_os_str() == ".";
+    let files = walkdir::WalkDir::new(dir).follow_links(true).sort_by_file_name().into_iter().flatten();
+    let mut lines = Vec::new();
+    let mut more = 0;
+    for e in files.filter(|e| e.file_type().is_file()) {
+        if lines.len() == SKIPPED_SHOWN {
+            more += 1;
+            continue;
+        }
+        let f = match e.path().strip_prefix(".") {
+            Ok(rel) if strip_dot => rel,
+            _ => e.path(),
+        };
+        let why = match skipped.iter().find(|(p, _)| p == f) {
+            Some((_, why)) => *why,
+            None if !all_stages && source::is_intermediate_stage(f) => {
+                "an intermediate compiler stage (--all-stages reads it)"
+            }
+            None if grouped(f) => "unreadable (see above)",
+            None => "excluded by the configuration",
+        };
+        lines.push(format!("  skipped {}: {why}", f.display()));
+    }
+    if lines.is_empty() {
+        lines.push(format!("  {} holds no file", dir.display()));
+    }
+    if more > 0 {
+        lines.push(format!("  … and {more} more file(s)"));
+    }
+    lines
 }
 
 /// The rules of a run: a rule set and each rule's severity after overrides.
@@ -279,7 +356,7 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
     let list = |v: &[String]| -> Vec<String> {
         v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
     };
-    let (select, ignore) = (list(&lint.select), list(&lint.ignore));
+    let (select, ignore, extend) = (list(&lint.select), list(&lint.ignore), list(&lint.extend_select));
     let hits = |r: &rules::Rule, pats: &[String]| {
         pats.iter().any(|p| crate::suppress::code_matches(p, r.code.as_deref(), &r.id))
     };
@@ -294,12 +371,24 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
                 .iter()
                 .any(|r| hits(r, one))
     };
-    for p in select.iter().chain(&ignore) {
+    let hint = |p: &str, selected: &[rules::Rule]| {
+        let all = selected.iter().chain(builtin.get().into_iter().flatten());
+        super::usage::rule_hint(p, all, "`hlolint rules` lists the rules of the selected packs")
+    };
+    for p in select.iter().chain(&ignore).chain(&extend) {
         if strict && p != "ALL" && !known(p, &set.rules) {
-            return Err(UsageError::NoSuchRule { pattern: p.clone() }.into());
+            return Err(UsageError::NoSuchRule { pattern: p.clone(), help: hint(p, &set.rules) }.into());
         }
     }
-    set.rules.retain(|r| (select.is_empty() || hits(r, &select)) && !hits(r, &ignore));
+    set.rules.retain(|r| (select.is_empty() || hits(r, &select) || hits(r, &extend)) && !hits(r, &ignore));
+    // `--extend-select`: the built-in packs' rules it names that the run's packs do not hold
+    if !extend.is_empty() {
+        for r in rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default() {
+            if hits(&r, &extend) && !hits(&r, &ignore) && !set.rules.iter().any(|x| x.id == r.id) {
+                set.rules.push(r);
+            }
+        }
+    }
     let mut sev = BTreeMap::new();
     for r in &set.rules {
         sev.insert(r.id.clone(), r.severity);
@@ -312,7 +401,8 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
         let ids: Vec<String> =
             set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
         if ids.is_empty() && strict && !known(&k.trim().to_string(), &set.rules) {
-            return Err(UsageError::SeverityNoRule { pattern: k.to_string() }.into());
+            let help = hint(k.trim(), &set.rules);
+            return Err(UsageError::SeverityNoRule { pattern: k.to_string(), help }.into());
         }
         for id in ids {
             sev.insert(id, level);
@@ -323,6 +413,9 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
 
 /// The pack a kernel module names for the version in `dir` (the driver's manifest records `RULES`).
 fn manifest_pack(dir: &str) -> Option<String> {
+    if dir == source::STDIN {
+        return None;
+    }
     crate::lint::target::manifest_result(Path::new(dir))?.rules
 }
 
@@ -342,10 +435,11 @@ fn suppress_findings(
     resolver: &Resolver<'_>,
     reports: &mut [CompilationReport],
     profiles: &[usize],
-) -> Result<(), miette::Report> {
+    shown: &mut BTreeMap<String, PathBuf>,
+) -> Result<crate::suppress::inline::PythonFiles, miette::Report> {
     let mut python = crate::suppress::inline::PythonFiles::default();
     for (r, &p) in reports.iter_mut().zip(profiles) {
-        suppress_inline_and_config(resolver, &resolver.all[p], &mut python, r);
+        suppress_inline_and_config(resolver, &resolver.all[p], &mut python, shown, r);
     }
     let baselines = baselines(lint, resolver, reports, profiles)?;
     for (r, p) in reports.iter_mut().zip(profiles) {
@@ -354,7 +448,7 @@ fn suppress_findings(
         r.findings.retain(|f| !b.contains(f));
         r.suppressed.baseline += before - r.findings.len();
     }
-    Ok(())
+    Ok(python)
 }
 
 /// Drops the findings of one compilation that a `# hlolint: ignore[...]` comment on their Python line or the
@@ -363,18 +457,27 @@ fn suppress_inline_and_config(
     resolver: &Resolver<'_>,
     s: &settings::Settings,
     python: &mut crate::suppress::inline::PythonFiles,
+    shown: &mut BTreeMap<String, PathBuf>,
     r: &mut CompilationReport,
 ) {
     use crate::suppress::{inline::PythonFiles, Suppression};
     let cwd = &resolver.cwd;
     let dir = PathBuf::from(&r.dir);
     let mut kept = Vec::with_capacity(r.findings.len());
-    for f in r.findings.drain(..) {
-        let inline = f.python.as_ref().is_some_and(|py| {
-            PythonFiles::resolve(&py.file, cwd, &s.root, &dir)
-                .and_then(|file| python.comment(&file, py.line))
-                .is_some_and(|codes| codes.covers(&f))
-        });
+    for mut f in r.findings.drain(..) {
+        let mut inline = false;
+        if let Some(mut py) = f.python.take() {
+            if let Some(file) = PythonFiles::resolve(&py.file, cwd, &s.root, &dir) {
+                if let Some(codes) = python.comment(&file, py.line).filter(|c| c.covers(&f)) {
+                    python.mark_used(&file, py.line, &codes, &f);
+                    inline = true;
+                }
+                // every report names the file as it is here, not as the compiling machine recorded it
+                py.file = PythonFiles::display(&file, cwd);
+                shown.insert(py.file.clone(), file);
+            }
+            f.python = Some(py);
+        }
         if inline {
             r.suppressed.add(Suppression::Inline);
         } else if s.ignores(cwd, &f) {
@@ -434,6 +537,8 @@ struct GroupOutcome {
     problems: Vec<miette::Report>,
     /// The texts of the files findings point into (the report quotes them).
     texts: Texts,
+    /// The files read and found not to be dumps, with why.
+    skipped: Vec<(PathBuf, &'static str)>,
 }
 
 /// How one compilation is linted besides its rules.
@@ -470,12 +575,13 @@ fn lint_group(
     let mut problems = Vec::new();
     let mut parse_errors = Vec::new();
     let mut parsed = Vec::new();
-    for r in results {
+    let mut skipped = Vec::new();
+    for (r, c) in results.into_iter().zip(candidates) {
         match r {
             Read::Parsed(Ok(p)) => parsed.push(p),
             Read::Parsed(Err(e)) => parse_errors.push(e),
             Read::Unreadable(e) => problems.push(miette::Report::new(e)),
-            Read::Skipped => {}
+            Read::Skipped(why) => skipped.push((c.path.clone(), why)),
         }
     }
     problems.append(&mut parse_errors);
@@ -518,7 +624,7 @@ fn lint_group(
     };
     // A large compilation's graphs are a million small allocations: freed in parallel, as they were made.
     parsed.into_par_iter().with_max_len(1).for_each(drop);
-    GroupOutcome { report, parsed: paths, files, problems, texts }
+    GroupOutcome { report, parsed: paths, files, problems, texts, skipped }
 }
 
 /// What became of one candidate file. (One per file: the size difference between the variants does not matter.)
@@ -526,8 +632,8 @@ fn lint_group(
 enum Read<'s> {
     Parsed(Result<Parsed<'s>, miette::Report>),
     Unreadable(source::InputError),
-    /// Not a dump (empty, binary, ... met on a walk).
-    Skipped,
+    /// Not a dump (empty, binary, ... met on a walk): why.
+    Skipped(&'static str),
 }
 
 /// Reads and parses `candidates` in parallel, one task per file — read, then parsed at once — and the largest
@@ -542,9 +648,9 @@ fn read_and_parse<'s>(
     let mut order: Vec<(usize, u64)> = candidates.iter().enumerate().map(|(i, c)| (i, c.bytes())).collect();
     order.sort_by_key(|&(i, n)| (std::cmp::Reverse(n), i));
     let task = |i: usize| -> Read<'s> {
-        match source::load(candidates[i]) {
-            Ok(Some(f)) => Read::Parsed(parse_file_keeping(sources[i].get_or_init(|| f), keep)),
-            Ok(None) => Read::Skipped,
+        match source::read(candidates[i]) {
+            Ok(source::Read::File(f)) => Read::Parsed(parse_file_keeping(sources[i].get_or_init(|| f), keep)),
+            Ok(source::Read::Skipped(why)) => Read::Skipped(why.skip_reason()),
             Err(e) => Read::Unreadable(e),
         }
     };

@@ -128,14 +128,16 @@ fn file_packs(cfg: &config::Config, loaded: Option<&Loaded>, root: &Path) -> Res
             if !path.is_file() {
                 let l = loaded.expect("packs come from a file");
                 let names: Vec<&str> = crate::rules::load::BUILTIN.iter().map(|(n, _)| *n).collect();
-                return Err(l.error(
+                let mut e = l.error(
                     spec.span(),
                     format!(
                         "rule pack `{name}` is neither built in ({}) nor a file ({} does not exist)",
                         names.join(", "),
                         path.display()
                     ),
-                ));
+                );
+                e.help = crate::suggest::hint(name, names.iter().copied());
+                return Err(e);
             }
             cfg_rules.push(path.display().to_string());
         }
@@ -153,13 +155,19 @@ fn merge_lint_options(cli: &LintArgs, cfg: &config::Config, cfg_rules: Vec<Strin
     if lint.rules.is_empty() {
         lint.rules = vec!["core".into()];
     }
+    let values = |v: &[toml::Spanned<String>]| -> Vec<String> { v.iter().map(|x| x.get_ref().clone()).collect() };
     if lint.select.is_empty() {
-        lint.select = cfg.select.clone();
+        lint.select = values(&cfg.select);
     }
-    lint.ignore = cfg.ignore.iter().chain(&cli.ignore).cloned().collect();
+    lint.extend_select = values(&cfg.extend_select).into_iter().chain(cli.extend_select.iter().cloned()).collect();
+    lint.ignore = values(&cfg.ignore).into_iter().chain(cli.ignore.iter().cloned()).collect();
     // Severities: the file's first, the command line's after them (later wins).
-    lint.severity =
-        cfg.severity.iter().map(|(k, v)| format!("{k}={}", v.get_ref())).chain(cli.severity.iter().cloned()).collect();
+    lint.severity = cfg
+        .severity
+        .iter()
+        .map(|(k, v)| format!("{}={}", k.get_ref(), v.get_ref()))
+        .chain(cli.severity.iter().cloned())
+        .collect();
     lint
 }
 
@@ -202,6 +210,13 @@ impl Settings {
         let cfg = loaded.map(|l| &l.config).unwrap_or(&default);
         let root = loaded.map(|l| absolute(cwd, &l.dir())).unwrap_or_else(|| cwd.to_path_buf());
         let cfg_rules = file_packs(cfg, loaded, &root)?;
+        if let Some(l) = loaded {
+            // the rules the file's codes may name: the built-in packs' and its own packs' (a pack that does not load
+            // is reported when the run loads it)
+            let mut known = crate::rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default();
+            known.extend(crate::rules::load(&cfg_rules).map(|s| s.rules).unwrap_or_default());
+            config::check_codes(l, &known)?;
+        }
         let explicit = !cli.rules.is_empty() || !cfg_rules.is_empty();
         let lint = merge_lint_options(cli, cfg, cfg_rules);
         let target = cfg.target.as_ref().map(|t| t.get_ref().clone());
@@ -263,6 +278,7 @@ impl Settings {
             rules: self.lint.rules.clone(),
             rules_chosen: self.explicit,
             select: self.lint.select.clone(),
+            extend_select: self.lint.extend_select.clone(),
             ignore: self.lint.ignore.clone(),
             severity: self.lint.severity.clone(),
             target: cli_target.map(str::to_string).or_else(|| self.target.clone()),
@@ -286,6 +302,8 @@ pub struct Shown {
     /// `false`: packs were not chosen, so a version compiled by `hlolint compile` uses its kernel module's pack.
     pub rules_chosen: bool,
     pub select: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extend_select: Vec<String>,
     pub ignore: Vec<String>,
     pub severity: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -301,7 +319,14 @@ pub struct Shown {
 
 /// The settings of each linted path, one [`Settings`] per configuration file.
 pub struct Resolver<'c> {
-    cli: &'c LintArgs,
+    /// The command line as given.
+    given: &'c LintArgs,
+    /// The command line with the `--config KEY=VALUE` settings that have a command-line option applied to it;
+    /// `None` until the settings are read (on the first path).
+    cli: Option<LintArgs>,
+    /// The `--config KEY=VALUE` settings that have no command-line option (excludes, per-path and per-kernel
+    /// ignores, target): laid over every file's.
+    overlay: Vec<(config::Loaded, Vec<String>)>,
     pub cwd: PathBuf,
     /// Folder → the config file that applies there.
     found: HashMap<PathBuf, Option<PathBuf>>,
@@ -313,15 +338,27 @@ pub struct Resolver<'c> {
 impl<'c> Resolver<'c> {
     pub fn new(cli: &'c LintArgs) -> Resolver<'c> {
         let cwd = std::env::current_dir().unwrap_or_default();
-        Resolver { cli, cwd, found: HashMap::new(), index: HashMap::new(), all: Vec::new() }
+        Resolver {
+            given: cli,
+            cli: None,
+            overlay: Vec::new(),
+            cwd,
+            found: HashMap::new(),
+            index: HashMap::new(),
+            all: Vec::new(),
+        }
     }
 
     /// The settings for a file or folder being linted (`-`: the current directory): an index into `all`.
     pub fn for_path(&mut self, path: &Path) -> Result<usize, miette::Report> {
-        let file = if self.cli.isolated {
+        if self.cli.is_none() {
+            self.read_overrides().map_err(miette::Report::new)?;
+        }
+        let config_file = self.given.config.iter().rev().find(|c| !config::is_override(c));
+        let file = if self.given.isolated {
             None
-        } else if let Some(c) = &self.cli.config {
-            Some(absolute(&self.cwd, c))
+        } else if let Some(c) = config_file {
+            Some(absolute(&self.cwd, Path::new(c)))
         } else {
             let abs = absolute(&self.cwd, path);
             let dir = if path.as_os_str() == "-" {
@@ -337,14 +374,61 @@ impl<'c> Resolver<'c> {
         if let Some(&i) = self.index.get(&file) {
             return Ok(i);
         }
-        let loaded = match &file {
+        let mut loaded = match &file {
             Some(p) => Some(config::load(p).map_err(miette::Report::new)?),
             None => None,
         };
-        let s = Settings::resolve(self.cli, loaded.as_ref(), &self.cwd).map_err(miette::Report::new)?;
+        let mut target = None;
+        for (o, keys) in &self.overlay {
+            let l = loaded.get_or_insert_with(|| config::Loaded {
+                path: self.cwd.join("--config"),
+                text: String::new(),
+                config: config::Config::default(),
+            });
+            overlay(&mut l.config, &o.config, keys);
+            target = o.config.target.as_ref().map(|t| t.get_ref().clone()).or(target);
+        }
+        let cli = self.cli.as_ref().unwrap_or(self.given);
+        let mut s = Settings::resolve(cli, loaded.as_ref(), &self.cwd).map_err(miette::Report::new)?;
+        if target.is_some() {
+            s.target = target;
+        }
         self.all.push(s);
         self.index.insert(file, self.all.len() - 1);
         Ok(self.all.len() - 1)
+    }
+
+    /// Reads the `--config KEY=VALUE` settings: those the command line has an option for become that option (the
+    /// command line beats the file), the others are laid over each file.
+    fn read_overrides(&mut self) -> Result<(), config::ConfigError> {
+        let mut cli = self.given.clone();
+        for arg in self.given.config.iter().filter(|c| config::is_override(c)) {
+            let (o, keys) = config::parse_override(arg)?;
+            let known = crate::rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default();
+            config::check_codes(&o, &known)?;
+            let c = &o.config;
+            let values =
+                |v: &[toml::Spanned<String>]| -> Vec<String> { v.iter().map(|x| x.get_ref().clone()).collect() };
+            let mut rest = Vec::new();
+            for k in &keys {
+                match k.as_str() {
+                    "rules" => cli.rules = values(&c.rules),
+                    "select" => cli.select = values(&c.select),
+                    "extend-select" => cli.extend_select.extend(values(&c.extend_select)),
+                    "ignore" => cli.ignore.extend(values(&c.ignore)),
+                    "severity" => {
+                        cli.severity.extend(c.severity.iter().map(|(k, v)| format!("{}={}", k.get_ref(), v.get_ref())))
+                    }
+                    "baseline" => cli.settings.baseline = c.baseline.as_ref().map(|b| PathBuf::from(b.get_ref())),
+                    _ => rest.push(k.clone()),
+                }
+            }
+            if !rest.is_empty() {
+                self.overlay.push((o, rest));
+            }
+        }
+        self.cli = Some(cli);
+        Ok(())
     }
 
     /// The config file that applies in `dir` (cached per folder).
@@ -362,6 +446,20 @@ impl<'c> Resolver<'c> {
         let cwd = self.cwd.clone();
         let i = self.for_path(&cwd)?;
         Ok(&self.all[i])
+    }
+}
+
+/// `keys` of `over` replace the same keys of `base` (a `--config KEY=VALUE` over a file's settings).
+fn overlay(base: &mut config::Config, over: &config::Config, keys: &[String]) {
+    for k in keys {
+        match k.as_str() {
+            "exclude" => base.exclude = over.exclude.clone(),
+            "extend-exclude" => base.extend_exclude.extend(over.extend_exclude.iter().cloned()),
+            "per-path-ignores" => base.per_path_ignores.extend(over.per_path_ignores.clone()),
+            "per-kernel-ignores" => base.per_kernel_ignores.extend(over.per_kernel_ignores.clone()),
+            // the target is set on the resolved settings: a file's `target` is not checked against its text again
+            _ => {}
+        }
     }
 }
 

@@ -4,37 +4,89 @@
 use super::{Column, Comparison, Row, Tone};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
-/// Terminal tables, one per target, then the rankings and the notes.
-pub fn terminal(c: &Comparison) -> String {
+/// Terminal tables, one per target, then the rankings and the notes. With a `width` (the terminal's), a target's
+/// versions that do not fit side by side are split over several tables, each fitting, and the report says so.
+pub fn terminal(c: &Comparison, width: Option<usize>) -> String {
     let mut out = String::new();
     let tail = c.compilation_rows();
     let hidden = c.kernels.iter().flat_map(|k| &k.rows).chain(&tail).filter(|r| r.detail).count();
+    let mut split = Vec::new();
     for (target, cols) in c.by_target() {
-        let mut t = Table::new();
-        t.load_style(presets::UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Disabled);
-        let mut header = vec![target.to_string(), String::new()];
-        header.extend(cols.iter().map(|&i| two_lines(&one_line(&c.columns[i].version))));
-        t.set_header(header);
-        for k in &c.kernels {
-            push_rows(&mut t, &k.title, &k.rows, &cols, &c.columns);
+        let render = |part: &[usize]| table(c, target, part, &tail);
+        let whole = render(&cols);
+        let fits = |t: &str| width.is_none_or(|w| t.lines().all(|l| l.chars().count() <= w));
+        if fits(&whole) || cols.len() < 2 {
+            out.push_str(&whole);
+            continue;
         }
-        push_rows(&mut t, "compilation", &tail, &cols, &c.columns);
-        for col in t.column_iter_mut().skip(2) {
-            col.set_cell_alignment(CellAlignment::Right);
+        // the most versions per table for which every table fits (one per table when even that does not)
+        let per = (1..cols.len()).rev().find(|&n| cols.chunks(n).all(|part| fits(&render(part)))).unwrap_or(1);
+        for part in cols.chunks(per) {
+            out.push_str(&render(part));
         }
-        out.push_str(&t.to_string());
-        out.push('\n');
+        split.push(format!("{target}: {} versions in tables of {per}", cols.len()));
     }
+    let mut lines = Vec::new();
     for r in &c.rankings {
-        out.push_str(&format!("rank {}\n", one_line(&r.short_line())));
+        lines.push(format!("rank {}", one_line(&r.short_line())));
     }
     for n in &c.notes {
-        out.push_str(&format!("note: {}\n", one_line(n)));
+        lines.push(format!("note: {}", one_line(n)));
+    }
+    if !split.is_empty() {
+        lines.push(format!(
+            "note: split to fit {} columns ({}); a wider terminal, or --format markdown or html, shows them side by \
+             side",
+            width.unwrap_or_default(),
+            split.join("; ")
+        ));
     }
     if hidden > 0 {
-        out.push_str(&format!("({hidden} more rows with --format markdown, html, json or csv)\n"));
+        lines.push(format!("({hidden} more rows with --format markdown, html, json or csv)"));
+    }
+    for l in lines {
+        out.push_str(&wrap(&l, width));
     }
     out
+}
+
+/// `line` and a newline, its words wrapped to `width` with the next lines indented by two spaces (a word longer
+/// than the width keeps its own line).
+fn wrap(line: &str, width: Option<usize>) -> String {
+    let Some(w) = width else { return format!("{line}\n") };
+    let mut out = String::new();
+    let mut cur = String::new();
+    for word in line.split(' ') {
+        let len = cur.chars().count();
+        if len > 2 && len + 1 + word.chars().count() > w {
+            out.push_str(cur.trim_end());
+            out.push('\n');
+            cur = "  ".to_string();
+        } else if !cur.is_empty() && !cur.ends_with("  ") {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    out.push_str(cur.trim_end());
+    out.push('\n');
+    out
+}
+
+/// One target's table over the versions `cols`.
+fn table(c: &Comparison, target: &str, cols: &[usize], tail: &[Row]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Disabled);
+    let mut header = vec![target.to_string(), String::new()];
+    header.extend(cols.iter().map(|&i| two_lines(&one_line(&c.columns[i].version))));
+    t.set_header(header);
+    for k in &c.kernels {
+        push_rows(&mut t, &k.title, &k.rows, cols, &c.columns);
+    }
+    push_rows(&mut t, "compilation", tail, cols, &c.columns);
+    for col in t.column_iter_mut().skip(2) {
+        col.set_cell_alignment(CellAlignment::Right);
+    }
+    t.to_string() + "\n"
 }
 
 /// A block of rows under a heading row; the group is printed on its first row only.
@@ -194,8 +246,15 @@ mod tests {
     use crate::compare::sample;
 
     #[test]
+    fn notes_wrap_to_the_width() {
+        assert_eq!(wrap("note: a b cc dd", Some(9)), "note: a b\n  cc dd\n");
+        assert_eq!(wrap("note: a b cc dd", None), "note: a b cc dd\n");
+        assert_eq!(wrap("averyveryverylongword x", Some(5)), "averyveryverylongword\n  x\n");
+    }
+
+    #[test]
     fn terminal_one_table_per_target() {
-        let out = terminal(&sample::comparison());
+        let out = terminal(&sample::comparison(), None);
         let headers: Vec<&str> = out.lines().filter(|l| l.contains("tpu7x") || l.contains("v6e")).collect();
         assert!(headers.iter().any(|l| l.contains("v1") && l.contains("v2") && !l.contains("bug")), "{out}");
         assert!(out.contains("bug<script>"), "{out}");

@@ -242,6 +242,10 @@ impl<'p> Compilation<'p> {
 /// The dump directory a file belongs to: `v3@tpu7x_hlo.txt` → `v3@tpu7x/`; a file in `hlo/`, `mosaic/` or `llo/`
 /// → the folder above; else its own folder.
 pub fn group_dir(path: &str) -> String {
+    // stdin is a compilation of its own, named as its file is (`-`)
+    if path == crate::source::STDIN {
+        return path.to_string();
+    }
     let p = Path::new(path);
     if let Some(dir) = crate::source::sibling_dump_dir(p) {
         return dir.display().to_string();

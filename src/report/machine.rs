@@ -45,7 +45,8 @@ fn gh_escape(s: &str, property: bool) -> String {
     out
 }
 
-/// GitHub workflow annotations, one line per finding.
+/// GitHub workflow annotations, one line per finding: on the Python line when the dumps record it (where the
+/// author fixes or silences it), the dump location then in the message; else on the dump.
 pub fn github(reports: &[CompilationReport], texts: &Texts) -> String {
     let mut out = String::new();
     for r in reports {
@@ -64,12 +65,15 @@ pub fn github(reports: &[CompilationReport], texts: &Texts) -> String {
             for n in &f.notes {
                 msg.push_str(&format!("\nnote: {n}"));
             }
-            out.push_str(&format!(
-                "::{level} file={},line={l0},col={c0},endLine={l1},endColumn={c1},title={}::{}\n",
-                gh_escape(&f.path, true),
-                gh_escape(&title, true),
-                gh_escape(&msg, false)
-            ));
+            let place = match &f.python {
+                Some(p) => {
+                    msg.push_str(&format!("\ndump: {}:{l0}:{c0}", f.path));
+                    let col = if p.column > 0 { format!(",col={}", p.column) } else { String::new() };
+                    format!("file={},line={}{col}", gh_escape(&super::sarif::relative(&p.file), true), p.line.max(1))
+                }
+                None => format!("file={},line={l0},col={c0},endLine={l1},endColumn={c1}", gh_escape(&f.path, true)),
+            };
+            out.push_str(&format!("::{level} {place},title={}::{}\n", gh_escape(&title, true), gh_escape(&msg, false)));
         }
     }
     out
@@ -86,13 +90,21 @@ fn title(f: &Finding) -> String {
     }
 }
 
-/// `path:line:col: CODE message`, one line per finding (the Python line, when known, in brackets at the end).
+/// `path:line:col: CODE message`, one line per finding: the Python line first when the dumps record it, the dump
+/// location then in brackets at the end (`kernels.py:80:5: MO010 ... [dump: v2@tpu7x/mosaic/...:46:7]`).
 pub fn concise(reports: &[CompilationReport], texts: &Texts) -> String {
     let mut out = String::new();
     for f in reports.iter().flat_map(|r| &r.findings) {
         let ((l, c), _) = position(f, texts);
-        let py = f.python.as_ref().map(|p| format!(" [{}:{}]", p.file, p.line)).unwrap_or_default();
-        out.push_str(&format!("{}:{l}:{c}: {} {}{py}\n", f.path, title(f), one_line(&f.message)));
+        let (code, msg) = (title(f), one_line(&f.message));
+        out.push_str(&match &f.python {
+            Some(p) => {
+                let col = if p.column > 0 { format!(":{}", p.column) } else { String::new() };
+                let py = super::sarif::relative(&p.file);
+                format!("{py}:{}{col}: {code} {msg} [dump: {}:{l}:{c}]\n", p.line, f.path)
+            }
+            None => format!("{}:{l}:{c}: {code} {msg}\n", f.path),
+        });
     }
     out
 }

@@ -28,6 +28,8 @@ pub struct RunOutcome {
     pub warnings: Vec<miette::Report>,
     /// Warnings and errors about the inputs as a whole (a named folder with no dump), for stderr.
     pub notices: Vec<String>,
+    /// The Python files findings name, as reports name them → where they are here (`--add-noqa` writes there).
+    pub python_files: std::collections::BTreeMap<String, std::path::PathBuf>,
     /// Every named path was a folder and none held a dump: an input error.
     pub nothing_found: bool,
     /// `--exit-zero`: findings do not fail the run.

@@ -90,7 +90,9 @@ fn human(run: &RunOutcome, opts: WriteOptions) -> String {
         out.push_str(&link::render(&link::link(&run.files)));
     }
     let any_finding = run.findings().next().is_some();
-    if !run.rules.is_empty() && (!opts.quiet || any_finding) {
+    // a run whose every input failed linted nothing: "no findings in 0 compilation(s)" would read as a pass
+    let failed = run.compilations.is_empty() && (!run.errors.is_empty() || run.nothing_found);
+    if !run.rules.is_empty() && !failed && (!opts.quiet || any_finding) {
         let human = super::HumanOptions { statistics: opts.statistics, quiet: opts.quiet };
         out.push_str(&super::human(&run.compilations, &run.texts, human));
     }

@@ -126,10 +126,11 @@ fn resolve(spec: &str, base: Option<&Path>) -> Result<(Origin, String), RuleErro
         return Ok((Origin::File(path), text));
     }
     let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    let mean = crate::suggest::hint(spec, names.iter().copied()).map(|h| format!("{h} ")).unwrap_or_default();
     Err(RuleError::plain(
         RuleErrorKind::UnknownPack,
         format!("unknown rule pack `{spec}`"),
-        Some(format!("built-in packs: {}; or give the path of a YAML pack", names.join(", "))),
+        Some(format!("{mean}built-in packs: {}; or give the path of a YAML pack", names.join(", "))),
     ))
 }
 

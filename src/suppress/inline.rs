@@ -22,7 +22,7 @@
 //!
 //! A file that cannot be found or read suppresses nothing; it is never an error.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -44,12 +44,15 @@ impl Codes {
     }
 }
 
+/// The ignore comment's grammar: `#`, `hlolint:`, `ignore`, then `[codes]` or a word boundary.
+fn comment_re() -> &'static regex::Regex {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(r"(?i)#\s*hlolint:\s*ignore(?:\[([^\]]*)\]|\b)").expect("ignore-comment regex"))
+}
+
 /// The ignore comments on one line of Python (several are merged), or `None`.
 fn parse_line(line: &str) -> Option<Codes> {
-    static RE: OnceLock<regex::Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)#\s*hlolint:\s*ignore(?:\[([^\]]*)\]|\b)").expect("ignore-comment regex")
-    });
+    let re = comment_re();
     let mut out: Option<Codes> = None;
     for cap in re.captures_iter(line) {
         let codes = match cap.get(1) {
@@ -75,11 +78,27 @@ fn parse_line(line: &str) -> Option<Codes> {
     out
 }
 
-/// The Python files findings point into, found and read once each.
+/// The Python files findings point into, found and read once each, and which of their ignore comments silenced
+/// something.
 #[derive(Default)]
 pub struct PythonFiles {
     /// Resolved path → its lines (`None`: unreadable).
     read: HashMap<PathBuf, Option<Vec<String>>>,
+    /// (file, line) → the codes of its comment that silenced a finding (`*` for a bare `ignore`).
+    used: HashMap<(PathBuf, u32), BTreeSet<String>>,
+}
+
+/// An ignore comment, or codes of one, that silenced nothing in a run.
+pub struct Unused {
+    pub path: PathBuf,
+    /// 1-based.
+    pub line: u32,
+    /// The file's text (its lines joined by `\n`).
+    pub source: std::sync::Arc<String>,
+    /// The comment's byte range in `source`.
+    pub at: std::ops::Range<usize>,
+    /// The codes that silenced nothing; empty for a bare `# hlolint: ignore`.
+    pub codes: Vec<String>,
 }
 
 impl PythonFiles {
@@ -114,6 +133,64 @@ impl PythonFiles {
             .find(|c| c.is_file())
     }
 
+    /// How a report names a resolved file: relative to the current directory when under it, else to the root of
+    /// the repository holding it (the closest folder with a `.git`), else as it is. The path the dump recorded is
+    /// the compiling machine's, often absolute and elsewhere; this one opens here.
+    pub fn display(resolved: &Path, cwd: &Path) -> String {
+        let abs = if resolved.is_absolute() { resolved.to_path_buf() } else { cwd.join(resolved) };
+        let shown = match abs.strip_prefix(cwd) {
+            Ok(rel) => rel.to_path_buf(),
+            Err(_) => match abs.ancestors().skip(1).find(|a| a.join(".git").exists()) {
+                Some(root) => abs.strip_prefix(root).map(Path::to_path_buf).unwrap_or(abs.clone()),
+                None => abs.clone(),
+            },
+        };
+        shown.display().to_string().replace('\\', "/")
+    }
+
+    /// Records that the comment on `line` of `path` silenced `f`: which of its codes did.
+    pub fn mark_used(&mut self, path: &Path, line: u32, codes: &Codes, f: &crate::rules::engine::Finding) {
+        let used = self.used.entry((path.to_path_buf(), line)).or_default();
+        match codes {
+            Codes::All => {
+                used.insert("*".to_string());
+            }
+            Codes::Some(cs) => used.extend(cs.iter().filter(|c| super::finding_matches(c, f)).cloned()),
+        }
+    }
+
+    /// Every ignore comment of the files read (in file and line order) that silenced nothing, or the codes of one
+    /// that did not.
+    pub fn unused(&self) -> Vec<Unused> {
+        let mut files: Vec<(&PathBuf, &Vec<String>)> =
+            self.read.iter().filter_map(|(p, l)| l.as_ref().map(|l| (p, l))).collect();
+        files.sort();
+        let mut out = Vec::new();
+        for (path, lines) in files {
+            let source = std::sync::Arc::new(lines.join("\n"));
+            let mut start = 0;
+            for (i, text) in lines.iter().enumerate() {
+                let line_start = start;
+                start += text.len() + 1;
+                let Some(codes) = parse_line(text) else { continue };
+                let line = i as u32 + 1;
+                let used = self.used.get(&(path.clone(), line));
+                let unused: Vec<String> = match &codes {
+                    Codes::All if used.is_none() => Vec::new(),
+                    Codes::All => continue,
+                    Codes::Some(cs) => cs.iter().filter(|c| used.is_none_or(|u| !u.contains(*c))).cloned().collect(),
+                };
+                if matches!(codes, Codes::Some(_)) && unused.is_empty() {
+                    continue;
+                }
+                let at = comment_re().find(text).map(|m| m.range()).unwrap_or(0..text.len());
+                let at = line_start + at.start..line_start + at.end;
+                out.push(Unused { path: path.clone(), line, source: source.clone(), at, codes: unused });
+            }
+        }
+        out
+    }
+
     /// The ignore comment on `line` (1-based) of the file at `path` (resolved), if any.
     pub fn comment(&mut self, path: &Path, line: u32) -> Option<Codes> {
         let lines = self
@@ -123,6 +200,49 @@ impl PythonFiles {
         let text = lines.as_ref()?.get((line as usize).checked_sub(1)?)?;
         parse_line(text)
     }
+}
+
+/// `--add-noqa`: `text` with `codes` added to the ignore comment of each line (1-based) in `wanted`, or a comment
+/// `  # hlolint: ignore[A, B]` appended where there is none. A line a bare `# hlolint: ignore` already covers is
+/// left alone, and so is a line continued by a backslash (a comment there would end the statement). Returns the new
+/// text, the lines changed, and the lines left alone for the backslash.
+pub fn add_ignores(text: &str, wanted: &BTreeMap<u32, BTreeSet<String>>) -> (String, usize, Vec<u32>) {
+    let mut out = String::with_capacity(text.len() + 32 * wanted.len());
+    let (mut changed, mut skipped) = (0, Vec::new());
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let n = i as u32 + 1;
+        let Some(codes) = wanted.get(&n) else {
+            out.push_str(raw);
+            continue;
+        };
+        let body = raw.trim_end_matches(['\n', '\r']);
+        let ending = &raw[body.len()..];
+        match parse_line(body) {
+            Some(Codes::All) => out.push_str(raw),
+            _ if body.trim_end().ends_with('\\') => {
+                skipped.push(n);
+                out.push_str(raw);
+            }
+            Some(Codes::Some(have)) => {
+                let mut all: Vec<String> = have.clone();
+                all.extend(codes.iter().filter(|c| !have.contains(c)).cloned());
+                let m = comment_re().find(body).expect("parse_line found a comment");
+                out.push_str(&format!(
+                    "{}# hlolint: ignore[{}]{}{ending}",
+                    &body[..m.start()],
+                    all.join(", "),
+                    &body[m.end()..]
+                ));
+                changed += usize::from(all.len() > have.len());
+            }
+            None => {
+                let list: Vec<&str> = codes.iter().map(String::as_str).collect();
+                out.push_str(&format!("{}  # hlolint: ignore[{}]{ending}", body.trim_end(), list.join(", ")));
+                changed += 1;
+            }
+        }
+    }
+    (out, changed, skipped)
 }
 
 #[cfg(test)]
@@ -142,6 +262,35 @@ mod tests {
         assert_eq!(parse_line("x = f(y)  # hlolint: ignored"), None);
         assert_eq!(parse_line("x = f(y)  # noqa: MO021"), None);
         assert_eq!(parse_line("x = f(y)"), None);
+    }
+
+    #[test]
+    fn ignores_are_added_where_findings_are() {
+        let want = |v: &[(u32, &[&str])]| -> BTreeMap<u32, BTreeSet<String>> {
+            v.iter().map(|(l, cs)| (*l, cs.iter().map(|c| c.to_string()).collect())).collect()
+        };
+        let text = "a = 1\nb = f(a)  # type: ignore\nc = g(b)  # hlolint: ignore[XL001]\nd = h(c)  # hlolint: ignore\ne = (1 + \\\n  2)\n";
+        let (out, changed, skipped) = add_ignores(
+            text,
+            &want(&[
+                (1, &["MO010"]),
+                (2, &["MO021", "MO010"]),
+                (3, &["MO021", "XL001"]),
+                (4, &["MO010"]),
+                (5, &["MO010"]),
+            ]),
+        );
+        assert_eq!(
+            out,
+            "a = 1  # hlolint: ignore[MO010]\nb = f(a)  # type: ignore  # hlolint: ignore[MO010, MO021]\n\
+             c = g(b)  # hlolint: ignore[XL001, MO021]\nd = h(c)  # hlolint: ignore\ne = (1 + \\\n  2)\n"
+        );
+        assert_eq!((changed, skipped), (3, vec![5]));
+        // what was written reads back as the codes asked for
+        assert_eq!(parse_line(out.lines().nth(2).unwrap()), Some(Codes::Some(vec!["XL001".into(), "MO021".into()])));
+        // CRLF line endings stay
+        let (out, _, _) = add_ignores("x\r\ny\r\n", &want(&[(2, &["A1"])]));
+        assert_eq!(out, "x\r\ny  # hlolint: ignore[A1]\r\n");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod baseline;
 pub mod inline;
+pub mod unused;
 
 use crate::rules::engine::Finding;
 

@@ -276,13 +276,9 @@ fn inline_comments_work_on_real_dumps_made_elsewhere() {
     fixture_copy(tmp.path(), "bug_single_slot@tpu7x", 157, "# hlolint: ignore[MO021]");
     let out = hlolint(tmp.path()).args(["--rules", "v2-dma", "bug_single_slot@tpu7x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "the line above is not the finding's line");
-    // The Python location comes first.
+    // The Python location comes first, as the file found here (not the compiling machine's path).
     let text = stdout(&out);
-    assert!(
-        text.lines()
-            .any(|l| l == "/work/wt-driver/examples/fp8_matmul_2d/kernels.py:158:8: MO021 dma-double-buffering"),
-        "{text}"
-    );
+    assert!(text.lines().any(|l| l == "examples/fp8_matmul_2d/kernels.py:158:8: MO021 dma-double-buffering"), "{text}");
 }
 
 #[test]

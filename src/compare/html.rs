@@ -107,7 +107,9 @@ fn breakable(name: &str) -> Markup {
             start = at;
         }
     }
-    parts.push(&name[start..]);
+    if start < name.len() || parts.is_empty() {
+        parts.push(&name[start..]);
+    }
     html! { @for (i, p) in parts.iter().enumerate() { @if i > 0 { wbr; } (p) } }
 }
 
@@ -221,7 +223,7 @@ fn timelines(title: &str, k: &KernelSlot, columns: &[&Column], cols: &[usize]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::sample;
+    use crate::compare::{sample, Cell};
 
     #[test]
     fn page_is_self_contained_and_escaped() {
@@ -243,7 +245,15 @@ mod tests {
 
     #[test]
     fn verdicts_first_columns_fit_and_loops_by_their_names() {
-        let out = page(&sample::comparison());
+        let mut c = sample::comparison();
+        // the performance model's row of LLO trip counts, which the page shows with the loops' names
+        c.kernels[0].rows.push(Row {
+            group: "bundles".into(),
+            label: facts::LOOP_TRIPS.into(),
+            detail: true,
+            cells: vec![Cell::text("18 4 1"), Cell::text("no loop"), Cell::text("18 4"), Cell::absent()],
+        });
+        let out = page(&c);
         // the verdict rows come before the first kernel's
         let verdict = out.find(">verdict</th>").expect("a verdict heading");
         assert!(verdict < out.find(">kernel 1</th>").unwrap(), "{out}");

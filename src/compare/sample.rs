@@ -78,12 +78,6 @@ pub fn comparison() -> Comparison {
                 Cell::absent(),
             ],
         },
-        Row {
-            group: "bundles".into(),
-            label: facts::LOOP_TRIPS.into(),
-            detail: true,
-            cells: vec![Cell::text("18 4 1"), Cell::text("no loop"), Cell::text("18 4"), Cell::absent()],
-        },
     ];
     let timelines = vec![Some(timeline()), None, Some(timeline()), None];
     // a second kernel in one version only: the compilation's time is then not one kernel's

@@ -2,7 +2,7 @@
 //! labelled cells, and the compilation's predicted time. Rows marked `detail` are left out of the terminal table
 //! (which must fit a screen) and kept in every other format.
 
-use super::kernels::KernelView;
+use super::kernels::{KernelView, LoopName};
 use super::{Cell, TimeSplit, Tone};
 use crate::lint::Compilation;
 use crate::perf::{timeline, CompilationFacts, Estimate, Footprint, KernelFacts, MxuMode};
@@ -45,6 +45,7 @@ fn view(c: &Compilation<'_>, k: &KernelFacts) -> KernelView {
     v.fact("DMA", "overlap", overlap(c, k));
     bundles(&mut v, k);
     time_rows(&mut v, k);
+    v.loops = loop_names(c, k);
     v.timeline = k
         .llo
         .as_ref()
@@ -93,7 +94,7 @@ fn bundles(v: &mut KernelView, k: &KernelFacts) {
     v.detail("bundles", "static", Cell::number(l.static_bundles.to_string(), l.static_bundles as f64));
     v.fact("bundles", "dynamic", estimate(&l.dynamic_bundles, si));
     let trips: Vec<String> = l.loops.iter().map(|lp| trips_text(&lp.trips)).collect();
-    v.detail("bundles", "loop trips", Cell::text(if trips.is_empty() { "no loop".into() } else { trips.join(" ") }));
+    v.detail("bundles", LOOP_TRIPS, Cell::text(if trips.is_empty() { "no loop".into() } else { trips.join(" ") }));
     if !k.cross_checks.is_empty() {
         let ok = k.cross_checks.iter().all(|x| x.agrees);
         let text = if ok { "agree".to_string() } else { "differ".to_string() };
@@ -116,6 +117,79 @@ fn bundles(v: &mut KernelView, k: &KernelFacts) {
             v.detail("slots", &s.unit, cell);
         }
     }
+}
+
+/// The label of the row of LLO loop trip counts (the HTML page shows it with the loops' names).
+pub const LOOP_TRIPS: &str = "loop trips";
+
+/// The kernel's LLO loops in program order, each named through the performance model's cross-checks: the one
+/// checked against the grid is the `pallas_call`'s grid, one checked against an `scf.for` is that loop, at the
+/// Python line jax recorded for it (the engine's `python_source`: the op's own location, or the same op decoded
+/// from the HLO's custom call).
+fn loop_names(c: &Compilation<'_>, k: &KernelFacts) -> Vec<LoopName> {
+    let Some(l) = &k.llo else { return Vec::new() };
+    let unit = c.canonical_kernel_unit(&k.name).map(|u| &c.units[u]);
+    let at = |op: Option<crate::ir::OpId>| {
+        let u = unit?;
+        let p = crate::rules::engine::python_source(c, u, op)?;
+        let file = p.file.rsplit(['/', '\\']).next().unwrap_or(&p.file).to_string();
+        Some((format!("{file}:{}", p.line), format!("{}:{}", p.file, p.line)))
+    };
+    let fors = unit.map(|u| for_ops(&u.module, &k.name)).unwrap_or_default();
+    l.loops
+        .iter()
+        .map(|lp| {
+            let region = lp.name.rsplit('/').next().unwrap_or(&lp.name).to_string();
+            let mut name = LoopName { region, level: lp.level, trips: trips_text(&lp.trips), ..LoopName::default() };
+            let Some(x) = k.cross_checks.iter().find(|x| x.llo_loop == lp.name) else { return name };
+            let (label, python) = if x.mosaic == "the grid" {
+                match at(None) {
+                    Some((short, long)) => (format!("grid of {short}"), Some(long)),
+                    None => ("grid".to_string(), None),
+                }
+            } else {
+                match fors.iter().find(|(n, _)| *n == x.mosaic).and_then(|(_, op)| at(Some(*op))) {
+                    Some((short, long)) => (format!("loop at {short}"), Some(long)),
+                    None => (format!("scf.for {}", x.mosaic), None),
+                }
+            };
+            name.name = Some(label);
+            name.python = python;
+            name.note = match (x.extra, x.mosaic_trips.exact()) {
+                (Some(e), Some(n)) if e > 0 && x.mosaic == "the grid" => {
+                    Some(format!("{n} grid steps + {e} pipeline stage(s) libtpu adds"))
+                }
+                (Some(e), Some(n)) if e > 0 => Some(format!("{n} iterations + {e} libtpu adds")),
+                _ => None,
+            };
+            name
+        })
+        .collect()
+}
+
+/// The kernel's `scf.for` ops by the name the performance model gives them (`<kernel>/<induction variable>`,
+/// later ones with the same variable name numbered `#2`, ...), in program order.
+fn for_ops(m: &crate::ir::Module<'_>, kernel: &str) -> Vec<(String, crate::ir::OpId)> {
+    let Some(k) = crate::semantic::kernel::kernels(m).into_iter().find(|k| k.name == kernel) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, crate::ir::OpId)> = Vec::new();
+    for lp in &k.loops {
+        let op = m.op(lp.op);
+        let iv = op
+            .regions
+            .first()
+            .and_then(|r| m.regions[r.idx()].blocks.first())
+            .and_then(|b| m.blocks[b.idx()].args.first())
+            .map_or("?", |p| p.name);
+        let mut name = format!("{}/{}", k.name, iv.trim_start_matches('%'));
+        let same = out.iter().filter(|(n, _)| *n == name || n.starts_with(&format!("{name}#"))).count();
+        if same > 0 {
+            name = format!("{name}#{}", same + 1);
+        }
+        out.push((name, lp.op));
+    }
+    out
 }
 
 fn time_rows(v: &mut KernelView, k: &KernelFacts) {

@@ -11,6 +11,26 @@ pub struct KernelView {
     /// `(group, label, cell, detail)` in display order (`detail`: not in the terminal table).
     pub facts: Vec<(String, String, Cell, bool)>,
     pub timeline: Option<Timeline>,
+    /// The LLO program's loops, named as the kernel's author knows them where they can be.
+    pub loops: Vec<LoopName>,
+}
+
+/// An LLO loop as its kernel's author knows it: the grid of the `pallas_call`, or a loop of the kernel at its
+/// Python line (matched by the performance model's cross-check of trip counts); none for a loop of the compiler's
+/// own (a copy or an initialisation the kernel does not write as a loop).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoopName {
+    /// The LLO loop (`region95`) and its nesting (1: outermost).
+    pub region: String,
+    pub level: u32,
+    /// Times the body runs per entry, as the LLO's exit test says (`18`, `1–4`, `?`).
+    pub trips: String,
+    /// `grid`, `loop at kernels.py:163`, `scf.for fp8_mm_v2/arg10`; None for the compiler's own loops.
+    pub name: Option<String>,
+    /// The Python `file:line` the name points at, as the dumps record it (a tooltip: the path is long).
+    pub python: Option<String>,
+    /// What the count is made of when it is not the kernel's own number: `16 grid steps + 2 pipeline stages`.
+    pub note: Option<String>,
 }
 
 impl KernelView {
@@ -67,7 +87,8 @@ fn slot(i: usize, columns: &[Vec<KernelView>]) -> KernelSlot {
         rows.push(Row { group: g.to_string(), label: l.to_string(), cells, detail });
     }
     let timelines = views.iter().map(|v| v.and_then(|v| v.timeline.clone())).collect();
-    KernelSlot { title, rows, timelines }
+    let loops = views.iter().map(|v| v.map(|v| v.loops.clone()).unwrap_or_default()).collect();
+    KernelSlot { title, rows, timelines, loops }
 }
 
 #[cfg(test)]

@@ -210,6 +210,10 @@ pub struct KernelSlot {
     pub rows: Vec<Row>,
     /// Per column: one steady-state loop iteration, when the column has this kernel and a loop with MXU work.
     pub timelines: Vec<Option<Timeline>>,
+    /// Per column: the kernel's LLO loops by the names its author knows (the HTML page's labels; not serialised,
+    /// the machine formats keep the facts' own rows).
+    #[serde(skip)]
+    pub loops: Vec<Vec<kernels::LoopName>>,
 }
 
 /// One fact across the columns.

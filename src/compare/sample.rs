@@ -1,6 +1,7 @@
 //! A hand-made comparison for the renderers' tests: two targets, two versions each, one kernel, a timeline, and
 //! strings that need escaping in every format.
 
+use super::kernels::LoopName;
 use super::*;
 use crate::perf::timeline::{Lane, LaneMarks, Mark};
 
@@ -86,9 +87,28 @@ pub fn comparison() -> Comparison {
         cells: vec![Cell::absent(), Cell::text("copy"), Cell::absent(), Cell::absent()],
         detail: false,
     };
+    // v1@tpu7x's loops: the grid (two pipeline stages over its 16 steps), the loop the timeline shows, and one of
+    // the compiler's own
+    let named = |region: &str, level, trips: &str, name: Option<&str>| LoopName {
+        region: region.into(),
+        level,
+        trips: trips.into(),
+        name: name.map(Into::into),
+        python: name.map(|_| "/src/<k>.py:98".into()),
+        note: None,
+    };
+    let v1_loops = vec![
+        LoopName {
+            note: Some("16 grid steps + 2 pipeline stage(s) libtpu adds".into()),
+            ..named("region170", 1, "18", Some("grid of <k>.py:98"))
+        },
+        named("region95", 2, "4", Some("loop at <k>.py:163")),
+        named("region12", 1, "1", None),
+    ];
+    let loops = vec![v1_loops, vec![], vec![], vec![]];
     let kernels = vec![
-        KernelSlot { title: "kernel 1".into(), rows, timelines },
-        KernelSlot { title: "copy".into(), rows: vec![copy], timelines: vec![None; 4] },
+        KernelSlot { title: "kernel 1".into(), rows, timelines, loops },
+        KernelSlot { title: "copy".into(), rows: vec![copy], timelines: vec![None; 4], loops: vec![vec![]; 4] },
     ];
     let rankings = rank::rank(&columns);
     Comparison { columns, kernels, rankings, notes: vec!["hardware: built-in table".into()] }

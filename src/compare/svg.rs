@@ -62,20 +62,22 @@ fn legend() -> Markup {
     }
 }
 
-/// One loop iteration: a lane per kind of work, a column per bundle; hovering a mark lists its ops.
-pub fn timeline(t: &Timeline) -> Markup {
+/// One loop iteration: a lane per kind of work, a column per bundle; hovering a mark lists its ops. `longest` is
+/// the bundle count of the longest iteration drawn beside it: every timeline takes its bundle width from it, so
+/// widths compare.
+pub fn timeline(t: &Timeline, longest: u64) -> Markup {
     let lane_h = 18.0;
     let label = 100.0;
-    let cell = ((WIDTH - label - 10.0) / t.bundles.max(1) as f64).clamp(1.0, 14.0);
+    let cell = bundle_width(longest.max(t.bundles), label);
     let width = label + cell * t.bundles as f64 + 10.0;
-    let height = 22.0 + lane_h * t.lanes.len() as f64;
-    let tick = tick_step(t.bundles);
+    let height = 34.0 + lane_h * t.lanes.len() as f64;
+    let tick = tick_step(cell);
     let aria = format!("{}: {} bundles per iteration", t.region, t.bundles);
     html! {
         svg.chart.timeline width=(px(width)) height=(px(height)) viewBox=(format!("0 0 {width:.1} {height:.1}")) role="img" aria-label=(aria) {
             title { (aria) }
             @for (a, b) in &t.inner_loops {
-                rect.inner-loop x=(px(label + *a as f64 * cell)) y="0" width=(px((b + 1 - a) as f64 * cell)) height=(px(height - 16.0)) {
+                rect.inner-loop x=(px(label + *a as f64 * cell)) y="0" width=(px((b + 1 - a) as f64 * cell)) height=(px(height - 28.0)) {
                     title { "inner loop, drawn once: bundles " (a) "–" (b) }
                 }
             }
@@ -89,10 +91,17 @@ pub fn timeline(t: &Timeline) -> Markup {
                 }
             }
             @for k in (0..t.bundles).step_by(tick as usize) {
-                text.tick x=(px(label + k as f64 * cell)) y=(px(height - 4.0)) { (k) }
+                text.tick x=(px(label + k as f64 * cell)) y=(px(height - 16.0)) { (k) }
             }
+            text.tick x=(px(label)) y=(px(height - 3.0)) { "bundle (cycle) of the iteration →" }
         }
     }
+}
+
+/// The width of one bundle when the longest iteration drawn takes the chart's width (at most 14 px, so a short
+/// loop is not blown up; marks stay at least a pixel wide).
+fn bundle_width(longest: u64, label: f64) -> f64 {
+    ((WIDTH - label - 10.0) / longest.max(1) as f64).min(14.0)
 }
 
 /// Marks of consecutive bundles together: one rectangle each, so a long loop stays a small page.
@@ -129,9 +138,12 @@ fn lane_class(l: crate::perf::timeline::Lane) -> String {
     serde_json::to_value(l).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-/// Tick labels at a round step giving at most ~12 of them.
-fn tick_step(bundles: u64) -> u64 {
-    [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000].into_iter().find(|s| bundles / s <= 12).unwrap_or(10_000)
+/// Tick labels at a round step at least 40 px apart (a label of four digits fits), whatever the scale.
+fn tick_step(cell: f64) -> u64 {
+    [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
+        .into_iter()
+        .find(|&s| s as f64 * cell >= 40.0)
+        .unwrap_or(10_000)
 }
 
 #[cfg(test)]
@@ -152,7 +164,7 @@ mod tests {
 
     #[test]
     fn timeline_marks_and_escaped_tooltips() {
-        let svg = timeline(&sample::timeline()).into_string();
+        let svg = timeline(&sample::timeline(), 16).into_string();
         // the two MXU marks sit in consecutive bundles: one rectangle
         assert_eq!(svg.matches("class=\"lane-mxu\"").count(), 1, "{svg}");
         assert!(svg.contains("+5–6 (0x5e–0x5f): 2 ops: vmatmul.mubr.f8e4m3fn.mxu0, vmatres&lt;&amp;&gt;"), "{svg}");
@@ -162,7 +174,15 @@ mod tests {
         let lens: Vec<usize> = runs(&marks).iter().map(|r| r.len()).collect();
         assert_eq!(lens, [2, 3, 1]);
         assert!(runs(&[]).is_empty());
-        assert_eq!(tick_step(16), 2);
-        assert_eq!(tick_step(300), 50);
+        assert_eq!(tick_step(14.0), 5);
+        assert_eq!(tick_step(610.0 / 1857.0), 200);
+        // one scale: beside a 64-bundle loop, a 16-bundle one is a quarter as wide
+        let width = |longest| {
+            let svg = timeline(&sample::timeline(), longest).into_string();
+            let w = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+            w.parse::<f64>().unwrap() - 110.0
+        };
+        assert!((width(64) - 16.0 * 610.0 / 64.0).abs() < 0.1, "{}", width(64));
+        assert!((width(16) - 16.0 * 14.0).abs() < 0.1, "{}", width(16));
     }
 }

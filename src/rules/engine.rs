@@ -334,7 +334,7 @@ fn py_frame(m: &Module<'_>, op: OpId) -> Option<PySource> {
 
 /// Where in the user's Python an op comes from: its own location, or for a Mosaic dump (which has none) the same
 /// op decoded from the HLO's custom call (same kernel, opcode and ordinal), else that call's `pallas_call` line.
-fn python_source(c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Option<PySource> {
+pub(crate) fn python_source(c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Option<PySource> {
     let m = &unit.module;
     if let Some(p) = op.and_then(|o| py_frame(m, o)) {
         return Some(p);

@@ -94,6 +94,9 @@ fn html_report_is_written_to_the_output_file() {
     assert_eq!(html.matches("<table class=\"compare\">").count(), 2);
     assert_eq!(html.matches("class=\"chart time-bars\"").count(), 2);
     assert_eq!(html.matches("class=\"chart timeline\"").count(), 16);
+    // loops by the names the kernel's author knows: the pallas_call's grid, the fori_loop, at their Python lines
+    assert!(html.contains("grid of kernels.py:102: 66\u{a0}*"), "the v1 grid");
+    assert!(html.contains("v2: one iteration of the loop at kernels.py:185 · 95 bundles"), "the v2 fori_loop");
     assert!(!html.contains("<script") && !html.contains("href=") && !html.contains("src="));
 }
 

@@ -6,6 +6,7 @@ browser or selenium fails the test, with how to install them: it is never skippe
 """
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -89,3 +90,64 @@ def test_compare_report_renders_in_a_browser(tmp_path, case):
         drv.quit()
     assert shot.stat().st_size > 10_000
     print(f"screenshot: {shot}")
+
+
+def test_eight_versions_fit_at_1400_px_on_one_scale_with_names(tmp_path):
+    """Issue 22 point 10: the fp8 fixture's 8 versions per target at 1400 px — every version's column (its
+    verdict first) inside the viewport without a horizontal scroll, the loop timelines on one scale (pixels per
+    bundle equal within a kernel), loops named as the kernel's author knows them."""
+    fixture = CASES["fp8_matmul_2d"][0]
+    report = tmp_path / "report.html"
+    run = subprocess.run([str(hlolint()), "compare", str(fixture), "--format", "html", "-o", str(report)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    artifacts = Path(os.environ.get("HLOLINT_ARTIFACTS", tmp_path))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    drv = browser()
+    try:
+        drv.get(report.as_uri())
+        from selenium.webdriver.support.ui import WebDriverWait
+        WebDriverWait(drv, 60).until(lambda d: d.execute_script(
+            "return document.readyState === 'complete' && document.querySelector('ul.notes') !== null"))
+        js = drv.execute_script
+        viewport = js("return document.documentElement.clientWidth")
+        assert viewport > 1300, viewport
+        assert js("return document.documentElement.scrollWidth") <= viewport
+        for table in range(2):  # tpu7x and v6e
+            box = lambda css: js(
+                f"return Array.from(document.querySelectorAll('table.compare')[{table}].querySelectorAll({css!r}))"
+                ".map(e => {{ const r = e.getBoundingClientRect(); return [r.left, r.right, r.width, e.textContent]; }})")
+            heads = box("thead th.version")
+            assert len(heads) == 8, heads
+            verdicts = box("tr.verdict td")
+            assert len(verdicts) == 2 * (8 + 2), verdicts  # findings and fired, two label cells each
+            for left, right, width, text in heads + verdicts:
+                assert 0 <= left and right <= viewport and width > 0, (left, right, viewport, text)
+            scroll = js(f"const d = document.querySelectorAll('div.scroll')[{table}]; return [d.scrollWidth, d.clientWidth]")
+            assert scroll[0] <= scroll[1], scroll
+            # the verdict rows come first, before the first kernel's rows
+            first = js(f"return document.querySelectorAll('table.compare')[{table}].querySelector('tbody tr.heading').textContent")
+            assert first == "verdict", first
+        # one scale per kernel: (svg width - label and margin) / bundles is the same for every version
+        groups = js("return Array.from(document.querySelectorAll('div.timelines')).map(g => Array.from("
+                    "g.querySelectorAll('svg.timeline')).map(s => [s.getBoundingClientRect().width, "
+                    "s.getAttribute('aria-label')]))")
+        assert groups and all(groups), groups
+        for g in groups:
+            per_bundle = [(w - 110) / int(re.search(r"(\d+) bundles", a).group(1)) for w, a in g]
+            assert max(per_bundle) - min(per_bundle) < 0.02 * max(per_bundle), g
+            widths = sorted(w for w, _ in g)
+            assert len(g) < 2 or widths[0] < widths[-1], g  # loops of different lengths look different
+        # names a kernel author knows: the loop at its Python line, the grid of its pallas_call
+        captions = js("return Array.from(document.querySelectorAll('figcaption')).map(f => f.textContent)")
+        assert any(re.search(r"one iteration of the loop at kernels\.py:\d+", c) for c in captions), captions
+        assert not any(re.match(r"\S+: region\d+", c) for c in captions), captions
+        cells = js("return Array.from(document.querySelectorAll('span.loop')).map(s => s.textContent)")
+        assert any(re.match(r"grid of kernels\.py:\d+: \d+", c) for c in cells), cells
+        assert not any(re.fullmatch(r"[\d ]+", c) for c in cells), cells
+        drv.set_window_size(1400, 900)
+        shot = artifacts / "compare-8-versions-1400px.png"
+        assert drv.save_screenshot(str(shot))
+        print(f"screenshot: {shot}")
+    finally:
+        drv.quit()

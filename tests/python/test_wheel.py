@@ -62,14 +62,23 @@ def outside(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = dict(os.environ, NO_COLOR="1", TMPDIR=str(scratch))
+    env.pop("HLOLINT_BIN", None)  # the wheel's own binary, found by the package
     return work, scratch, env
 
 
-def test_the_wheel_holds_the_binary_and_metadata_only(wheel):
+PACKAGE = {"hlolint/__init__.py", "hlolint/__main__.py", "hlolint/_binary.py", "hlolint/_check.py",
+           "hlolint/_findings.py"}
+
+
+def test_the_wheel_holds_the_binary_the_python_package_and_metadata_only(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if n.endswith(".data/scripts/hlolint")], names
-    # rule packs and their cases are inside the binary, not files beside it
-    assert all(".dist-info/" in n or n.endswith(".data/scripts/hlolint") for n in names), names
+    # rule packs and their cases are inside the binary, not files beside it; of python/ only the package
+    others = [n for n in names if ".dist-info/" not in n and not n.endswith(".data/scripts/hlolint")]
+    assert set(others) == PACKAGE, others
+    # jax is optional: the wheel requires nothing
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    assert "Requires-Dist" not in zipfile.ZipFile(wheel).read(metadata).decode(), metadata
 
 
 # What the bundled fixtures' planted bugs (and the emulated-fp8 note on v6e) give: compilation folder -> codes.
@@ -108,6 +117,49 @@ def test_installed_hlolint_lints_the_bundled_fixtures(installed, outside):
     r = run([installed, FIXTURE / "bug_unwaited_dma@tpu7x"], cwd=work, env=env)
     assert r.returncode == 1
     assert "MO010 dma-balance" in r.stdout and "is never waited" in r.stdout, r.stdout
+
+
+def test_installed_package_imports_and_runs_the_binary_without_jax(installed, outside):
+    work, _, env = outside
+    python = installed.parent / "python"
+    r = run([python, "-c", "import hlolint, sys; print(hlolint.find_hlolint_bin()); print('jax' in sys.modules)"],
+            cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(installed), "False"], r.stdout
+    r = run([python, "-m", "hlolint", "--format", "concise", FIXTURE / "bug_unwaited_dma@tpu7x"], cwd=work, env=env)
+    assert r.returncode == 1 and "MO010" in r.stdout, r.stdout + r.stderr
+    # check() needs jax, and says so
+    r = run([python, "-c", "import hlolint; hlolint.check(len, 1)"], cwd=work, env=env)
+    assert r.returncode == 1 and "hlolint.check compiles a JAX computation and needs jax" in r.stderr, r.stderr
+
+
+def test_installed_package_checks_a_kernel_with_the_users_jax(installed, outside, tmp_path):
+    """The wheel's `hlolint.check` in an environment that also has jax: the test's own venv's site-packages added
+    after the fresh venv's (a .pth file), so `hlolint` is the wheel's and jax the test environment's."""
+    work, _, env = outside
+    python = installed.parent / "python"
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
+    jax_site = Path(__import__("jax").__file__).parents[1]
+    (Path(site) / "with_jax.pth").write_text(f"{jax_site}\n")
+    try:
+        script = work / "test_user.py"
+        script.write_text(f"""
+import sys
+sys.path.append({str(REPO / 'examples')!r})
+import fp8_matmul_2d as m
+import hlolint
+
+def test_unwaited_dma():
+    assert hlolint.__file__.startswith({site!r}), hlolint.__file__
+    found = hlolint.check(m.VERSIONS["bug_unwaited_dma"], *m.example_args(), target="tpu7x", rules="v2-dma")
+    assert found.codes() == {{"MO010", "MO021"}}, found
+    assert all(f.python.file.endswith("kernels.py") for f in found)
+""")
+        r = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", script], cwd=work,
+                env=dict(env, JAX_PLATFORMS="cpu"), timeout=1200)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally:
+        (Path(site) / "with_jax.pth").unlink()
 
 
 def test_installed_hlolint_tests_a_user_pack_extending_core(installed, outside):

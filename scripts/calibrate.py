@@ -40,7 +40,8 @@ def compile_missing(points, sources, dumps: Path, recompile: bool):
     todo = defaultdict(list)
     for p in points:
         gen = sources[p["source"]]["generation"]
-        if recompile or not (dumps / f"{p['version']}@{gen}").is_dir():
+        # a failed compile leaves the folder with its compile.log only
+        if recompile or not (dumps / f"{p['version']}@{gen}" / "llo").is_dir():
             todo[(p["module"], gen)].append(p["version"])
     for (module, gen), versions in todo.items():
         print(f"calibrate: compiling {len(versions)} version(s) of {module} for {gen}", file=sys.stderr)
@@ -106,7 +107,7 @@ def main():
     if not args.no_compile:
         compile_missing(points, sources, dumps, args.recompile)
     dirs = [f"{p['version']}@{sources[p['source']]['generation']}" for p in points]
-    present = [d for d in dirs if (dumps / d).is_dir()]
+    present = [d for d in dirs if (dumps / d / "llo").is_dir()]
     facts = predictions(Path(args.hlolint) if args.hlolint else hlolint_exe(), dumps, present)
 
     rows = []

@@ -12,6 +12,7 @@ pub mod dma_pipeline;
 pub mod dma_proof;
 pub mod dma_sim;
 pub mod fp8;
+pub mod mxu_format;
 pub mod pipelining;
 pub mod placement;
 pub mod smem;
@@ -133,6 +134,7 @@ pub static ANALYSES: &[&Analysis] = &[
     &pipelining::ANALYSIS,
     &fp8::ANALYSIS,
     &fp8::NARROW_ANALYSIS,
+    &mxu_format::ANALYSIS,
     &placement::ANALYSIS,
     &dma_balance::ANALYSIS,
     &dma_pipeline::ANALYSIS,

@@ -24,8 +24,11 @@ pub fn time(facts: &CompilationFacts) -> Option<TimeSplit> {
         let us = 1e-6;
         t = t.add(&TimeSplit {
             overhead: f.overhead_us.unwrap_or(0.0) * us,
-            compute: f.compute_us?.max * us,
+            compute: f.compute_us?.max.max(f.mxu_us.map_or(0.0, |m| m.max)) * us,
             memory: f.memory_us?.max * us,
+            transfer: f.transfer_us.map_or(0.0, |t| t.max * us),
+            latency: f.latency_us.map_or(0.0, |t| t.max * us),
+            exposed: f.exposed_us.map_or(0.0, |t| t.max * us),
             predicted: f.predicted_us?.max * us,
         });
     }
@@ -201,8 +204,11 @@ fn time_rows(v: &mut KernelView, k: &KernelFacts) {
     };
     v.fact("time", "predicted", us(t.predicted_us));
     v.detail("time", "compute", us(t.compute_us));
+    v.detail("time", "MXU", us(t.mxu_us));
     v.detail("time", "memory", us(t.memory_us));
-    let bound = t.bound.map(|b| format!("{b:?}").to_lowercase()).unwrap_or_else(|| "unknown".into());
+    v.detail("time", "DMA transfers", us(t.transfer_us));
+    v.detail("time", "exposed copies", us(t.exposed_us));
+    let bound = t.bound.map(|b| b.name().to_string()).unwrap_or_else(|| "unknown".into());
     v.fact("time", "bound", Cell::text(bound));
     let rate = |i: Option<crate::perf::Interval>| match i {
         Some(i) => {

@@ -161,30 +161,42 @@ impl Verdicts {
     }
 }
 
-/// A predicted time in seconds: per kernel `overhead + max(compute, memory)`, summed over the kernels (so
-/// `predicted` is kept, not recomputed from the summed terms).
+/// A predicted time in seconds: per kernel `overhead + exposed + max(compute, transfer)` (docs/performance-model.md),
+/// summed over the kernels (so `predicted` is kept, not recomputed from the summed terms). `transfer`, `latency`
+/// and `exposed` are 0 where the model had no pipeline terms (`predicted` is then `overhead + max(compute,
+/// memory)`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct TimeSplit {
     pub overhead: f64,
     pub compute: f64,
+    /// HBM bytes at bandwidth.
     pub memory: f64,
+    /// The pipelined copies: DMA latency per round plus the bytes streamed.
+    pub transfer: f64,
+    /// The latency part of `transfer`.
+    pub latency: f64,
+    /// Copies before the first and after the last grid step.
+    pub exposed: f64,
     pub predicted: f64,
 }
 
 impl TimeSplit {
-    /// One kernel's split.
+    /// One kernel's split, without pipeline terms.
     pub fn of(overhead: f64, compute: f64, memory: f64) -> TimeSplit {
-        TimeSplit { overhead, compute, memory, predicted: overhead + compute.max(memory) }
+        TimeSplit { overhead, compute, memory, predicted: overhead + compute.max(memory), ..TimeSplit::default() }
     }
 
     pub fn total(&self) -> f64 {
         self.predicted
     }
 
-    /// `compute` or `memory`: the larger of the two.
+    /// `compute`, `memory` or `DMA latency`: what the larger of compute and the copies is made of.
     pub fn bound(&self) -> &'static str {
-        if self.compute >= self.memory {
+        let copies = if self.transfer > 0.0 { self.transfer } else { self.memory };
+        if self.compute >= copies {
             "compute"
+        } else if 2.0 * self.latency > copies {
+            "DMA latency"
         } else {
             "memory"
         }
@@ -195,6 +207,9 @@ impl TimeSplit {
             overhead: self.overhead + o.overhead,
             compute: self.compute + o.compute,
             memory: self.memory + o.memory,
+            transfer: self.transfer + o.transfer,
+            latency: self.latency + o.latency,
+            exposed: self.exposed + o.exposed,
             predicted: self.predicted + o.predicted,
         }
     }

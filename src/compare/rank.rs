@@ -2,7 +2,7 @@
 //! (`v2 1.12× v1`: v1's time over v2's, above 1 when v2 is faster). A version with error findings is marked `✗`
 //! and never the pick: the fastest version is no answer when its DMAs are left unwaited.
 
-use super::{seconds, Column};
+use super::{seconds, Column, TimeSplit};
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -16,6 +16,9 @@ pub struct Ranking {
     pub unranked: Vec<String>,
     /// The fastest timed version without error findings.
     pub pick: Option<String>,
+    /// One sentence: why the fastest version wins (its dominant term, the term that differs most from the
+    /// baseline or the runner-up) and what share of its prediction is fixed overhead.
+    pub why: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -138,13 +141,51 @@ fn rank_target(columns: &[Column], target: &str) -> Option<Ranking> {
         .find(|e| e.errors + e.warnings == 0)
         .or_else(|| entries.iter().find(|e| e.errors == 0))
         .map(|e| e.version.clone());
-    Some(Ranking { target: target.to_string(), baseline: first.version.clone(), entries, unranked, pick })
+    let split = |v: &str| of.iter().find(|c| c.version == v).and_then(|c| c.time);
+    let why = entries.first().and_then(|w| {
+        let other = if w.version == first.version {
+            entries.get(1)
+        } else {
+            entries.iter().find(|e| e.version == first.version)
+        };
+        why(&w.version, split(&w.version)?, other.and_then(|o| Some((o.version.as_str(), split(&o.version)?))))
+    });
+    Some(Ranking { target: target.to_string(), baseline: first.version.clone(), entries, unranked, pick, why })
+}
+
+/// `v3 is fastest, DMA latency bound (DMA transfers 11.4 µs); against v1 its DMA transfers take 3.51 µs less;
+/// fixed overhead is 6.00 µs, 34% of its 17.9 µs`.
+fn why(winner: &str, w: TimeSplit, other: Option<(&str, TimeSplit)>) -> Option<String> {
+    // The terms of the prediction: the larger of compute and the copies, plus exposed copies and the overhead.
+    let copies = |t: &TimeSplit| if t.transfer > 0.0 { t.transfer } else { t.memory };
+    let terms = |t: &TimeSplit| [("compute", t.compute), ("DMA transfers", copies(t)), ("exposed copies", t.exposed)];
+    let (dominant, value) = terms(&w).into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let mut out = format!("{winner} is fastest, {} bound ({dominant} {})", w.bound(), seconds(value));
+    if let Some((name, o)) = other {
+        let diff = terms(&w)
+            .into_iter()
+            .zip(terms(&o))
+            .map(|((label, a), (_, b))| (label, b - a))
+            .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
+        if let Some((label, d)) = diff.filter(|d| d.1.abs() > 0.0) {
+            let more = if d > 0.0 { "less" } else { "more" };
+            out.push_str(&format!("; against {name} its {label} take {} {more}", seconds(d.abs())));
+        }
+    }
+    if w.predicted > 0.0 {
+        let share = w.overhead / w.predicted * 100.0;
+        out.push_str(&format!(
+            "; fixed overhead is {}, {share:.0}% of its {}",
+            seconds(w.overhead),
+            seconds(w.predicted)
+        ));
+    }
+    Some(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::TimeSplit;
 
     fn col(v: &str, t: &str, secs: Option<f64>) -> Column {
         Column {
@@ -203,5 +244,25 @@ mod tests {
         assert!(r[0].entries[0].speedup.is_nan());
         assert_eq!(r[0].unranked, ["v1"]);
         assert_eq!(r[0].line(), "v5e: v2 (1.00 ms) > not timed: v1");
+    }
+
+    #[test]
+    fn why_names_the_dominant_term_the_difference_and_the_overhead_share() {
+        let split = |compute: f64, transfer: f64| TimeSplit {
+            overhead: 6e-6,
+            compute,
+            transfer,
+            latency: transfer * 0.8,
+            predicted: 6e-6 + compute.max(transfer),
+            ..TimeSplit::default()
+        };
+        let w = why("v3", split(4e-6, 12e-6), Some(("v1", split(4e-6, 15e-6)))).unwrap();
+        assert_eq!(
+            w,
+            "v3 is fastest, DMA latency bound (DMA transfers 12.0 µs); against v1 its DMA transfers take 3.00 µs \
+             less; fixed overhead is 6.00 µs, 33% of its 18.0 µs"
+        );
+        let alone = why("v1", split(9e-6, 1e-6), None).unwrap();
+        assert!(alone.starts_with("v1 is fastest, compute bound (compute 9.00 µs); fixed overhead"), "{alone}");
     }
 }

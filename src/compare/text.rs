@@ -29,6 +29,9 @@ pub fn terminal(c: &Comparison, width: Option<usize>) -> String {
     let mut lines = Vec::new();
     for r in &c.rankings {
         lines.push(format!("rank {}", one_line(&r.short_line())));
+        if let Some(w) = &r.why {
+            lines.push(format!("why {}: {}", r.target, one_line(w)));
+        }
     }
     for n in &c.notes {
         lines.push(format!("note: {}", one_line(n)));
@@ -197,6 +200,9 @@ pub fn markdown(c: &Comparison) -> String {
         out.push_str("**Ranking** (predicted time, speedup over the target's first version)\n\n");
         for r in &c.rankings {
             out.push_str(&format!("- {}\n", md(&r.line())));
+            if let Some(w) = &r.why {
+                out.push_str(&format!("  - why: {}\n", md(w)));
+            }
         }
         out.push('\n');
     }
@@ -271,8 +277,11 @@ mod tests {
         let pick = "; pick v1 (fastest without errors or warnings; ✗ errors, ! warnings)";
         assert!(out.contains(&format!("rank tpu7x, speedup over v1 (5.00 µs): v2 ! 1.11× > v1{pick}\n")), "{out}");
         assert!(out.contains("rank v6e, speedup over v1 (9.00 µs): v1 > not timed: bug<script>\n"), "{out}");
-        // detail rows (FLOPs, the compilation's time split) are counted, not shown
-        assert!(!out.contains("FLOPs") && !out.contains("overhead"), "{out}");
+        // detail rows (FLOPs, the compilation's time split) are counted, not shown (the `why` line below the
+        // ranking names the overhead's share)
+        let tables = out.lines().take_while(|l| !l.starts_with("rank")).collect::<Vec<_>>().join("\n");
+        assert!(!tables.contains("FLOPs") && !tables.contains("overhead"), "{out}");
+        assert!(out.contains("why tpu7x: v2 is fastest"), "{out}");
         assert!(out.contains("(4 more rows with"), "{out}");
         // tpu7x's kernel names end with their versions: the row is left out there, kept for v6e
         let (tpu7x, v6e) = out.split_once("v6e ").unwrap();

@@ -261,7 +261,6 @@ fn kernel_facts(
         Footprint { bytes, capacity: cap, fraction }
     };
     let cross_checks = llo.as_ref().map(|l| cross_checks(l, &mf)).unwrap_or_default();
-    let time = time::predict(chip, llo.as_ref().map(|l| &l.dynamic_bundles), &hbm_bytes, &flops);
     let peak = chip.and_then(|c| {
         let fmt = match (mxu.mode, mxu.requested) {
             (MxuMode::Native, Some(Narrow::Fp8)) => "fp8",
@@ -270,6 +269,10 @@ fn kernel_facts(
         };
         c.peak_tflops_per_core(fmt)
     });
+    let transfers = transfers(&mf);
+    let issued = llo.as_ref().map(|l| issued_bundles(l, &cross_checks));
+    let mxu_us = mxu_time(&flops, peak, &mxu);
+    let time = time::predict(chip, issued.as_ref(), &hbm_bytes, &flops, &transfers, mxu_us);
     Some(KernelFacts {
         name: name.to_string(),
         mosaic: unit.describe(),
@@ -293,6 +296,80 @@ fn kernel_facts(
         peak_fraction: time.achieved_tflops.zip(peak).map(|(a, p)| Interval { min: a.min / p, max: a.max / p }),
         time,
     })
+}
+
+/// The bundles a launch issues, for the compute term: the LLO's dynamic bundles less the grid loop's body on the
+/// iterations libtpu adds to software-pipeline the grid (the cross-check's `extra`). Those iterations run the
+/// pipeline's first and last stages, its DMA issues and waits, and branch over the body's compute (the forward
+/// branch `branches_in_loops` counts in the grid loop): charging them the whole body counted a 2-step grid's
+/// compute twice (jax's matmul guide at 1024³ with 512 × 1024 × 1024 blocks: 4 LLO iterations for 2 steps).
+fn issued_bundles(l: &LloFacts, checks: &[CrossCheck]) -> Estimate {
+    let grid = checks.first().filter(|c| c.mosaic == "the grid");
+    let stage = grid.and_then(|g| {
+        let extra = u64::try_from(g.extra?).ok().filter(|&e| e > 0)?;
+        let trips = g.llo_trips.exact().filter(|&t| t > extra)?;
+        let lp = l.loops.iter().find(|x| x.name == g.llo_loop)?;
+        let runs = trips::bundle_runs(l.static_bundles, &l.loops);
+        let body = runs.get(lp.start as usize..=(lp.end as usize).min(runs.len().checked_sub(1)?))?;
+        let (lo, hi) = Estimate::sum(body).bounds()?;
+        Some((lo / trips * extra, hi / trips * extra))
+    });
+    match (stage, l.dynamic_bundles.bounds()) {
+        (Some((s0, s1)), Some((d0, d1))) => {
+            let (a, b) = (d0.saturating_sub(s0), d1.saturating_sub(s1));
+            Estimate::range(a.min(b), a.max(b))
+        }
+        _ => l.dynamic_bundles.clone(),
+    }
+}
+
+/// The MXU's own time: FLOPs at the peak rate of the format it runs, with f32 operands at half the rate. The LLO
+/// shows why: an f32 `vmatmul` streams 8 rows of the LHS where a bf16 one streams 16 (an f32 vreg holds 8 × 128
+/// values), so a matmul with f32 operands issues twice the `vmatmul` ops (docs/performance-model.md, "MXU
+/// formats"); the model takes each op to hold the MXU as long. Weighted by the share of f32 ops in the program.
+fn mxu_time(flops: &Estimate, peak_tflops: Option<f64>, mxu: &MxuFacts) -> Option<Interval> {
+    let peak = peak_tflops.filter(|p| *p > 0.0)?;
+    let (lo, hi) = flops.bounds()?;
+    let f32_ops: usize = mxu.formats.iter().filter(|f| f.format == "f32").map(|f| f.count).sum();
+    let other: usize = mxu.formats.iter().filter(|f| f.format != "f32").map(|f| f.count).sum();
+    // ops issued ÷ the ops the same FLOPs take at bf16 width
+    let factor = if f32_ops == 0 { 1.0 } else { (f32_ops + other) as f64 / (f32_ops as f64 / 2.0 + other as f64) };
+    let us = |f: u64| f as f64 / (peak * 1e6) * factor;
+    Some(Interval { min: us(lo), max: us(hi) })
+}
+
+/// The pipeline's rounds and the bytes it cannot overlap (`time::Transfers`). A window fetching a new block on
+/// `n` grid steps makes `n` rounds (its block's fetches: HBM bytes / block bytes); a DMA the kernel starts itself
+/// makes a round per run. Exposed: one block per window (an input's first, which the prologue fetches before any
+/// compute; an output's last, which the epilogue writes back after it), whole operands and scalar prefetch.
+fn transfers(mf: &mosaic::MosaicFacts) -> time::Transfers {
+    let mut rounds = Estimate::Exact(0);
+    let mut exposed = Vec::new();
+    let larger = |a: &Estimate, b: &Estimate| match (a.bounds(), b.bounds()) {
+        (Some((a0, a1)), Some((b0, b1))) => Estimate::range(a0.max(b0), a1.max(b1)),
+        _ => Estimate::unknown("a fetch count is unknown"),
+    };
+    for b in &mf.buffers {
+        match (b.role, b.bytes) {
+            ("window", Some(block)) if block > 0 => {
+                let fetches = match b.hbm_bytes.bounds() {
+                    Some((lo, hi)) => Estimate::range(lo / block, hi / block),
+                    None => Estimate::unknown("a window's fetches are unknown"),
+                };
+                rounds = larger(&rounds, &fetches);
+                exposed.push(match b.hbm_bytes.bounds() {
+                    Some((lo, hi)) => Estimate::range(lo.min(block), hi.min(block)),
+                    None => b.hbm_bytes.clone(),
+                });
+            }
+            ("window", _) => exposed.push(b.hbm_bytes.clone()),
+            _ => exposed.push(b.hbm_bytes.clone()),
+        }
+    }
+    for d in mf.dmas.iter().filter(|d| d.hbm_bytes.max().is_some_and(|b| b > 0)) {
+        rounds = larger(&rounds, &d.runs);
+    }
+    time::Transfers { rounds, exposed_bytes: Estimate::sum(&exposed) }
 }
 
 /// The LLO unit of kernel `name`: a computation named after it (`fp8_mm_v3.1`), else the one named after an HLO

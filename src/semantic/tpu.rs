@@ -51,6 +51,9 @@ pub struct Chip {
     pub smem_kib: Option<f64>,
     /// Fixed cost of one kernel launch, added to the predicted time.
     pub overhead_us: Option<f64>,
+    /// Issue-to-completion latency of one HBM→VMEM DMA beyond its bytes at bandwidth, in TensorCore cycles: what
+    /// a pipelined grid step waits for when its compute is shorter than the copies of the next step.
+    pub dma_latency_cycles: Option<f64>,
     #[serde(default)]
     pub native: Native,
     /// Keys whose value is an estimate rather than a published number.

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Lowest first: `ir ← parse ← semantic ← source ← lint ← analysis ← perf ← summary ← rules ← report ← suppress ←
-/// compare ← cli`, the driver beside the command line.
+/// compare ← cli`, the driver beside the command line, `suggest` (no dependency on the crate) beside `ir`.
 const LAYERS: &[&[&str]] = &[
-    &["ir"],
+    &["ir", "suggest"],
     &["parse"],
     &["semantic"],
     &["source"],

@@ -4,7 +4,7 @@
 
 use super::dma_sim::{self, Mode, SimOutcome};
 use super::{At, Hit, Options};
-use crate::ir::Layer;
+use crate::ir::{Layer, Module};
 use crate::lint::Compilation;
 use crate::semantic::kernel;
 
@@ -64,26 +64,30 @@ pub(crate) fn label(kind: &str) -> &'static str {
 }
 
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
-    let Some(u) = c.units.get(unit) else { return Vec::new() };
-    if u.layer() != Layer::Mosaic {
-        return Vec::new();
-    }
-    let m = &*u.module;
     let mut hits = Vec::new();
-    for k in kernel::kernels(m) {
-        if k.dma_starts.is_empty() && k.dma_waits.is_empty() && !kernel::has_semaphore_ops(m, k.func) {
-            continue;
-        }
-        // the kernel as written speaks; its later stages and other copies would say the same, slower
-        let name = m.func(k.func).name;
-        if c.canonical_kernel_unit(name).is_some_and(|best| best != unit) {
-            continue;
-        }
+    for (m, k) in balanced_kernels(c, unit) {
         let seed = dma_sim::seed_from_host(c, unit, &k);
         let out = dma_sim::simulate_seeded(m, &k, Mode::Balance, &seed);
         hits.extend(hits_of(unit, &k, &out));
     }
     hits
+}
+
+/// The kernels of a Mosaic unit whose DMA balance is judged there: those with DMAs or semaphore ops, and only in
+/// the unit that speaks for them (the kernel as written; its later stages and other copies would say the same,
+/// slower).
+pub(crate) fn balanced_kernels<'c, 'a>(
+    c: &'c Compilation<'a>,
+    unit: usize,
+) -> Vec<(&'c Module<'a>, kernel::Kernel<'a>)> {
+    let Some(u) = c.units.get(unit).filter(|u| u.layer() == Layer::Mosaic) else { return Vec::new() };
+    let m: &'c Module<'a> = &u.module;
+    kernel::kernels(m)
+        .into_iter()
+        .filter(|k| !k.dma_starts.is_empty() || !k.dma_waits.is_empty() || kernel::has_semaphore_ops(m, k.func))
+        .filter(|k| c.canonical_kernel_unit(m.func(k.func).name).is_none_or(|best| best == unit))
+        .map(|k| (m, k))
+        .collect()
 }
 
 /// Where a kernel-level verdict points: its first DMA op.

@@ -44,21 +44,8 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
 };
 
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
-    let Some(u) = c.units.get(unit) else { return Vec::new() };
-    if u.layer() != Layer::Mosaic {
-        return Vec::new();
-    }
-    let m = &*u.module;
     let mut hits = Vec::new();
-    for k in kernel::kernels(m) {
-        if k.dma_starts.is_empty() && k.dma_waits.is_empty() && !kernel::has_semaphore_ops(m, k.func) {
-            continue;
-        }
-        // the kernel as written speaks; its later stages and other copies would say the same, slower
-        let name = m.func(k.func).name;
-        if c.canonical_kernel_unit(name).is_some_and(|best| best != unit) {
-            continue;
-        }
+    for (m, k) in super::dma_balance::balanced_kernels(c, unit) {
         let out = dma::check(m, &k);
         hits.extend(hits_of(unit, &k, &out));
     }

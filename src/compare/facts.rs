@@ -176,23 +176,7 @@ fn for_ops(m: &crate::ir::Module<'_>, kernel: &str) -> Vec<(String, crate::ir::O
     let Some(k) = crate::semantic::kernel::kernels(m).into_iter().find(|k| k.name == kernel) else {
         return Vec::new();
     };
-    let mut out: Vec<(String, crate::ir::OpId)> = Vec::new();
-    for lp in &k.loops {
-        let op = m.op(lp.op);
-        let iv = op
-            .regions
-            .first()
-            .and_then(|r| m.regions[r.idx()].blocks.first())
-            .and_then(|b| m.blocks[b.idx()].args.first())
-            .map_or("?", |p| p.name);
-        let mut name = format!("{}/{}", k.name, iv.trim_start_matches('%'));
-        let same = out.iter().filter(|(n, _)| *n == name || n.starts_with(&format!("{name}#"))).count();
-        if same > 0 {
-            name = format!("{name}#{}", same + 1);
-        }
-        out.push((name, lp.op));
-    }
-    out
+    crate::perf::loop_names(m, &k).into_iter().zip(k.loops.iter().map(|l| l.op)).collect()
 }
 
 fn time_rows(v: &mut KernelView, k: &KernelFacts) {

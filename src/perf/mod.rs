@@ -21,7 +21,7 @@ pub mod timeline;
 pub mod trips;
 
 pub use estimate::{Assume, AssumeError, Estimate};
-pub use mosaic::{BufferFacts, DmaFacts, ForFacts, MatmulFacts};
+pub use mosaic::{loop_names, BufferFacts, DmaFacts, ForFacts, MatmulFacts};
 pub use time::{Bound, Interval, TimeFacts};
 pub use trips::{LoopFacts, TripSource};
 

@@ -192,10 +192,10 @@ fn grid_steps(k: &Kernel<'_>, assume: &Assume) -> Estimate {
     }
 }
 
-/// `scf.for` loops with their trip counts, by op.
-fn for_loops(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> Vec<(OpId, ForFacts)> {
-    let env = HashMap::new();
-    let mut out: Vec<(OpId, ForFacts)> = Vec::new();
+/// The name of each of the kernel's loops (`k.loops`' order): `<kernel>/<induction variable>`, a later loop with
+/// the same variable name numbered `#2`, `#3`, ... — what `--assume` and the performance model's facts call it.
+pub fn loop_names(m: &Module<'_>, k: &Kernel<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     for c in &k.loops {
         let op = m.op(c.op);
         let iv = op
@@ -204,12 +204,20 @@ fn for_loops(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> Vec<(OpId, ForF
             .and_then(|r| m.regions[r.idx()].blocks.first())
             .and_then(|b| m.blocks[b.idx()].args.first())
             .map_or("?", |p| p.name);
-        let mut name = format!("{}/{}", k.name, iv.trim_start_matches('%'));
+        let name = format!("{}/{}", k.name, iv.trim_start_matches('%'));
         // the same induction variable name in sibling regions: number the later ones
-        let same = out.iter().filter(|(_, f)| f.name == name || f.name.starts_with(&format!("{name}#"))).count();
-        if same > 0 {
-            name = format!("{name}#{}", same + 1);
-        }
+        let same = out.iter().filter(|n| **n == name || n.starts_with(&format!("{name}#"))).count();
+        out.push(if same > 0 { format!("{name}#{}", same + 1) } else { name });
+    }
+    out
+}
+
+/// `scf.for` loops with their trip counts, by op.
+fn for_loops(m: &Module<'_>, k: &Kernel<'_>, assume: &Assume) -> Vec<(OpId, ForFacts)> {
+    let env = HashMap::new();
+    let mut out: Vec<(OpId, ForFacts)> = Vec::new();
+    for (c, name) in k.loops.iter().zip(loop_names(m, k)) {
+        let op = m.op(c.op);
         let bound = |i: usize| op.operands.get(i).and_then(|o| fold(m, o.def, &env, 0));
         let (lower, upper, step) =
             if op_name(op.opcode) == "for" { (bound(0), bound(1), bound(2)) } else { (None, None, None) };

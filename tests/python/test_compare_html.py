@@ -23,18 +23,6 @@ CASES = {
 INSTALL = "run scripts/setup-browser.sh (apt-get install chromium chromium-driver; pip install -r python/requirements-browser.txt)"
 
 
-def hlolint() -> Path:
-    """The binary scripts/test builds: $HLOLINT, else the release (then debug) build in the cargo target dir."""
-    if os.environ.get("HLOLINT"):
-        return Path(os.environ["HLOLINT"])
-    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    for profile in ("release", "debug"):
-        exe = target / profile / "hlolint"
-        if exe.is_file():
-            return exe
-    pytest.fail(f"no hlolint binary under {target}; run `cargo build --release` or set HLOLINT")
-
-
 def browser():
     try:
         from selenium import webdriver
@@ -53,10 +41,10 @@ def browser():
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_compare_report_renders_in_a_browser(tmp_path, case):
+def test_compare_report_renders_in_a_browser(tmp_path, case, hlolint_bin):
     fixture, targets, timelines, first = CASES[case]
     report = tmp_path / "report.html"
-    run = subprocess.run([str(hlolint()), "compare", str(fixture), "--format", "html", "-o", str(report)],
+    run = subprocess.run([str(hlolint_bin), "compare", str(fixture), "--format", "html", "-o", str(report)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     artifacts = Path(os.environ.get("HLOLINT_ARTIFACTS", tmp_path))
@@ -92,13 +80,13 @@ def test_compare_report_renders_in_a_browser(tmp_path, case):
     print(f"screenshot: {shot}")
 
 
-def test_eight_versions_fit_at_1400_px_on_one_scale_with_names(tmp_path):
+def test_eight_versions_fit_at_1400_px_on_one_scale_with_names(tmp_path, hlolint_bin):
     """Issue 22 point 10: the fp8 fixture's 8 versions per target at 1400 px — every version's column (its
     verdict first) inside the viewport without a horizontal scroll, the loop timelines on one scale (pixels per
     bundle equal within a kernel), loops named as the kernel's author knows them."""
     fixture = CASES["fp8_matmul_2d"][0]
     report = tmp_path / "report.html"
-    run = subprocess.run([str(hlolint()), "compare", str(fixture), "--format", "html", "-o", str(report)],
+    run = subprocess.run([str(hlolint_bin), "compare", str(fixture), "--format", "html", "-o", str(report)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     artifacts = Path(os.environ.get("HLOLINT_ARTIFACTS", tmp_path))

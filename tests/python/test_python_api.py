@@ -21,21 +21,9 @@ REPO = Path(__file__).resolve().parents[2]
 PYTHON_SRC = REPO / "python"
 
 
-def hlolint_exe() -> Path:
-    """The binary scripts/test builds: $HLOLINT, else the release (then debug) build in the cargo target dir."""
-    if os.environ.get("HLOLINT"):
-        return Path(os.environ["HLOLINT"])
-    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    for profile in ("release", "debug"):
-        exe = target / profile / "hlolint"
-        if exe.is_file():
-            return exe
-    pytest.fail(f"no hlolint binary under {target}; run `cargo build --release` or set HLOLINT")
-
-
 @pytest.fixture
-def exe(monkeypatch):
-    path = hlolint_exe()
+def exe(monkeypatch, hlolint_bin):
+    path = hlolint_bin
     monkeypatch.setenv("HLOLINT_BIN", str(path))
     return path
 

@@ -41,9 +41,13 @@ fn run_none(dir: &Path) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), v)
 }
 
-#[test]
-fn manifest_has_every_version_on_every_target() {
-    let m: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("manifest.json")).unwrap()).unwrap();
+/// A fixture folder's driver manifest, after checking that it lists exactly `versions` × `targets`, each `ok`.
+fn manifest_with_every_version_ok<'v>(
+    dir: &std::path::Path,
+    versions: impl Iterator<Item = &'v str>,
+    targets: &[&str],
+) -> Value {
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     let got: BTreeSet<(String, String, String)> = m["results"]
         .as_array()
         .unwrap()
@@ -53,11 +57,15 @@ fn manifest_has_every_version_on_every_target() {
             (s("version"), s("target"), s("status"))
         })
         .collect();
-    let want: BTreeSet<(String, String, String)> = KERNELS
-        .iter()
-        .flat_map(|(v, _, _)| TARGETS.iter().map(move |t| (v.to_string(), t.to_string(), "ok".to_string())))
-        .collect();
-    assert_eq!(got, want);
+    let want: BTreeSet<(String, String, String)> =
+        versions.flat_map(|v| targets.iter().map(move |t| (v.to_string(), t.to_string(), "ok".to_string()))).collect();
+    assert_eq!(got, want, "{}", dir.display());
+    m
+}
+
+#[test]
+fn manifest_has_every_version_on_every_target() {
+    let m = manifest_with_every_version_ok(&fixtures(), KERNELS.iter().map(|(v, _, _)| *v), TARGETS);
     assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
     // the multi-device version records its mesh (examples/jax_pallas_ops MESH); the others have none
     for r in m["results"].as_array().unwrap() {
@@ -247,22 +255,8 @@ const TPU_INFERENCE_TARGETS: &[&str] = &["tpu7x", "v6e"];
 
 #[test]
 fn tpu_inference_manifest_has_every_version_on_every_target() {
-    let m: Value =
-        serde_json::from_str(&std::fs::read_to_string(tpu_inference().join("manifest.json")).unwrap()).unwrap();
-    let got: BTreeSet<(String, String, String)> = m["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or("-").to_string();
-            (s("version"), s("target"), s("status"))
-        })
-        .collect();
-    let want: BTreeSet<(String, String, String)> = TPU_INFERENCE
-        .iter()
-        .flat_map(|(v, _)| TPU_INFERENCE_TARGETS.iter().map(move |t| (v.to_string(), t.to_string(), "ok".into())))
-        .collect();
-    assert_eq!(got, want);
+    let m =
+        manifest_with_every_version_ok(&tpu_inference(), TPU_INFERENCE.iter().map(|(v, _)| *v), TPU_INFERENCE_TARGETS);
     assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
     // the fused MoE builds its own shard_map over a (data, model) mesh (examples/tpu_inference MESH)
     for r in m["results"].as_array().unwrap() {

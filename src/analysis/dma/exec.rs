@@ -562,6 +562,19 @@ impl<'m, 'a> Engine<'m, 'a> {
         // a zero-byte DMA signals nothing
         let guard = Cond::and([self.guard.clone(), Cond::cmp(bytes.clone(), Rel::Ne0)]);
         for sem in sems {
+            // DMAs started one after another under the same condition onto the same slot (a copy split into
+            // pages, unrolled) are one amount to the semaphore: kept as one fact, waits take from it in turn
+            // instead of each splitting a list of identical facts by condition
+            if let Some(last) = self
+                .facts
+                .last_mut()
+                .filter(|f| !f.signal && !f.inherited && f.at.is_empty() && f.guard == guard && same_key(&f.sem, &sem))
+            {
+                if let Some(sum) = last.amount.as_int().zip(bytes.as_int()).and_then(|(a, b)| a.checked_add(b)) {
+                    last.amount = Lin::int(sum);
+                    continue;
+                }
+            }
             self.facts.push(Fact {
                 guard: guard.clone(),
                 sem,
@@ -704,9 +717,17 @@ impl<'m, 'a> Engine<'m, 'a> {
             } else if let (Some(have), Some(want)) = (f.amount.as_int(), amount.as_int()) {
                 if have > want {
                     // part of it: the rest stays outstanding where the wait ran
-                    self.facts[i].guard = Cond::and([f.guard.clone(), Cond::negate(need.clone())]);
-                    self.facts.push(Fact { guard: overlap, amount: Lin::int(have - want), ..f.clone() });
-                    need = Cond::and([need, Cond::negate(f.guard.clone())]);
+                    if keq == Cond::True && solve::implies(&f.guard, &need) == Some(true) {
+                        self.facts[i].amount = Lin::int(have - want);
+                    } else {
+                        self.facts[i].guard = Cond::and([f.guard.clone(), Cond::negate(need.clone())]);
+                        self.facts.push(Fact { guard: overlap, amount: Lin::int(have - want), ..f.clone() });
+                    }
+                    need = if solve::implies(&need, &f.guard) == Some(true) {
+                        Cond::False
+                    } else {
+                        Cond::and([need, Cond::negate(f.guard.clone())])
+                    };
                 } else {
                     // all of it, and more from the next: only where the fact's guard covers the whole need
                     if solve::implies(&need, &f.guard) != Some(true) {

@@ -10,7 +10,7 @@
 //! too many cases, too many constraints) is `Unknown`, never a guess.
 
 use super::term::{Atom, Cond, Lin, Rel, Sym};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Values for the atoms a condition reads.
 pub type Model = BTreeMap<Sym, i64>;
@@ -75,6 +75,16 @@ pub fn check(c: &Cond) -> Answer {
     if *c == Cond::True {
         return Answer::Sat(Model::new());
     }
+    let Some((key, names)) = Renaming::of(c) else { return ask(c) };
+    let answer = ask(&key);
+    match answer {
+        Answer::Sat(m) => Answer::Sat(names.model_back(m)),
+        a => a,
+    }
+}
+
+/// Decides `c` once per kernel (answers cached).
+fn ask(c: &Cond) -> Answer {
     if let Some(a) = ANSWERS.with(|a| a.borrow().get(c).cloned()) {
         return a;
     }
@@ -89,10 +99,71 @@ pub fn check(c: &Cond) -> Answer {
     answer
 }
 
+/// Variables and load versions numbered by rank in one question. Each induction pass (and each pass of an
+/// enclosing loop) walks a loop body again with fresh variables and versions, asking the same questions about new
+/// names; renamed by rank — creation order is the same in every pass — they are the same question and the cache
+/// answers them.
+struct Renaming {
+    ids: Vec<u32>,
+    versions: Vec<u32>,
+}
+
+impl Renaming {
+    fn of(c: &Cond) -> Option<(Cond, Renaming)> {
+        let mut atoms = Vec::new();
+        c.atoms(&mut atoms);
+        let mut ids = Vec::new();
+        let mut versions = vec![0];
+        for a in &atoms {
+            match &**a {
+                Atom::Var(v) => ids.push(v.id),
+                Atom::Load { version, .. } => versions.push(*version),
+                _ => {}
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        versions.sort_unstable();
+        versions.dedup();
+        let r = Renaming { ids, versions };
+        let key = c.subst(&|a| r.rename(a, false))?;
+        Some((key, r))
+    }
+
+    /// `a` renamed to ranks (or, `back`, from ranks to the question's own names).
+    fn rename(&self, a: &Atom, back: bool) -> Option<Lin> {
+        let map = |list: &[u32], x: u32| -> Option<u32> {
+            if back {
+                list.get(x as usize).copied()
+            } else {
+                list.binary_search(&x).ok().map(|i| i as u32)
+            }
+        };
+        match a {
+            Atom::Var(v) => Some(Lin::var(super::term::Var { id: map(&self.ids, v.id)?, name: v.name.clone() })),
+            Atom::Load { buf, idx, version } => {
+                Some(Lin::atom(Atom::Load { buf: *buf, idx: idx.clone(), version: map(&self.versions, *version)? }))
+            }
+            _ => None,
+        }
+    }
+
+    fn model_back(&self, m: Model) -> Model {
+        m.into_iter()
+            .filter_map(|(a, v)| {
+                let l = Lin::atom((*a).clone()).subst(&|x| self.rename(x, true))?;
+                let key = l.terms.keys().next().filter(|_| l.single_atom().is_some())?.clone();
+                Some((key, v))
+            })
+            .collect()
+    }
+}
+
 fn decide(c: &Cond) -> Answer {
     if !spend() {
         return Answer::Unknown("the decision procedure's budget for this kernel ran out");
     }
+    let c = &in_context(c, &HashSet::new());
     let mut atoms = Vec::new();
     c.atoms(&mut atoms);
     let mut defs = Vec::new();
@@ -117,6 +188,32 @@ fn decide(c: &Cond) -> Answer {
     match s.unknown {
         Some(why) => Answer::Unknown(why),
         None => Answer::Unsat,
+    }
+}
+
+/// `c` with what holds around each part taken out of it: inside `a ∧ ¬(a ∧ b)` the inner `a` is true, so the
+/// negation is `¬b`. Guards built by taking a wait from a DMA repeat their loop ranges inside every negation;
+/// without this each repeated conjunct is one more case the search splits on and refutes.
+/// (Simplified here, per question, rather than when guards are built: the built terms stay shared and cached.)
+fn in_context(c: &Cond, ctx: &HashSet<Cond>) -> Cond {
+    match c {
+        Cond::And(xs) => {
+            if xs.iter().any(|x| matches!(x, Cond::Cmp(..)) && ctx.contains(&Cond::negate(x.clone()))) {
+                return Cond::False;
+            }
+            // the comparisons of this conjunction hold while its other parts are read
+            let mut inner = ctx.clone();
+            inner.extend(xs.iter().filter(|x| matches!(x, Cond::Cmp(..))).cloned());
+            Cond::and(xs.iter().filter(|x| !ctx.contains(x)).map(|x| match x {
+                Cond::Cmp(..) => x.clone(),
+                _ => in_context(x, &inner),
+            }))
+        }
+        Cond::Or(xs) => Cond::or(xs.iter().map(|x| in_context(x, ctx))),
+        Cond::Not(x) => Cond::negate(in_context(x, ctx)),
+        Cond::Cmp(..) if ctx.contains(c) => Cond::True,
+        Cond::Cmp(..) if ctx.contains(&Cond::negate(c.clone())) => Cond::False,
+        _ => c.clone(),
     }
 }
 
@@ -145,8 +242,8 @@ pub fn equivalent(a: &Cond, b: &Cond) -> Option<bool> {
 /// applications, products).
 fn definition(a: &Sym) -> Option<Cond> {
     let me = Lin::atom((**a).clone());
-    let ge = |x: Option<Lin>| x.map(|x| Cond::cmp(x, Rel::Ge0));
-    let eq = |x: Option<Lin>| x.map(|x| Cond::cmp(x, Rel::Eq0));
+    let ge = |x: Option<Lin>| x.map(|x| Cond::plain_cmp(x, Rel::Ge0));
+    let eq = |x: Option<Lin>| x.map(|x| Cond::plain_cmp(x, Rel::Eq0));
     Some(match &**a {
         Atom::Div { x, d, floor } => {
             let dq = me.scale(*d)?;
@@ -485,6 +582,47 @@ mod tests {
 
     fn lt(a: &Lin, b: &Lin) -> Cond {
         Cond::compare("slt", a, b).unwrap()
+    }
+
+    #[test]
+    fn a_flipped_slot_is_never_the_slot() {
+        set_budget(10_000);
+        let x = v(0, "slot");
+        let flipped = Lin::select(&Cond::cmp(x.clone(), Rel::Eq0), &Lin::int(1), &Lin::int(0));
+        // a widened boolean compares as its condition
+        assert_eq!(Cond::cmp(flipped.clone(), Rel::Ne0), Cond::cmp(x.clone(), Rel::Eq0));
+        // and the solver still knows what the select is worth where it is an atom
+        let same = Cond::cmp(x.sub(&flipped).unwrap(), Rel::Eq0);
+        let a = check(&same);
+        assert!(a.is_unsat(), "{same} {a:?}");
+        let guarded = Cond::and([same, Cond::cmp(v(1, "n").add(&Lin::int(-1)).unwrap(), Rel::Ge0)]);
+        let a = check(&guarded);
+        assert!(a.is_unsat(), "{guarded} {a:?}");
+    }
+
+    #[test]
+    fn what_holds_around_a_negation_is_taken_out_of_it() {
+        let (a, b) = (Cond::cmp(v(0, "a"), Rel::Ge0), Cond::cmp(v(1, "b"), Rel::Ge0));
+        let c = Cond::and([a.clone(), Cond::negate(Cond::and([a.clone(), b.clone()]))]);
+        assert_eq!(in_context(&c, &HashSet::new()), Cond::and([a.clone(), Cond::negate(b.clone())]));
+        // a negated conjunction whose every part holds is false
+        let d = Cond::and([a.clone(), b.clone(), Cond::negate(Cond::and([a, b]))]);
+        assert_eq!(in_context(&d, &HashSet::new()), Cond::False);
+    }
+
+    #[test]
+    fn the_same_question_about_new_names_is_answered_once() {
+        set_budget(10_000);
+        let q = |i: u32, n: u32| {
+            let (i, n) = (v(i, "i"), v(n, "n"));
+            Cond::and([lt(&i, &n), Cond::cmp(i.scale(2).unwrap().sub(&n).unwrap(), Rel::Eq0)])
+        };
+        let Answer::Sat(m1) = check(&q(3, 4)) else { panic!() };
+        let left = BUDGET.with(|b| b.get());
+        // the next induction pass: the same loop with fresh variables
+        let Answer::Sat(m2) = check(&q(10, 12)) else { panic!() };
+        assert_eq!(BUDGET.with(|b| b.get()), left);
+        assert!(super::super::holds(&q(10, 12), &m2) && super::super::holds(&q(3, 4), &m1));
     }
 
     #[test]

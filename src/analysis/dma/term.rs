@@ -411,6 +411,16 @@ impl Lin {
 impl Cond {
     /// `x rel 0`, folded when `x` is a constant.
     pub fn cmp(x: Lin, rel: Rel) -> Cond {
+        Cond::cmp_with(x, rel, true)
+    }
+
+    /// `x rel 0` where `x` may be the very select being defined: folded only when `x` is a constant (the solver's
+    /// definition of `s = c ? 1 : 0` must constrain `s`, not turn into `c`).
+    pub fn plain_cmp(x: Lin, rel: Rel) -> Cond {
+        Cond::cmp_with(x, rel, false)
+    }
+
+    fn cmp_with(x: Lin, rel: Rel, selects: bool) -> Cond {
         if let Some(v) = x.as_int() {
             let t = match rel {
                 Rel::Ge0 => v >= 0,
@@ -418,6 +428,19 @@ impl Cond {
                 Rel::Ne0 => v != 0,
             };
             return if t { Cond::True } else { Cond::False };
+        }
+        // `(c ? 1 : 0) ≠ 0` is `c`: booleans widened to integers (`arith.extui`, i1 kept in SMEM) compare as the
+        // condition they came from, so the solver sees one condition instead of a select to split on
+        if let Some((a, &k)) = x.terms.iter().next().filter(|_| selects && x.terms.len() == 1) {
+            if let Atom::Select(c, p, q) = &**a {
+                if let (Some(p), Some(q)) = (p.as_int(), q.as_int()) {
+                    let side =
+                        |v: i64| k.checked_mul(v).and_then(|v| v.checked_add(x.c)).map(|v| Cond::cmp(Lin::int(v), rel));
+                    if let (Some(t), Some(f)) = (side(p), side(q)) {
+                        return Cond::or([Cond::and([(**c).clone(), t]), Cond::and([Cond::negate((**c).clone()), f])]);
+                    }
+                }
+            }
         }
         // a common sign makes one form of each comparison: Eq0/Ne0 with a positive first coefficient
         if rel != Rel::Ge0 && x.terms.values().next().is_some_and(|&k| k < 0) {

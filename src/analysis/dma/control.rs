@@ -110,6 +110,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     // passes: the invariant (what is outstanding at the head of iteration i) is what iteration i − step left,
     // starting from nothing; a pass whose leftovers equal its invariant's source closes the induction
     let mut inv: Vec<Fact> = Vec::new();
+    let mut link = Cond::True;
     let mut result = None;
     let mut closed_any = false;
     for _ in 0..MAX_PASSES {
@@ -127,12 +128,24 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         // which facts are this iteration's own (the invariant's come first and keep their op ids)
         let own: Vec<Fact> = facts.iter().filter(|f| !f.inherited).cloned().collect();
         let left_inv: Vec<Fact> = facts.iter().filter(|f| f.inherited).cloned().collect();
+        // what the previous iteration handed over: each carried value at this head is what it yielded (sizes
+        // and slots computed from them then match between a prefetch and the next iteration's wait)
+        link = Cond::and(heads.iter().zip(&yielded).filter_map(|(h, y)| match (h, y) {
+            (Val::Int(h), Val::Int(y)) if h != y => Some(Cond::cmp(h.sub(&y.subst(&prev)?)?, Rel::Eq0)),
+            _ => None,
+        }));
         let next_inv: Vec<Fact> = own
             .iter()
             .filter_map(|f| {
                 let g = f.guard.subst(&prev)?;
                 let (sem, amount) = subst_key(f, &prev)?;
-                Some(Fact { guard: Cond::and([g, has_prev.clone()]), sem, amount, inherited: true, ..f.clone() })
+                Some(Fact {
+                    guard: Cond::and([g, has_prev.clone(), link.clone()]),
+                    sem,
+                    amount,
+                    inherited: true,
+                    ..f.clone()
+                })
             })
             .collect();
         let closed = next_inv.len() == own.len() && same_facts(&next_inv, &inv);
@@ -147,15 +160,19 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         inv = next_inv;
         result = Some((yielded, needs, own, left_inv));
     }
-    let Some((yielded, needs, own, left_inv)) = result else { return l.init.clone() };
+    let Some((yielded, needs, mut own, left_inv)) = result else { return l.init.clone() };
     let settled = closed_any;
+    // DMAs the loop only accumulates (module doc): counted by the carried value that sums their sizes
+    let sums = accumulators(&own, &inv, &left_inv, &body_guard, &heads, &yielded);
+    own.retain(|f| !sums.iter().any(|s| s.op == f.op));
     if !settled
         && !same_facts(
             &own.iter()
                 .filter_map(|f| {
                     let g = f.guard.subst(&prev)?;
                     let (sem, amount) = subst_key(f, &prev)?;
-                    Some(Fact { guard: Cond::and([g, has_prev.clone()]), sem, amount, inherited: true, ..f.clone() })
+                    let guard = Cond::and([g, has_prev.clone(), link.clone()]);
+                    Some(Fact { guard, sem, amount, inherited: true, ..f.clone() })
                 })
                 .collect::<Vec<_>>(),
             &inv,
@@ -167,7 +184,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         );
     }
     // what the previous iteration left and this one did not take outlives it: not followed
-    for f in &left_inv {
+    for f in left_inv.iter().filter(|f| !sums.iter().any(|s| s.op == f.op)) {
         if !super::solve::check(&f.guard).is_unsat() {
             let why = format!("a DMA started in one iteration of {} and still outstanding after the next", l.name);
             e.outlived.push((f.op, why));
@@ -278,18 +295,83 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     for &b in stored {
         e.bump(b);
     }
-    heads
+    let results: Vec<Val> = heads
         .iter()
         .enumerate()
         .map(|(k, h)| match yielded.get(k) {
             Some(y) if y == h => l.init[k].clone(),
             _ => match h {
-                Val::Int(_) => Val::Int(e.fresh(format!("{}: result {k}", l.name))),
-                Val::Bool(_) => Val::Bool(Cond::cmp(e.fresh(format!("{}: result {k}", l.name)), Rel::Ne0)),
+                Val::Int(_) | Val::Bool(_) => {
+                    // what a loop computes is not an input: a witness that picks it freely is not exact
+                    let v = e.fresh(format!("{}: result {k}", l.name));
+                    if let Some(id) = var_id(&Some(v.clone())) {
+                        e.carried.push(id);
+                    }
+                    if matches!(h, Val::Bool(_)) {
+                        Val::Bool(Cond::cmp(v, Rel::Ne0))
+                    } else {
+                        Val::Int(v)
+                    }
+                }
                 v => v.clone(),
             },
         })
-        .collect()
+        .collect();
+    // what the accumulating DMAs add up to: their factor times what the carried sum grew by
+    for s in sums {
+        let total = results.get(s.carried).and_then(as_lin).zip(l.init.get(s.carried).and_then(as_lin));
+        match total.and_then(|(r, i)| r.sub(&i)?.scale(s.factor)) {
+            Some(amount) => {
+                e.add_fact(Fact { guard: e.guard.clone(), amount, at: Vec::new(), inherited: false, ..s.fact })
+            }
+            None => e.giveup(s.op, "a DMA summed by a loop whose total the engine cannot write"),
+        }
+    }
+    results
+}
+
+/// DMAs a loop starts every iteration and never waits inside it, each sized `factor × (y − h)` where `y − h` is
+/// what one iteration adds to a carried value (`zero_size + dma_size`): the loop leaves `factor × (result −
+/// init)` outstanding on their slot, for every trip count — the sum telescopes.
+struct Sum {
+    op: OpId,
+    carried: usize,
+    factor: i64,
+    fact: Fact,
+}
+
+fn accumulators(own: &[Fact], inv: &[Fact], left: &[Fact], body: &Cond, heads: &[Val], yielded: &[Val]) -> Vec<Sum> {
+    let mut out = Vec::new();
+    for f in own.iter().filter(|f| !f.signal) {
+        // started under the body's own condition only (so every iteration that adds to the sum starts it)
+        if f.guard != Cond::and([body.clone(), Cond::cmp(f.amount.clone(), Rel::Ne0)]) {
+            continue;
+        }
+        // and the next iteration took none of it: the copy it inherited is left as it came
+        let Some(came) = inv.iter().find(|g| g.op == f.op) else { continue };
+        if !left.iter().any(|g| g.op == f.op && g.guard == came.guard && g.amount == came.amount) {
+            continue;
+        }
+        let found = heads.iter().zip(yielded).enumerate().find_map(|(k, (h, y))| {
+            let d = as_lin(y)?.sub(&as_lin(h)?)?;
+            Some((k, ratio(&f.amount, &d)?))
+        });
+        if let Some((carried, factor)) = found {
+            out.push(Sum { op: f.op, carried, factor, fact: f.clone() });
+        }
+    }
+    out
+}
+
+/// `k` with `a = k·d`, when there is one.
+fn ratio(a: &Lin, d: &Lin) -> Option<i64> {
+    let (t, &c) = d.terms.iter().next()?;
+    let ca = *a.terms.get(t)?;
+    if ca % c != 0 {
+        return None;
+    }
+    let k = ca / c;
+    (d.scale(k)? == *a).then_some(k)
 }
 
 /// Two fact lists that say the same: the same ops, slots, amounts and guards, in order.

@@ -497,12 +497,16 @@ impl<'m, 'a> Engine<'m, 'a> {
             (Some(d), _) => {
                 n = Lin::int(d.iter().try_fold(1i64, |a, &x| a.checked_mul(x))?);
             }
-            (None, Val::Ref(v)) => {
-                let map = v.map.as_ref()?;
-                for &d in map {
-                    n = n.mul(v.ext.get(d)?)?;
+            (None, Val::Ref(v)) => match v.map.as_ref() {
+                Some(map) => {
+                    for &d in map {
+                        n = n.mul(v.ext.get(d)?)?;
+                    }
                 }
-            }
+                // a view the engine lost track of (a reshape that splits dimensions): its size is still the
+                // slice's own — static extents and the `<%sz>` operands, in order
+                None => n = self.slice_elems(o.def)?,
+            },
             _ => return None,
         }
         if bits % 8 == 0 {
@@ -512,6 +516,26 @@ impl<'m, 'a> Engine<'m, 'a> {
             let c = n.as_int()?.checked_mul(bits)?;
             Some(Lin::int((c + 7) / 8))
         }
+    }
+
+    /// Elements of the buffer a `tpu.memref_slice` (or `memref.subview`) with dynamic sizes makes.
+    fn slice_elems(&self, d: Def) -> Option<Lin> {
+        let Def::Op { op: id, .. } = d else { return None };
+        let b = op_name(self.m.op(id).opcode);
+        if !(b.starts_with("memref_slice") || b == "subview") {
+            return None;
+        }
+        let dims = self.m.op(id).ty.mlir()?.shaped()?.dims.clone()?;
+        let mut sizes = self.ints(id, "dynamic_sizes").into_iter();
+        let mut n = Lin::int(1);
+        for x in dims.iter() {
+            let ext = match x {
+                Dim::Static(k) => Lin::int(*k),
+                _ => sizes.next()??,
+            };
+            n = n.mul(&ext)?;
+        }
+        Some(n)
     }
 
     /// The semaphore slots an op names by role.
@@ -585,6 +609,19 @@ impl<'m, 'a> Engine<'m, 'a> {
                 inherited: false,
             });
         }
+    }
+
+    /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore).
+    pub fn add_fact(&mut self, f: Fact) {
+        if let Some(last) = self.facts.last_mut().filter(|x| {
+            !x.signal && !f.signal && !x.inherited && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)
+        }) {
+            if let Some(sum) = last.amount.add(&f.amount) {
+                last.amount = sum;
+                return;
+            }
+        }
+        self.facts.push(f);
     }
 
     fn signal(&mut self, id: OpId) {

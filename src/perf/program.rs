@@ -31,7 +31,8 @@ pub enum OpKind {
     Kernel,
     /// An XLA program: a fusion, a copy, a collective, any instruction with an LLO program of its own.
     Xla,
-    /// A `copy-start`: a DMA the top-level program issues; its `copy-done` waits for it.
+    /// A `copy-start` (or an `async-start` of a slice without a program of its own): a DMA the top-level
+    /// program issues; its done waits for it.
     AsyncCopy,
 }
 
@@ -120,11 +121,19 @@ pub fn program_facts(
     c.units_of(Layer::Llo).next()?;
     let m = &hlo.module;
     let entry = m.entry?;
-    let mut w = Walk { c, files, chip, assume, kernels, m, ops: Vec::new(), unknown: Vec::new() };
+    // computation → its LLO unit, the first of each name (`crosslink::llo_units`), read once: a program of a
+    // thousand instructions asks for each
+    let mut programs = std::collections::HashMap::new();
+    for (i, u) in c.units_of(Layer::Llo) {
+        if let Some(name) = crosslink::llo_computation(u) {
+            programs.entry(name).or_insert(i);
+        }
+    }
+    let mut w = Walk { c, files, chip, assume, kernels, m, programs, ops: Vec::new(), unknown: Vec::new() };
     let mut clock = Clock::default();
     w.schedule(entry, 1, &mut clock, 0);
     let overhead = chip.and_then(|c| c.overhead_us);
-    let orchestration = crosslink::llo_units(c, "TLP").first().and_then(|&i| {
+    let orchestration = w.programs.get("TLP").and_then(|&i| {
         let u = &c.units[i];
         let l = llo_facts(u.path, &u.module, files, assume);
         let ghz = chip?.clock_ghz?;
@@ -176,6 +185,7 @@ struct Walk<'w, 'c, 'p> {
     assume: &'w Assume,
     kernels: &'w [KernelFacts],
     m: &'w Module<'c>,
+    programs: std::collections::HashMap<String, usize>,
     ops: Vec<OpTime>,
     unknown: Vec<String>,
 }
@@ -190,8 +200,11 @@ impl Walk<'_, '_, '_> {
         for &o in m.body_ops(f) {
             let op = m.op(o);
             match op.opcode {
-                "copy-start" => self.copy_start(o, runs, clock),
-                "copy-done" => {
+                "copy-start" => self.copy_start(o, 0, runs, clock),
+                // an async slice or copy libtpu runs as a DMA of the top-level program (no program of its own):
+                // ((operands), result, context)
+                "async-start" if self.program_of(op.name).is_none() => self.copy_start(o, 1, runs, clock),
+                "copy-done" | "async-done" => {
                     let start = m.operand_ops(o).next().map(|s| m.op(s).name);
                     if let Some(pos) = clock.in_flight.iter().position(|(n, ..)| Some(n.as_str()) == start) {
                         let (_, done, at) = clock.in_flight.remove(pos);
@@ -237,7 +250,7 @@ impl Walk<'_, '_, '_> {
 
     /// The LLO unit of an instruction's own program.
     fn program_of(&self, name: &str) -> Option<usize> {
-        crosslink::llo_units(self.c, name).first().copied()
+        self.programs.get(name).copied()
     }
 
     /// libtpu compiles one program per distinct computation and calls it for every instruction computing it
@@ -262,13 +275,14 @@ impl Walk<'_, '_, '_> {
             .find_map(|x| self.program_of(m.op(x).name))
     }
 
-    fn copy_start(&mut self, o: OpId, runs: u64, clock: &mut Clock) {
+    /// An async copy: the `dest`-th element of the start's tuple is what it writes (`copy-start`: (destination,
+    /// source, sync flag); `async-start`: ((operands), result, context)).
+    fn copy_start(&mut self, o: OpId, dest: usize, runs: u64, clock: &mut Clock) {
         let m = self.m;
         let op = m.op(o);
-        // (destination, source, sync flag): the destination is the copy.
         let bytes = op
             .shape()
-            .and_then(|s| s.tuple_elements().first().map(shape_bytes))
+            .and_then(|s| s.tuple_elements().get(dest).map(shape_bytes))
             .unwrap_or_else(|| Estimate::unknown(format!("%{}: shape unknown", op.name)));
         // A cross-program prefetch is skipped at run time when the buffer is still on chip from the previous
         // launch (the top-level program reads a flag and copies 0 bytes): anything from nothing to the copy.

@@ -80,7 +80,9 @@ def fmt_us(v):
 
 
 def terms(perf: dict) -> str:
-    """The model's terms, summed over the kernels: bundles issued / MXU / memory / DMA transfers / exposed."""
+    """The model's terms: summed over the kernels, bundles issued / MXU / memory / DMA transfers / exposed; then
+    what the whole program adds around them (XLA's own programs, waits for its async copies, the top-level
+    program's bundles)."""
     ks = perf.get("kernels") or []
     parts = []
     for name in ("compute_us", "mxu_us", "memory_us", "transfer_us", "exposed_us"):
@@ -88,6 +90,9 @@ def terms(perf: dict) -> str:
                 for k in ks]
         vals = [v for v in vals if v is not None]
         parts.append(fmt_us(sum(vals)) if vals else "—")
+    prog = perf.get("program") or {}
+    xla = [mid(prog.get(k)) for k in ("xla_us", "copy_waits_us", "orchestration_us") if prog.get(k)]
+    parts.append(fmt_us(sum(xla)) if xla else "—")
     return " / ".join(parts)
 
 
@@ -126,7 +131,7 @@ def main():
             print(json.dumps(r))
         return
     head = f"{'point':<20} {'gen':<4} {'measured':>10} {'− dispatch':>11} {'predicted':>10} {'pred÷meas':>9}  " \
-           f"bundles / MXU / memory / transfers / exposed (µs)"
+           f"kernels: bundles / MXU / memory / transfers / exposed; XLA around them (µs)"
     print(head)
     print("-" * len(head))
     for r in rows:

@@ -2,7 +2,7 @@
 # Regenerate fixtures/ with our own driver (src/driver/hlolint_compile.py) from examples/. Needs the venv of
 # scripts/setup-python.sh (jax[tpu]==0.10.2); no TPU.
 #
-#   scripts/regen_fixtures.sh [fp8_matmul_2d|int8_hbm|jax_pallas_ops|tpu_inference|all]     (default all)
+#   scripts/regen_fixtures.sh [fp8_matmul_2d|int8_hbm|whole_program|jax_pallas_ops|tpu_inference|all]  (default all)
 #
 # fp8_matmul_2d runs (each is one driver invocation with its own manifest.json):
 #   fixtures/fp8_matmul_2d/tpu7x+v6e/  every version for tpu7x (native fp8 MXU) and v6e (fp8 converted to bf16)
@@ -19,6 +19,10 @@
 # int8_hbm: one run of examples/int8_hbm (an int8 matmul streaming "HBM" operands with its own DMAs: pinned with
 # pltpu.with_memory_space_constraint, unpinned, pl.ANY) for tpu7x and v6e into fixtures/int8_hbm/tpu7x+v6e/
 # (~1.5 MB: kept as the driver keeps it, like fp8_matmul_2d).
+#
+# whole_program: one run of examples/whole_program (a 256³ bf16 matmul as XLA computes it and as Pallas kernels,
+# one with XLA's copy of an operand into VMEM before the call) for v5e into fixtures/whole_program/v5e/ (~1 MB:
+# kept as the driver keeps it). What `hlolint compare` times as whole programs (docs/performance-model.md).
 #
 # jax_pallas_ops: one run of examples/jax_pallas_ops (jax's own Pallas TPU kernels) for tpu7x, v6e and v5e into
 # fixtures/jax_pallas_ops/, then scripts/trim_fixtures.py (the policy is in its header and in
@@ -44,8 +48,8 @@ dest="$repo/fixtures/fp8_matmul_2d"
 
 what="${1:-all}"
 case "$what" in
-  fp8_matmul_2d | int8_hbm | jax_pallas_ops | tpu_inference | all) ;;
-  *) echo "regen_fixtures: unknown fixture set '$what' (fp8_matmul_2d, int8_hbm, jax_pallas_ops, tpu_inference, all)" >&2; exit 2 ;;
+  fp8_matmul_2d | int8_hbm | whole_program | jax_pallas_ops | tpu_inference | all) ;;
+  *) echo "regen_fixtures: unknown fixture set '$what' (fp8_matmul_2d, int8_hbm, whole_program, jax_pallas_ops, tpu_inference, all)" >&2; exit 2 ;;
 esac
 
 run() {  # run NAME TARGETS [VERSIONS]  (module and dest: $module, $dest; NAME "." = dest itself)
@@ -90,6 +94,13 @@ if [[ "$what" == int8_hbm || "$what" == all ]]; then
   dest="$repo/fixtures/int8_hbm"
   mkdir -p "$dest"
   run "tpu7x+v6e" "tpu7x,v6e"
+fi
+
+if [[ "$what" == whole_program || "$what" == all ]]; then
+  module="examples/whole_program"
+  dest="$repo/fixtures/whole_program"
+  mkdir -p "$dest"
+  run "v5e" "v5e"
 fi
 
 if [[ "$what" == jax_pallas_ops || "$what" == all ]]; then

@@ -151,8 +151,10 @@ fn notes(args: &CompareArgs, assume: &Assume) -> Vec<String> {
         notes.push(format!("assumed {k} = {v}"));
     }
     notes.push(
-        "time: per kernel overhead + max(compute, memory); compute = dynamic bundles at the clock (no stalls), \
-         memory = HBM bytes at peak bandwidth; ranges counted at their upper bound"
+        "time: the program as scheduled: one launch overhead, then each kernel (exposed copies + max(compute, \
+         DMA transfers)) and each XLA program in turn, and the waits for XLA's async copies; compute = bundles at \
+         the clock (no stalls) or FLOPs at the MXU peak; ranges counted at their upper bound \
+         (docs/performance-model.md)"
             .to_string(),
     );
     notes

@@ -12,27 +12,40 @@ pub fn kernels(c: &Compilation<'_>, facts: &CompilationFacts) -> Vec<KernelView>
     facts.kernels.iter().map(|k| view(c, k)).collect()
 }
 
-/// The compilation's predicted time: the kernels' terms summed (they run one after the other), upper bounds when
-/// a count is a range; `None` when a kernel has no prediction.
+/// The compilation's predicted time, upper bounds when a count is a range; `None` when the model has none. With
+/// the whole program (`facts.program`): its time, the kernels' terms inside it, and what XLA adds around them
+/// (its own programs, the waits for its async copies, the top-level program); without it (or when an instruction
+/// of the program has no time), the kernels' terms summed (they run one after the other).
 pub fn time(facts: &CompilationFacts) -> Option<TimeSplit> {
-    if facts.kernels.is_empty() {
-        return None;
-    }
+    let us = 1e-6;
+    let whole = facts.program.as_ref().filter(|p| p.predicted_us.is_some());
     let mut t = TimeSplit::default();
     for k in &facts.kernels {
         let f = &k.time;
-        let us = 1e-6;
+        // inside a whole program the launch overhead is paid once
+        let overhead = if whole.is_some() { 0.0 } else { f.overhead_us.unwrap_or(0.0) };
         t = t.add(&TimeSplit {
-            overhead: f.overhead_us.unwrap_or(0.0) * us,
+            overhead: overhead * us,
             compute: f.compute_us?.max.max(f.mxu_us.map_or(0.0, |m| m.max)) * us,
             memory: f.memory_us?.max * us,
             transfer: f.transfer_us.map_or(0.0, |t| t.max * us),
             latency: f.latency_us.map_or(0.0, |t| t.max * us),
             exposed: f.exposed_us.map_or(0.0, |t| t.max * us),
+            xla: 0.0,
             predicted: f.predicted_us?.max * us,
         });
     }
-    Some(t)
+    match whole {
+        Some(p) => {
+            let max = |i: Option<crate::perf::Interval>| i.map_or(0.0, |i| i.max);
+            t.overhead = p.overhead_us.unwrap_or(0.0) * us;
+            t.xla = (max(p.xla_us) + max(p.copy_waits_us) + max(p.orchestration_us)) * us;
+            t.predicted = p.predicted_us?.max * us;
+            Some(t)
+        }
+        None if facts.kernels.is_empty() => None,
+        None => Some(t),
+    }
 }
 
 fn view(c: &Compilation<'_>, k: &KernelFacts) -> KernelView {

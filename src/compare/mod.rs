@@ -31,12 +31,17 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// The rows about whole compilations, shown after the kernels: predicted time and its parts, the bound (left
-    /// out when there is one kernel: they would repeat its rows), the rules' verdicts.
+    /// The rows about whole compilations, shown after the kernels: predicted time and its parts, the bound, the
+    /// rules' verdicts. With one kernel the time rows are left out when XLA adds nothing around it (they would
+    /// repeat its rows), and the bound is a detail (the kernel's row says it).
     pub fn compilation_rows(&self) -> Vec<Row> {
         let mut rows = self.time_rows();
-        if self.kernels.len() == 1 {
+        let xla = self.columns.iter().any(|c| c.time.is_some_and(|t| t.xla > 0.0));
+        if self.kernels.len() == 1 && !xla {
             rows.clear();
+        }
+        if self.kernels.len() == 1 {
+            rows.iter_mut().filter(|r| r.label == "bound").for_each(|r| r.detail = true);
         }
         rows.extend(self.rule_rows());
         rows
@@ -57,6 +62,7 @@ impl Comparison {
         let detail = |label: &str, cells| Row { detail: true, ..row(label, "time", cells) };
         vec![
             row("predicted", "time", time(&|t| t.total())),
+            row("XLA ops", "time", time(&|t| t.xla)),
             detail("compute", time(&|t| t.compute)),
             detail("memory", time(&|t| t.memory)),
             detail("overhead", time(&|t| t.overhead)),
@@ -177,6 +183,9 @@ pub struct TimeSplit {
     pub latency: f64,
     /// Copies before the first and after the last grid step.
     pub exposed: f64,
+    /// What XLA runs around the kernels, in a whole program: its own programs (fusions, copies, collectives), the
+    /// waits for its async copies and the top-level program's bundles. All of a plain XLA program's time.
+    pub xla: f64,
     pub predicted: f64,
 }
 
@@ -192,13 +201,25 @@ impl TimeSplit {
 
     /// `compute`, `memory` or `DMA latency`: what the larger of compute and the copies is made of.
     pub fn bound(&self) -> &'static str {
-        let copies = if self.transfer > 0.0 { self.transfer } else { self.memory };
-        if self.compute >= copies {
+        let copies = self.copies();
+        if self.xla > self.compute.max(copies) {
+            "XLA ops"
+        } else if self.compute >= copies {
             "compute"
         } else if 2.0 * self.latency > copies {
             "DMA latency"
         } else {
             "memory"
+        }
+    }
+
+    /// The copies the compute overlaps: the pipelined DMA transfers where the model had pipeline terms (a kernel
+    /// whose copies are all exposed streams nothing), else HBM bytes at bandwidth.
+    pub fn copies(&self) -> f64 {
+        if self.transfer > 0.0 || self.exposed > 0.0 {
+            self.transfer
+        } else {
+            self.memory
         }
     }
 
@@ -210,6 +231,7 @@ impl TimeSplit {
             transfer: self.transfer + o.transfer,
             latency: self.latency + o.latency,
             exposed: self.exposed + o.exposed,
+            xla: self.xla + o.xla,
             predicted: self.predicted + o.predicted,
         }
     }

@@ -157,8 +157,9 @@ fn rank_target(columns: &[Column], target: &str) -> Option<Ranking> {
 /// fixed overhead is 6.00 µs, 34% of its 17.9 µs`.
 fn why(winner: &str, w: TimeSplit, other: Option<(&str, TimeSplit)>) -> Option<String> {
     // The terms of the prediction: the larger of compute and the copies, plus exposed copies and the overhead.
-    let copies = |t: &TimeSplit| if t.transfer > 0.0 { t.transfer } else { t.memory };
-    let terms = |t: &TimeSplit| [("compute", t.compute), ("DMA transfers", copies(t)), ("exposed copies", t.exposed)];
+    let terms = |t: &TimeSplit| {
+        [("compute", t.compute), ("DMA transfers", t.copies()), ("exposed copies", t.exposed), ("XLA ops", t.xla)]
+    };
     let (dominant, value) = terms(&w).into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
     let mut out = format!("{winner} is fastest, {} bound ({dominant} {})", w.bound(), seconds(value));
     if let Some((name, o)) = other {

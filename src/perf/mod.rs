@@ -16,6 +16,7 @@
 
 pub mod estimate;
 mod mosaic;
+pub mod program;
 pub mod time;
 pub mod timeline;
 pub mod trips;
@@ -55,6 +56,10 @@ pub struct CompilationFacts {
     /// Sums over the kernels (they run one after the other).
     pub flops: Estimate,
     pub hbm_bytes: Estimate,
+    /// The whole program as scheduled: every computation the LLO dumps hold, in the HLO schedule's order
+    /// (`program::program_facts`); `None` without a scheduled HLO dump and LLO programs.
+    pub program: Option<program::ProgramFacts>,
+    /// The whole program's time when the model has it, else the kernels' sum (each with its launch overhead).
     pub predicted_us: Option<Interval>,
 }
 
@@ -192,7 +197,11 @@ pub fn compilation_facts(c: &Compilation<'_>, files: &[Parsed<'_>], ctx: Context
         names.iter().filter_map(|n| kernel_facts(c, files, n, chip.as_ref(), ctx.assume)).collect();
     let flops = Estimate::sum(kernels.iter().map(|k| &k.flops));
     let hbm_bytes = Estimate::sum(kernels.iter().map(|k| &k.hbm_bytes));
-    let predicted_us = kernels.iter().try_fold(Interval::point(0.0), |a, k| Some(a.plus(k.time.predicted_us?)));
+    let kernels_sum = kernels.iter().try_fold(Interval::point(0.0), |a, k| Some(a.plus(k.time.predicted_us?)));
+    let program = program::program_facts(c, files, chip.as_ref(), ctx.assume, &kernels);
+    // A program with an instruction the model cannot time (its LLO program not dumped) falls back to its kernels:
+    // the program's facts say which instruction.
+    let predicted_us = program.as_ref().and_then(|p| p.predicted_us).or(kernels_sum.filter(|_| !names.is_empty()));
     CompilationFacts {
         dir: c.dir.clone(),
         target: c.target.as_ref().map(|t| t.name().to_string()),
@@ -201,17 +210,14 @@ pub fn compilation_facts(c: &Compilation<'_>, files: &[Parsed<'_>], ctx: Context
         kernels,
         flops,
         hbm_bytes,
-        predicted_us: predicted_us.filter(|_| !names.is_empty()),
+        program,
+        predicted_us,
     }
 }
 
 /// Bytes of the entry computation's parameters and root in the best HLO dump (after optimizations).
 fn hlo_io_bytes(c: &Compilation<'_>) -> Estimate {
-    let best = c
-        .units_of(Layer::Hlo)
-        .filter(|(_, u)| u.host.is_none())
-        .min_by_key(|(i, u)| (!u.module.scheduled, u.path.contains("/llo/"), *i));
-    let Some((_, u)) = best else { return Estimate::unknown("no HLO dump") };
+    let Some(u) = program::best_hlo(c) else { return Estimate::unknown("no HLO dump") };
     let m = &u.module;
     let Some(f) = m.entry else { return Estimate::unknown("the HLO dump has no entry computation") };
     let ops = m.body_ops(f).iter().copied().filter(|&o| m.op(o).opcode == "parameter").chain(m.root(f));
@@ -238,12 +244,21 @@ fn kernel_facts(
 ) -> Option<KernelFacts> {
     let unit = &c.units[c.canonical_kernel_unit(name)?];
     let k = kernels(&unit.module).into_iter().find(|k| k.name == name)?;
-    let mf = mosaic::facts(&unit.module, &k, assume);
+    let mut mf = mosaic::facts(&unit.module, &k, assume);
     let llo_unit = llo_unit_of(c, name).map(|i| &c.units[i]);
+    if let Some(u) = llo_unit {
+        mark_placed(&mut mf, &k, &u.module);
+    }
     let llo = llo_unit.map(|u| llo_facts(u.path, &u.module, files, assume));
     let mxu = mxu_facts(&mf.matmuls, llo_unit.map(|u| &*u.module), chip);
     let flops = Estimate::sum(mf.matmuls.iter().map(|m| &m.flops));
-    let hbm_bytes = Estimate::sum(mf.buffers.iter().map(|b| &b.hbm_bytes).chain(mf.dmas.iter().map(|d| &d.hbm_bytes)));
+    let hbm_bytes = Estimate::sum(
+        mf.buffers
+            .iter()
+            .filter(|b| !b.placed_on_chip)
+            .map(|b| &b.hbm_bytes)
+            .chain(mf.dmas.iter().map(|d| &d.hbm_bytes)),
+    );
     let footprint = |space: &str, cap: Option<u64>| {
         let parts: Vec<Estimate> = mf
             .buffers
@@ -296,6 +311,27 @@ fn kernel_facts(
         peak_fraction: time.achieved_tflops.zip(peak).map(|(a, p)| Interval { min: a.min / p, max: a.max / p }),
         time,
     })
+}
+
+/// Marks the windows and whole operands XLA placed in VMEM or SMEM before the call (the LLO entry's
+/// `inlined_call_operand.vmem`, by the custom call's operand index: scalar-prefetch operands first, then the
+/// kernel's operands): the kernel moves no HBM bytes for them, and the copy that put them there is XLA's, in the
+/// compilation's schedule (`program`). An operand the LLO shows in HBM the kernel copies itself, whatever its
+/// Mosaic memory space.
+fn mark_placed(mf: &mut mosaic::MosaicFacts, k: &crate::semantic::kernel::Kernel<'_>, llo: &Module<'_>) {
+    use crate::semantic::kernel::ArgRole;
+    let entry = crate::semantic::llo::entry_info(llo);
+    let on_chip: Vec<i64> =
+        entry.operands.iter().filter(|o| matches!(o.space, "vmem" | "smem")).filter_map(|o| o.index).collect();
+    let prefetch = k.args.iter().filter(|a| matches!(a.role, ArgRole::ScalarPrefetch(_))).count() as i64;
+    for b in &mut mf.buffers {
+        let Some(a) = k.args.iter().find(|a| a.name == b.arg) else { continue };
+        let index = match a.role {
+            ArgRole::Window(i) | ArgRole::Operand(i) => i64::from(i) + prefetch,
+            _ => continue,
+        };
+        b.placed_on_chip = on_chip.contains(&index);
+    }
 }
 
 /// The bundles a launch issues, for the compute term: the LLO's dynamic bundles less the grid loop's body on the
@@ -351,12 +387,15 @@ fn transfers(mf: &mosaic::MosaicFacts) -> time::Transfers {
     };
     for b in &mf.buffers {
         match (b.role, b.bytes) {
+            // XLA put it on chip before the call: its fetches are copies within VMEM, still one round each
+            ("window", Some(block)) if block > 0 && b.placed_on_chip => {
+                if let Some((lo, hi)) = b.fetched.bounds() {
+                    rounds = larger(&rounds, &Estimate::range(lo, hi));
+                }
+            }
+            _ if b.placed_on_chip => {}
             ("window", Some(block)) if block > 0 => {
-                let fetches = match b.hbm_bytes.bounds() {
-                    Some((lo, hi)) => Estimate::range(lo / block, hi / block),
-                    None => Estimate::unknown("a window's fetches are unknown"),
-                };
-                rounds = larger(&rounds, &fetches);
+                rounds = larger(&rounds, &b.fetched);
                 exposed.push(match b.hbm_bytes.bounds() {
                     Some((lo, hi)) => Estimate::range(lo.min(block), hi.min(block)),
                     None => b.hbm_bytes.clone(),

@@ -60,6 +60,11 @@ pub struct BufferFacts {
     pub buffers: u64,
     /// Bytes moved between HBM and the chip for it by the pipeline (windows, whole operands), per launch.
     pub hbm_bytes: Estimate,
+    /// A window's block fetches per launch (0 for other buffers).
+    pub fetched: Estimate,
+    /// XLA placed the operand in VMEM or SMEM before the call (the LLO entry says so): the kernel's fetches of it
+    /// stay on chip and its `hbm_bytes` are not the kernel's HBM traffic; the copy is in the compilation's schedule.
+    pub placed_on_chip: bool,
 }
 
 /// One DMA start of a kernel.
@@ -491,6 +496,7 @@ fn buffers(m: &Module<'_>, k: &Kernel<'_>, grid: &[i64], steps: &Estimate) -> Ve
         }
         let full = a.ty.as_ref().and_then(type_bytes);
         let space = space_of(a);
+        let mut fetched = Estimate::Exact(0);
         let (role, bytes, buffers, hbm) = match a.role {
             ArgRole::GridIndex(_) => continue,
             // copied into SMEM once, before the first grid step
@@ -521,6 +527,7 @@ fn buffers(m: &Module<'_>, k: &Kernel<'_>, grid: &[i64], steps: &Estimate) -> Ve
                             Some(b) => fetches.scale(b),
                             None => Estimate::unknown(format!("{}: block element type unknown", a.name)),
                         };
+                        fetched = fetches;
                         ("window", block, if single { 1 } else { 2 }, hbm)
                     }
                     // A whole operand in VMEM/SMEM is copied in (or out) once; one in HBM/ANY moves by DMA.
@@ -533,7 +540,16 @@ fn buffers(m: &Module<'_>, k: &Kernel<'_>, grid: &[i64], steps: &Estimate) -> Ve
                 }
             }
         };
-        out.push(BufferFacts { arg: a.name.to_string(), role, memory_space: space, bytes, buffers, hbm_bytes: hbm });
+        out.push(BufferFacts {
+            arg: a.name.to_string(),
+            role,
+            memory_space: space,
+            bytes,
+            buffers,
+            hbm_bytes: hbm,
+            fetched,
+            placed_on_chip: false,
+        });
     }
     out
 }

@@ -16,7 +16,7 @@ use crate::semantic::tpu::Chip;
 use serde::Serialize;
 
 /// `min..=max` of a derived quantity (equal when the inputs are exact).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Interval {
     pub min: f64,
     pub max: f64,
@@ -29,6 +29,11 @@ impl Interval {
 
     pub fn plus(self, o: Interval) -> Interval {
         Interval { min: self.min + o.min, max: self.max + o.max }
+    }
+
+    /// `n` times the interval (a program run `n` times in turn).
+    pub fn times(self, n: u64) -> Interval {
+        Interval { min: self.min * n as f64, max: self.max * n as f64 }
     }
 
     fn of(e: &Estimate, f: impl Fn(f64) -> f64) -> Option<Interval> {

@@ -327,6 +327,29 @@ pub fn bundle_runs(bundles: u64, loops: &[LoopFacts]) -> Vec<Estimate> {
     runs
 }
 
+/// The extra iterations libtpu gives a software-pipelined loop: its first bundle's ops number the iteration
+/// each pipeline stage works on (`/* iteration index, stage = 2 */`); a loop of `s + 1` stages runs `s`
+/// iterations more than its work, in which the later (or earlier) stages run alone. 0 for a loop that is not
+/// pipelined.
+pub fn pipeline_stages(m: &Module<'_>, lp: &LoopFacts) -> u64 {
+    let mut stages = 0;
+    for id in m.op_ids() {
+        let op = m.op(id);
+        if bundle_addr(op) != Some(lp.start) {
+            continue;
+        }
+        for a in op.attrs.iter().filter(|a| a.key == "comment") {
+            let ValueKind::Str(c) = a.value().kind else { continue };
+            for part in c.split("::") {
+                if let Some(n) = part.trim().strip_prefix("iteration index, stage = ") {
+                    stages = stages.max(n.trim().parse().unwrap_or(0));
+                }
+            }
+        }
+    }
+    stages
+}
+
 /// Conditional branches inside loop bodies that are not a loop's back edge (they may skip bundles).
 pub fn branches_in_loops(m: &Module<'_>, loops: &[LoopFacts]) -> u64 {
     let backedges: Vec<u64> =
@@ -382,6 +405,25 @@ mod tests {
         assert_eq!(l[0].exit_test.as_deref(), Some("%s12_s2 >= 7, the counter starting at 0 and stepping by 1"));
         assert_eq!(l[0].static_bundles, 4);
         assert_eq!(dynamic, Estimate::Exact(3 + 4 * 7), "bundles 0, 1, 6 once; the body 7 times");
+    }
+
+    /// libtpu numbers the iterations of a software-pipelined loop's stages in its first bundle: two stages beyond
+    /// the first, two extra iterations.
+    #[test]
+    fn a_pipelined_loop_names_its_stages_in_its_first_bundle() {
+        let (l, _) = loops_of(COUNTED, &Assume::default());
+        let text = format!("{HEAD}{COUNTED}");
+        let Ok(LloFile::Bundles(p)) = parse_llo("d/llo/1-k.1-03-final_bundles.txt", &text) else { panic!() };
+        assert_eq!(pipeline_stages(&p.module, &l[0]), 0, "not pipelined");
+        let staged = COUNTED.replace(
+            "%s11_s2 = sphi %s10_s1, %s12_s2 }",
+            "%s20_s3 = sadd.s32 4294967295, %s11_s2 /* iteration index, stage = 1 */  ;;  \
+             %s21_s4 = sadd.s32 4294967294, %s11_s2 /* iteration index, stage = 2 */  ;;  %s11_s2 = sphi %s10_s1, %s12_s2 }",
+        );
+        let text = format!("{HEAD}{staged}");
+        let Ok(LloFile::Bundles(p)) = parse_llo("d/llo/1-k.1-03-final_bundles.txt", &text) else { panic!("parses") };
+        let l = llo_loops(&p.module, "k.1", &Assume::default());
+        assert_eq!(pipeline_stages(&p.module, &l[0]), 2);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use assert_cmd::Command;
 
 const FP8: &str = "fixtures/fp8_matmul_2d/tpu7x+v6e";
+const WHOLE: &str = "fixtures/whole_program/v5e";
 
 fn hlolint() -> Command {
     let mut c = Command::cargo_bin("hlolint").unwrap();
@@ -63,8 +64,11 @@ fn json_has_a_column_per_compilation_and_rows_per_kernel() {
     let ranks = v["rankings"].as_array().unwrap();
     assert_eq!(ranks.len(), 2);
     assert!(ranks.iter().all(|r| r["baseline"] == "v1" && r["entries"].as_array().unwrap().len() == 8), "{ranks:?}");
-    // one kernel per version: the compilation rows are the rules' (its time is the kernel's, in `columns`)
-    assert_eq!(v["compilation"][0]["label"], "findings");
+    // one kernel per version: the compilation rows are the whole program's time, what XLA adds around the
+    // kernel (the top-level program at least), and the rules'
+    let labels: Vec<&str> = v["compilation"].as_array().unwrap().iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels[..2], ["predicted", "XLA ops"], "{labels:?}");
+    assert!(labels.contains(&"findings"));
     assert!(cols.iter().all(|c| c["time"]["predicted"].as_f64().unwrap() > 0.0));
 }
 
@@ -139,4 +143,41 @@ fn a_folder_without_dumps_is_an_error() {
     let (code, _, err) = run(&["compare", tmp.path().to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("no XLA dump"), "{err}");
+}
+
+/// A plain XLA program (`jnp.matmul`: no Pallas kernel) gets a predicted time: its schedule's copy and fusion.
+#[test]
+fn markdown_of_a_plain_xla_program() {
+    let (code, out, err) = run(&["compare", &format!("{WHOLE}/xla_matmul@v5e"), "--format", "markdown"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!(out);
+}
+
+/// The same kernel alone and behind an XLA fusion that makes XLA copy its operand into VMEM: the second version
+/// pays for the fusion and the copy's wait (the `XLA ops` row), and the ranking says so.
+#[test]
+fn markdown_of_a_kernel_with_an_xla_copy_around_it() {
+    let (code, out, err) = run(&[
+        "compare",
+        &format!("{WHOLE}/pallas_grid@v5e"),
+        &format!("{WHOLE}/pallas_grid_after_relu@v5e"),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!(out);
+}
+
+/// Every version of the whole-program fixtures, XLA's and the kernels', ranked on one target.
+#[test]
+fn json_ranks_plain_xla_programs_beside_kernels() {
+    let (code, out, err) = run(&["compare", WHOLE, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cols = v["columns"].as_array().unwrap();
+    assert_eq!(cols.len(), 5);
+    assert!(cols.iter().all(|c| c["time"]["predicted"].as_f64().unwrap() > 0.0), "{cols:?}");
+    let xla = |name: &str| cols.iter().find(|c| c["version"] == name).unwrap()["time"]["xla"].as_f64().unwrap();
+    assert!(xla("pallas_grid_after_relu") > xla("pallas_grid"), "the fusion and the copy are XLA's");
+    assert_eq!(v["rankings"][0]["entries"].as_array().unwrap().len(), 5);
 }

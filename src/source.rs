@@ -1,6 +1,7 @@
 //! Inputs: expand the paths a user typed (files, directories, globs) into files, read them, and decide each file's
 //! format from its content (never from its name: libtpu and XLA name dumps inconsistently).
 
+use crate::ir::LineIndex;
 use miette::Diagnostic;
 use std::path::{Path, PathBuf};
 
@@ -297,12 +298,11 @@ pub fn read(c: &Candidate) -> Result<Read, InputError> {
     }
 }
 
-/// 1-based line and column (in characters) of byte `offset`, the text before it being valid UTF-8.
+/// 1-based line and column (in characters) of byte `offset` of an input being checked (only the text before it is
+/// indexed: the rest may be a gigabyte of binary).
 fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];
-    let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    (line, String::from_utf8_lossy(&before[start..]).chars().count() + 1)
+    LineIndex::new(before).line_col_bytes(before, offset)
 }
 
 /// Decides the format from the first meaningful text.

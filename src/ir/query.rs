@@ -2,6 +2,7 @@
 //! callers, enclosing function, schedule position).
 
 use super::graph::*;
+use super::line_index::LineIndex;
 use super::mlir_type::MlirType;
 use super::span::Span;
 use std::sync::Arc;
@@ -32,7 +33,18 @@ impl<'a> Module<'a> {
             scheduled: false,
             stack_frames: StackFrames::default(),
             positions: Vec::new(),
+            lines: std::sync::OnceLock::new(),
         }
+    }
+
+    /// 1-based line of byte `offset` of [`Module::text`] (its line index built once, on the first question).
+    pub fn line(&self, offset: u32) -> usize {
+        self.line_index().line(offset as usize)
+    }
+
+    /// The line index of [`Module::text`], built on the first call.
+    pub fn line_index(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(self.text))
     }
 
     // ---- building -------------------------------------------------------------------------------------------

@@ -143,7 +143,7 @@ fn apply(id: &str, text: &str, e: &Edit) -> String {
 }
 
 fn line_of(text: &str, pat: &str) -> Option<usize> {
-    text.find(pat).map(|i| text[..i].matches('\n').count() + 1)
+    text.find(pat).map(|i| hlolint::ir::LineIndex::new(text).line(i))
 }
 
 /// (code, label, line, verdict, severity) of every finding of the DMA/SMEM rules.

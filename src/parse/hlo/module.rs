@@ -7,7 +7,7 @@ use super::shape::{extent, shape, starts_shape};
 use super::value::{Build, ValueParser};
 use crate::ir::graph::*;
 use crate::ir::span::Span;
-use crate::ir::{Shape, Value, ValueKind};
+use crate::ir::{LineIndex, Shape, Value, ValueKind};
 use crate::parse::error::{PErr, PResult};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -290,7 +290,7 @@ impl<'a> Parser<'a> {
         let first_op = m.ops.len();
         let mut r = self.body(r, &mut m.ops)?;
         if let Some(first) = self.computation_names.insert(name, name_span) {
-            let line = self.base[..first.start as usize].matches('\n').count() + 1;
+            let line = LineIndex::new(self.base).line(first.start as usize);
             return Err(PErr::failure(name, format!("a new computation name (`{name}` is defined on line {line})")));
         }
         let func = Func { name, name_span, is_entry, params, results, ..inline_func() };

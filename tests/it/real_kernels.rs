@@ -4,7 +4,8 @@
 //! kernel's Mosaic function is found (decoded from the HLO's tpu_custom_call) and linked to its LLO bundles.
 
 use assert_cmd::Command;
-use serde_json::Value;
+use hlolint::lint::manifest::{Manifest, UnitResult, UnitStatus};
+use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -46,36 +47,29 @@ fn manifest_with_every_version_ok<'v>(
     dir: &std::path::Path,
     versions: impl Iterator<Item = &'v str>,
     targets: &[&str],
-) -> Value {
-    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let got: BTreeSet<(String, String, String)> = m["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or("-").to_string();
-            (s("version"), s("target"), s("status"))
-        })
-        .collect();
-    let want: BTreeSet<(String, String, String)> =
-        versions.flat_map(|v| targets.iter().map(move |t| (v.to_string(), t.to_string(), "ok".to_string()))).collect();
+) -> Manifest {
+    let m = Manifest::read(dir).unwrap().unwrap_or_else(|| panic!("{}: no manifest", dir.display()));
+    let got: BTreeSet<(&str, &str, UnitStatus)> =
+        m.results.iter().map(|r| (r.version.as_str(), r.target.as_str(), r.status)).collect();
+    let want: BTreeSet<(&str, &str, UnitStatus)> =
+        versions.flat_map(|v| targets.iter().map(move |t| (v, *t, UnitStatus::Ok))).collect();
     assert_eq!(got, want, "{}", dir.display());
     m
+}
+
+/// The mesh a result records (`MESH` in the module): its axes and shape; `None` for a single-device version.
+fn mesh(r: &UnitResult) -> Option<(Value, Value)> {
+    r.mesh.as_ref().map(|m| (m["axes"].clone(), m["shape"].clone()))
 }
 
 #[test]
 fn manifest_has_every_version_on_every_target() {
     let m = manifest_with_every_version_ok(&fixtures(), KERNELS.iter().map(|(v, _, _)| *v), TARGETS);
-    assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
+    assert_eq!(m.trimmed.as_ref().map(|t| &t["by"]), Some(&json!("scripts/trim_fixtures.py")));
     // the multi-device version records its mesh (examples/jax_pallas_ops MESH); the others have none
-    for r in m["results"].as_array().unwrap() {
-        let mesh = &r["mesh"];
-        if r["version"] == "all_gather" {
-            assert_eq!(mesh["axes"], serde_json::json!(["x"]), "{r}");
-            assert_eq!(mesh["shape"], serde_json::json!([4]), "{r}");
-        } else {
-            assert!(mesh.is_null(), "{r}");
-        }
+    for r in &m.results {
+        let want = (r.version == "all_gather").then(|| (json!(["x"]), json!([4])));
+        assert_eq!(mesh(r), want, "{r:?}");
     }
 }
 
@@ -257,15 +251,11 @@ const TPU_INFERENCE_TARGETS: &[&str] = &["tpu7x", "v6e"];
 fn tpu_inference_manifest_has_every_version_on_every_target() {
     let m =
         manifest_with_every_version_ok(&tpu_inference(), TPU_INFERENCE.iter().map(|(v, _)| *v), TPU_INFERENCE_TARGETS);
-    assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
+    assert_eq!(m.trimmed.as_ref().map(|t| &t["by"]), Some(&json!("scripts/trim_fixtures.py")));
     // the fused MoE builds its own shard_map over a (data, model) mesh (examples/tpu_inference MESH)
-    for r in m["results"].as_array().unwrap() {
-        if r["version"] == "fused_moe_v1" {
-            assert_eq!(r["mesh"]["axes"], serde_json::json!(["data", "model"]), "{r}");
-            assert_eq!(r["mesh"]["shape"], serde_json::json!([1, 1]), "{r}");
-        } else {
-            assert!(r["mesh"].is_null(), "{r}");
-        }
+    for r in &m.results {
+        let want = (r.version == "fused_moe_v1").then(|| (json!(["data", "model"]), json!([1, 1])));
+        assert_eq!(mesh(r), want, "{r:?}");
     }
 }
 

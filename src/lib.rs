@@ -21,3 +21,5 @@ pub mod source;
 pub mod suggest;
 pub mod summary;
 pub mod suppress;
+#[doc(hidden)]
+pub mod testing;

@@ -3,16 +3,10 @@
 //! named), non-dumps are skipped instead of being errors, and the hook's `files:` pattern picks every dump a
 //! directory walk reads. `tests/python/test_pre_commit.py` runs the hook itself through pre-commit.
 
-use assert_cmd::Command;
+use crate::common::hlolint;
 use std::path::{Path, PathBuf};
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
-
-fn hlolint() -> Command {
-    let mut c = Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1").env("COLUMNS", "100").current_dir(CRATE);
-    c
-}
 
 /// Every file under a folder, relative to the crate (as pre-commit names them), sorted.
 fn files_under(rel: &str) -> Vec<String> {

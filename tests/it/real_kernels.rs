@@ -3,7 +3,6 @@
 //! compiled for tpu7x and v6e into fixtures/tpu_inference. Every compilation folder parses with no rule run, each
 //! kernel's Mosaic function is found (decoded from the HLO's tpu_custom_call) and linked to its LLO bundles.
 
-use assert_cmd::Command;
 use hlolint::lint::manifest::{Manifest, UnitResult, UnitStatus};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -31,12 +30,8 @@ const KERNELS: &[(&str, &str, &str)] = &[
 const TARGETS: &[&str] = &["tpu7x", "v6e", "v5e"];
 
 fn run_none(dir: &Path) -> (i32, Value) {
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
-        .args(["--rules", "none", "--format", "json", "--isolated"])
-        .arg(dir)
-        .output()
-        .unwrap();
+    let out =
+        crate::common::hlolint().args(["--rules", "none", "--format", "json", "--isolated"]).arg(dir).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{}: {e}: {}", dir.display(), String::from_utf8_lossy(&out.stderr)));
     (out.status.code().unwrap_or(-1), v)
@@ -78,8 +73,7 @@ fn manifest_has_every_version_on_every_target() {
 #[test]
 fn all_gather_remote_dmas_and_barrier_balance() {
     let dir = fixtures().join("all_gather@tpu7x");
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
+    let out = crate::common::hlolint()
         .args(["--rules", "core", "-v", "--format", "json", "--isolated"])
         .arg(&dir)
         .output()
@@ -184,8 +178,7 @@ fn every_pack_on_every_real_kernel_gives_its_explained_verdicts() {
     folders.sort();
     assert!(folders.len() >= 33, "{folders:?}");
     for name in &folders {
-        let out = Command::cargo_bin("hlolint")
-            .unwrap()
+        let out = crate::common::hlolint()
             .args(["--rules", "core,v1-auto,v3-smem", "--format", "json", "--isolated"])
             .arg(fixtures().join(name))
             .output()

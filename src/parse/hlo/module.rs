@@ -670,12 +670,7 @@ mod tests {
     fn deferred_values_read_as_the_trees_built_in_place() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut dirs = vec![root.join("tests/data"), root.join("fixtures")];
-        // A worktree outside the usual layout points at the corpus with HLOLINT_CORPUS, as the integration tests do.
-        let corpus = std::env::var_os("HLOLINT_CORPUS").map_or_else(|| root.join("../shared/corpus"), Into::into);
-        match corpus {
-            c if c.is_dir() => dirs.push(c),
-            c => println!("notice: {} is absent; checking the repository's files only", c.display()),
-        }
+        dirs.extend(crate::testing::corpus());
         let (mut files, mut deferred) = (0, 0);
         for entry in dirs.iter().flat_map(walkdir::WalkDir::new).flatten() {
             let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };

@@ -43,7 +43,7 @@ pub struct CompileArgs {
     /// Versions to compile, comma-separated (default: all of the module's `VERSIONS`).
     #[arg(long)]
     pub versions: Option<String>,
-    /// The Python interpreter with jax[tpu] (default: $VIRTUAL_ENV, ./.venv, then python3 on PATH).
+    /// The Python interpreter with `jax[tpu]` (default: $VIRTUAL_ENV, ./.venv, then python3 on PATH).
     #[arg(long)]
     pub python: Option<PathBuf>,
     /// Seconds per version × target before the compile is stopped (0 = no limit).

@@ -20,11 +20,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let mut files: Vec<PathBuf> = args.iter().map(PathBuf::from).collect();
     if files.is_empty() {
-        let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-        if !corpus.is_dir() {
-            println!("notice: {} is absent and no file was given; nothing to measure", corpus.display());
-            return;
-        }
+        let Some(corpus) = hlolint::testing::corpus() else { return };
         files = walkdir::WalkDir::new(&corpus)
             .into_iter()
             .flatten()

@@ -3,9 +3,6 @@
 //! Data flow: `source` reads files and sniffs their format → `parse::*` turns text into the shared graph
 //! (`ir`) → `analysis` and `summary` look at the graph → `cli` prints results. See ARCHITECTURE.md.
 
-// A `SyntaxError` carries its file for miette; parse errors are rare and boxing them would buy nothing.
-#![allow(clippy::result_large_err)]
-
 pub mod analysis;
 pub mod cli;
 pub mod compare;
@@ -21,3 +18,5 @@ pub mod source;
 pub mod suggest;
 pub mod summary;
 pub mod suppress;
+#[doc(hidden)]
+pub mod testing;

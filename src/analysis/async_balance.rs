@@ -981,13 +981,8 @@ ENTRY e {
     #[test]
     fn real_hlo_has_no_finding() {
         let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let corpus = here.join("../shared/corpus");
         let mut roots = vec![here.join("fixtures")];
-        if corpus.is_dir() {
-            roots.push(corpus);
-        } else {
-            eprintln!("notice: ../shared/corpus absent; only the project fixtures are checked");
-        }
+        roots.extend(crate::testing::corpus());
         let mut files = 0;
         for root in roots {
             for e in walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_map(Result::ok) {

@@ -122,16 +122,7 @@ pub mod testutil {
         Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
     }
 
-    /// The corpus, or `None` with a printed notice.
-    pub fn corpus() -> Option<PathBuf> {
-        let p = root().join("../shared/corpus");
-        if p.is_dir() {
-            Some(p)
-        } else {
-            eprintln!("notice: ../shared/corpus is absent; corpus checks skipped");
-            None
-        }
-    }
+    pub use crate::testing::corpus;
 
     /// Every final-stage file of a dump directory, plus its sibling `<version>[@target]_hlo.txt`.
     pub fn dir_files(dir: &Path) -> Vec<SourceFile> {

@@ -152,7 +152,7 @@ pub(crate) mod tests {
                 if h.verdict == crate::analysis::Verdict::Explored {
                     continue;
                 }
-                let line = text[..u.module.op(op).span.start as usize].matches('\n').count() + 1;
+                let line = u.module.line(u.module.op(op).span.start);
                 out.push((h.captures["kind"].clone(), h.captures["detail"].clone(), line));
             }
         }

@@ -83,9 +83,11 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
 
 fn line(m: &Module<'_>, op: OpId) -> String {
     let o = m.op(op);
-    match m.text.get(..o.span.start as usize) {
-        Some(t) if o.span.end > o.span.start => format!("line {}", t.matches('\n').count() + 1),
-        _ => format!("`{}`", o.opcode),
+    // A decoded kernel has no text, its ops empty spans: the opcode names them.
+    if o.span.end > o.span.start && o.span.start as usize <= m.text.len() {
+        format!("line {}", m.line(o.span.start))
+    } else {
+        format!("`{}`", o.opcode)
     }
 }
 

@@ -15,7 +15,7 @@
 
 use super::crosslink as link;
 use super::{At, Hit, Options};
-use crate::ir::{DType, Def, Layer, Module, OpId};
+use crate::ir::{DType, Layer, Module, OpId};
 use crate::lint::target::{native_generations, Narrow, Target, TargetSource};
 use crate::lint::Compilation;
 use crate::semantic::kernel::{self, Matmul};
@@ -410,20 +410,6 @@ fn family(l: Option<DType>, r: Option<DType>) -> Option<Narrow> {
     (l == r).then_some(l)
 }
 
-/// An HLO operand's element type: as written inline, else its definition's shape (a tuple element by index).
-fn hlo_operand_dtype(m: &Module<'_>, op: OpId, k: usize) -> Option<DType> {
-    let o = m.op(op).operands.get(k)?;
-    if let Some(d) = o.ty.as_ref().and_then(|t| t.shape()).and_then(|s| s.dtype()) {
-        return Some(d);
-    }
-    let Def::Op { op: d, index } = o.def else { return None };
-    let s = m.op(d).shape()?;
-    match s.tuple_elements() {
-        [] => s.dtype(),
-        els => els.get(index as usize).and_then(|e| e.dtype()),
-    }
-}
-
 fn is_hlo_matmul(opcode: &str) -> bool {
     matches!(opcode, "dot" | "convolution" | "ragged-dot" | "scaled-dot")
 }
@@ -505,7 +491,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Narrow]) -> Ve
         if !is_hlo_matmul(op.opcode) {
             continue;
         }
-        let (l, r) = (hlo_operand_dtype(m, id, 0), hlo_operand_dtype(m, id, 1));
+        let (l, r) = (m.operand_dtype(id, 0), m.operand_dtype(id, 1));
         let Some(n) = family(l, r).filter(|n| ns.contains(n)) else { continue };
         let top = enclosing_fusion(m, id);
         let comp = m.op(top).name;

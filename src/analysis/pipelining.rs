@@ -567,7 +567,7 @@ pub(crate) mod real {
     }
 
     pub(crate) fn corpus_dir(case: &str) -> Option<std::path::PathBuf> {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus").join(case);
+        let p = crate::testing::corpus()?.join(case);
         if p.is_dir() {
             Some(p)
         } else {

@@ -9,7 +9,7 @@ use super::LintArgs;
 use crate::analysis::Verdict;
 use crate::lint::compilation::{group_dir, parse_file_keeping, Keep, Parsed};
 use crate::lint::Compilation;
-use crate::report::{CompilationReport, RunOutcome, Texts};
+use crate::report::{CompilationReport, QuotedText, RunOutcome, Texts};
 use crate::rules::{self, engine, RuleSet, Severity};
 use crate::source::{self, SourceFile};
 use crate::summary::FileSummary;
@@ -17,7 +17,6 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::OnceLock;
 
 /// What to lint and how.
@@ -604,7 +603,7 @@ fn lint_group(
     for f in &findings {
         if !texts.contains_key(&f.path) {
             if let Some(p) = parsed.iter().find(|p| p.file.path == f.path) {
-                texts.insert(f.path.clone(), Arc::new(p.file.text.clone()));
+                texts.insert(f.path.clone(), QuotedText::new(p.file.text.clone()));
             }
         }
     }

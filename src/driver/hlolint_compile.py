@@ -84,6 +84,7 @@ TARGETS = {
     "cpu": ("cpu", None),
 }
 
+# The dump names kept, as src/source/names.rs lists them (a Rust test, driver::tests, holds these to it).
 LLO_PASS_REGEX = "final|memory-space-assignment"
 KEEP_HLO_SUFFIXES = (  # XLA:CPU spells the last two `.cpu_after_optimizations...`
     ".before_optimizations.txt",

@@ -43,7 +43,7 @@ pub struct CompileArgs {
     /// Versions to compile, comma-separated (default: all of the module's `VERSIONS`).
     #[arg(long)]
     pub versions: Option<String>,
-    /// The Python interpreter with jax[tpu] (default: $VIRTUAL_ENV, ./.venv, then python3 on PATH).
+    /// The Python interpreter with `jax[tpu]` (default: $VIRTUAL_ENV, ./.venv, then python3 on PATH).
     #[arg(long)]
     pub python: Option<PathBuf>,
     /// Seconds per version × target before the compile is stopped (0 = no limit).
@@ -351,6 +351,32 @@ mod tests {
             HELPER.split("\nTARGETS = {").nth(1).and_then(|b| b.split("\n}").next()).expect("TARGETS in the helper");
         let helper: Vec<&str> = block.lines().filter_map(|l| l.trim().strip_prefix('"')?.split('"').next()).collect();
         assert_eq!(helper, targets().collect::<Vec<_>>());
+    }
+
+    /// The string literals of the helper's `NAME = ...` assignment (a tuple or one string; comments skipped).
+    fn helper_strings(name: &str) -> Vec<String> {
+        let start = HELPER.find(&format!("\n{name} = ")).unwrap_or_else(|| panic!("{name} in the helper"));
+        let rest = &HELPER[start + 1..];
+        // a tuple up to its `)` (no kept name holds one), or one line
+        let end = if rest[name.len() + 3..].starts_with('(') { rest.find(')') } else { rest.find('\n') };
+        let end = end.unwrap_or(rest.len());
+        let code: String = rest[..end].lines().map(|l| l.split(" #").next().unwrap_or("")).collect();
+        regex::Regex::new(r#""([^"]*)""#).unwrap().captures_iter(&code).map(|c| c[1].to_string()).collect()
+    }
+
+    /// The helper's keep-lists are `source::names`' (Rust owns the list; Python cannot import it).
+    #[test]
+    fn the_helper_keeps_the_dumps_source_names_lists() {
+        use crate::source::names;
+        assert_eq!(helper_strings("LLO_PASS_REGEX"), [names::LLO_PASS_REGEX]);
+        assert_eq!(helper_strings("KEEP_HLO_SUFFIXES"), names::HLO_KEPT_SUFFIXES);
+        assert_eq!(helper_strings("KEEP_MOSAIC_STAGES"), names::MOSAIC_KEPT);
+        assert_eq!(helper_strings("KEEP_LLO_MARKERS"), names::LLO_KEPT_MARKS);
+        // what a walk reads, the driver keeps
+        assert!(names::MOSAIC_READ.iter().all(|s| names::MOSAIC_KEPT.contains(s)));
+        for stage in ["final_bundles", "schedule-analysis_final_bundles", "memory-space-assignment-final"] {
+            assert!(names::LLO_KEPT_MARKS.iter().any(|m| stage.contains(m)), "{stage}");
+        }
     }
 
     #[test]

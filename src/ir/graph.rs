@@ -6,6 +6,7 @@
 //! the graph borrows every name from the source text (`'a`).
 
 pub use super::attr::{Attr, BuildValue};
+use super::line_index::LineIndex;
 use super::mlir_type::MlirType;
 use super::shape::Shape;
 use super::span::Span;
@@ -117,6 +118,9 @@ pub struct Module<'a> {
     /// 50,000-instruction entry; a scan per question was quadratic).
     #[serde(skip)]
     pub positions: Vec<u32>,
+    /// Line starts of `text`, built on the first question (most modules are never asked for a line).
+    #[serde(skip)]
+    pub lines: std::sync::OnceLock<LineIndex>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -4,6 +4,7 @@ pub mod attr;
 pub mod dtype;
 pub mod graph;
 pub mod hlo_view;
+pub mod line_index;
 pub mod mlir_type;
 pub mod query;
 pub mod shape;
@@ -12,6 +13,7 @@ pub mod value;
 
 pub use dtype::DType;
 pub use graph::*;
+pub use line_index::LineIndex;
 pub use mlir_type::{MlirType, ShapedKind, ShapedType};
 pub use shape::{ArrayShape, Dim, Layout, Shape};
 pub use span::Span;

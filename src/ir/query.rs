@@ -1,7 +1,9 @@
 //! Building and walking the graph: arena pushes for parsers, and the navigation rules use (operands, users,
 //! callers, enclosing function, schedule position).
 
+use super::dtype::DType;
 use super::graph::*;
+use super::line_index::LineIndex;
 use super::mlir_type::MlirType;
 use super::span::Span;
 use std::sync::Arc;
@@ -32,7 +34,18 @@ impl<'a> Module<'a> {
             scheduled: false,
             stack_frames: StackFrames::default(),
             positions: Vec::new(),
+            lines: std::sync::OnceLock::new(),
         }
+    }
+
+    /// 1-based line of byte `offset` of [`Module::text`] (its line index built once, on the first question).
+    pub fn line(&self, offset: u32) -> usize {
+        self.line_index().line(offset as usize)
+    }
+
+    /// The line index of [`Module::text`], built on the first call.
+    pub fn line_index(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(self.text))
     }
 
     // ---- building -------------------------------------------------------------------------------------------
@@ -129,6 +142,35 @@ impl<'a> Module<'a> {
                     self.ops[i].operands[k].ty = Some(Type::Mlir(t));
                 }
             }
+        }
+    }
+
+    /// The element type of operand `k` of `op`, the one reader of it: the type at the use — as written, or for
+    /// MLIR filled from the definition by [`Module::fill_operand_types`] —, else the definition's (HLO names an
+    /// operand without its shape: the defining instruction's, a tuple's element by index).
+    pub fn operand_dtype(&self, op: OpId, k: usize) -> Option<DType> {
+        let o = self.op(op).operands.get(k)?;
+        let at_use = match &o.ty {
+            Some(Type::Shape(s)) => s.dtype(),
+            Some(Type::Mlir(t)) => t.dtype(),
+            _ => None,
+        };
+        if at_use.is_some() {
+            return at_use;
+        }
+        match o.def {
+            Def::Op { op, index } => match &self.op(op).ty {
+                Type::Shape(s) => match s.tuple_elements() {
+                    [] => s.dtype(),
+                    els => els.get(index as usize).and_then(|e| e.dtype()),
+                },
+                Type::Mlir(t) => t.result(index as usize).and_then(MlirType::dtype),
+                _ => None,
+            },
+            Def::BlockArg { block, index } => {
+                self.blocks.get(block.idx())?.args.get(index as usize)?.ty.mlir()?.dtype()
+            }
+            Def::Unresolved => None,
         }
     }
 

@@ -5,6 +5,7 @@
 //! the best stage that shows it; [`Stage`]'s order (best first) is that policy, written once.
 
 use crate::ir::Layer;
+use crate::source::names;
 
 /// A compiler stage, best first: the order in which stages speak for a program (HLO family) or a kernel (Mosaic).
 /// Comparing a program stage with a kernel stage means nothing; both kinds are in one type so that every unit has
@@ -55,8 +56,8 @@ impl Stage {
     /// A Mosaic dump's stage from the name libtpu gives it (`post-finalize-llo`); no name: taken as written.
     fn of_mosaic(name: Option<&str>) -> Stage {
         match name {
-            None | Some("original" | "post-deserialization") => Stage::KernelAsWritten,
-            Some("post-finalize-llo") => Stage::KernelFinalized,
+            None | Some(names::MOSAIC_ORIGINAL | names::MOSAIC_DESERIALIZED) => Stage::KernelAsWritten,
+            Some(names::MOSAIC_FINALIZED) => Stage::KernelFinalized,
             Some(_) => Stage::KernelLowered,
         }
     }

@@ -358,10 +358,7 @@ fn upcast_source(m: &Module<'_>, def: Def) -> Option<DType> {
         let src = o.operands.first()?;
         match op_name(o.opcode) {
             "extf" | "sitofp" | "uitofp" | "convert" | "convert_element_type" => {
-                let t = src.ty.as_ref().and_then(|t| t.mlir()).and_then(MlirType::dtype).or_else(|| match src.def {
-                    Def::Op { op, index } => m.op(op).ty.mlir()?.result(index as usize)?.dtype(),
-                    _ => None,
-                })?;
+                let t = m.operand_dtype(op, 0)?;
                 return (t.bits() <= 8).then_some(t);
             }
             "shape_cast" | "broadcast" | "transpose" | "bitcast" => d = src.def,

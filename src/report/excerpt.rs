@@ -38,14 +38,6 @@ fn ceil_char(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = floor_char(text, offset);
-    let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let line = text[..offset].bytes().filter(|&b| b == b'\n').count() + 1;
-    (line, text[line_start..offset].chars().count() + 1)
-}
-
 /// A kept stretch of an original line: `len` bytes at `orig` in the file, at `view` in the view.
 #[derive(Clone, Copy, Debug)]
 struct Piece {

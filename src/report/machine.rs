@@ -2,17 +2,13 @@
 //! (`::error file=…,line=…::…`), `concise` lines (`path:line:col: CODE message`), GitLab code quality JSON and
 //! JUnit XML. SARIF is in `sarif.rs`.
 
-use super::excerpt::line_col;
-use super::{CompilationReport, Texts};
+use super::{line_col, CompilationReport, Texts};
 use crate::rules::engine::Finding;
 use crate::rules::Severity;
 use serde_json::{json, Value};
 
 fn position(f: &Finding, texts: &Texts) -> ((usize, usize), (usize, usize)) {
-    match texts.get(&f.path) {
-        Some(t) => (line_col(t, f.span.start as usize), line_col(t, f.span.end as usize)),
-        None => ((1, 1), (1, 1)),
-    }
+    (line_col(texts, &f.path, f.span.start), line_col(texts, &f.path, f.span.end))
 }
 
 /// A finding as JSON (the `findings` array of `--format json`).
@@ -27,7 +23,7 @@ pub fn finding_json(f: &Finding, texts: &Texts) -> Value {
             .labels
             .iter()
             .map(|(s, t)| {
-                let (l, c) = texts.get(&f.path).map(|x| line_col(x, s.start as usize)).unwrap_or((1, 1));
+                let (l, c) = line_col(texts, &f.path, s.start);
                 json!({"text": t, "line": l, "column": c, "offset": s.start, "end_offset": s.end})
             })
             .collect();

@@ -10,13 +10,14 @@ pub mod suppressed;
 pub mod write;
 
 use crate::analysis::Verdict;
+use crate::ir::LineIndex;
 use crate::rules::engine::Finding;
 use crate::rules::Severity;
 use excerpt::Windowed;
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use outcome::RunOutcome;
 pub use write::{write, Format, WriteOptions, Written};
@@ -36,8 +37,32 @@ pub struct CompilationReport {
     pub perf: Option<crate::perf::CompilationFacts>,
 }
 
-/// The texts of the files findings point into.
-pub type Texts = HashMap<String, Arc<String>>;
+/// The texts of the files findings point into, by path.
+pub type Texts = HashMap<String, QuotedText>;
+
+/// A file findings point into: its text, and the index that places their offsets (built on the first question,
+/// once however many findings the file holds).
+#[derive(Debug, Default)]
+pub struct QuotedText {
+    pub text: Arc<String>,
+    lines: OnceLock<LineIndex>,
+}
+
+impl QuotedText {
+    pub fn new(text: String) -> QuotedText {
+        QuotedText { text: Arc::new(text), lines: OnceLock::new() }
+    }
+
+    /// 1-based line and column (in characters) of byte `offset`.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        self.lines.get_or_init(|| LineIndex::new(self.text.as_str())).line_col(&self.text, offset as usize)
+    }
+}
+
+/// Line and column of `offset` in the file at `path`; `(1, 1)` when the report does not hold its text.
+pub fn line_col(texts: &Texts, path: &str, offset: u32) -> (usize, usize) {
+    texts.get(path).map_or((1, 1), |t| t.line_col(offset))
+}
 
 /// A finding as a miette diagnostic.
 pub struct FindingDiagnostic<'f> {
@@ -212,9 +237,10 @@ pub fn human(reports: &[CompilationReport], texts: &Texts, opts: HumanOptions) -
 
 /// One finding as a miette diagnostic (far labels as notes, long lines windowed).
 fn render_finding(f: &Finding, texts: &Texts) -> String {
-    let text = texts.get(&f.path).cloned().unwrap_or_default();
-    let f = &near_labels_only(f, &text);
-    let d = FindingDiagnostic { f, src: NamedSource::new(f.path.clone(), text) };
+    let none = QuotedText::default();
+    let text = texts.get(&f.path).unwrap_or(&none);
+    let f = &near_labels_only(f, text);
+    let d = FindingDiagnostic { f, src: NamedSource::new(f.path.clone(), text.text.clone()) };
     format!("{:?}", miette::Report::new(Windowed::of(&d)))
 }
 
@@ -247,8 +273,8 @@ pub fn statistics_table(rows: &[RuleCount]) -> String {
 const NEAR_LINES: usize = 12;
 
 /// The finding with far-away secondary labels turned into notes that give their line.
-fn near_labels_only(f: &Finding, text: &str) -> Finding {
-    let line = |off: u32| excerpt::line_col(text, off as usize).0;
+fn near_labels_only(f: &Finding, text: &QuotedText) -> Finding {
+    let line = |off: u32| text.line_col(off).0;
     let primary = line(f.span.start);
     let mut out = f.clone();
     out.labels.clear();

@@ -3,9 +3,8 @@
 //! version's own pack from a manifest), so every result has a `ruleIndex`; `partialFingerprints` from
 //! [`super::fingerprint`]; the user's Python line as the location when known, the dump as a related location.
 
-use super::excerpt::line_col;
 use super::fingerprint::{fingerprint, VERSION};
-use super::{CompilationReport, RuleCount, Texts};
+use super::{line_col, CompilationReport, RuleCount, Texts};
 use crate::rules::engine::Finding;
 use crate::rules::{Rule, Severity};
 use serde::Serialize;
@@ -217,10 +216,7 @@ fn descriptor(r: &Rule) -> ReportingDescriptor {
 }
 
 fn dump_location(f: &Finding, texts: &Texts, id: Option<usize>, message: Option<&str>) -> Location {
-    let ((l0, c0), (l1, c1)) = match texts.get(&f.path) {
-        Some(t) => (line_col(t, f.span.start as usize), line_col(t, f.span.end as usize)),
-        None => ((1, 1), (1, 1)),
-    };
+    let ((l0, c0), (l1, c1)) = (line_col(texts, &f.path, f.span.start), line_col(texts, &f.path, f.span.end));
     Location {
         id,
         physical_location: PhysicalLocation {

@@ -201,7 +201,7 @@ fn op_prop(m: &Module<'_>, id: OpId, prop: &str) -> Option<String> {
         }
         "opcode" => op.opcode.to_string(),
         "dtype" | "to" => dt(eval::result_dtype(m, id))?,
-        "from" => dt(eval::operand_dtype(m, id, 0))?,
+        "from" => dt(m.operand_dtype(id, 0))?,
         "type" => match &op.ty {
             crate::ir::Type::Shape(s) => s.to_string(),
             crate::ir::Type::Mlir(t) => t.to_string(),

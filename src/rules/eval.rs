@@ -36,33 +36,6 @@ pub fn result_dtype(m: &Module<'_>, id: OpId) -> Option<DType> {
     }
 }
 
-/// The element type of operand `k`: as written at the use, else from its definition.
-pub fn operand_dtype(m: &Module<'_>, id: OpId, k: usize) -> Option<DType> {
-    let o = m.op(id).operands.get(k)?;
-    if let Some(t) = &o.ty {
-        let d = match t {
-            Type::Shape(s) => s.dtype(),
-            Type::Mlir(t) => t.dtype(),
-            _ => None,
-        };
-        if d.is_some() {
-            return d;
-        }
-    }
-    match o.def {
-        Def::Op { op, index } => match &m.op(op).ty {
-            Type::Shape(s) => match s.tuple_elements() {
-                [] => s.dtype(),
-                els => els.get(index as usize).and_then(|e| e.dtype()),
-            },
-            Type::Mlir(t) => t.result(index as usize).and_then(MlirType::dtype),
-            _ => None,
-        },
-        Def::BlockArg { block, index } => m.blocks.get(block.idx())?.args.get(index as usize)?.ty.mlir()?.dtype(),
-        Def::Unresolved => None,
-    }
-}
-
 /// The result's memory space: HLO `S(n)` as `S(n)`, Mosaic `#tpu.memory_space<vmem>` as `vmem`.
 pub fn memory_space(m: &Module<'_>, id: OpId) -> Option<String> {
     match &m.op(id).ty {
@@ -162,11 +135,11 @@ fn type_matches(m: &Module<'_>, id: OpId, mt: &Matcher) -> bool {
     if !mt.dtype.is_empty() && !dtype_in(&mt.dtype, result_dtype(m, id)) {
         return false;
     }
-    if !mt.from.is_empty() && !dtype_in(&mt.from, operand_dtype(m, id, 0)) {
+    if !mt.from.is_empty() && !dtype_in(&mt.from, m.operand_dtype(id, 0)) {
         return false;
     }
     if !mt.operand_dtype.is_empty()
-        && !(0..op.operands.len()).any(|k| dtype_in(&mt.operand_dtype, operand_dtype(m, id, k)))
+        && !(0..op.operands.len()).any(|k| dtype_in(&mt.operand_dtype, m.operand_dtype(id, k)))
     {
         return false;
     }

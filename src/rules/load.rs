@@ -2,9 +2,6 @@
 //! are errors); every rule checked against the layers it names and compiled. Every error is a miette diagnostic
 //! pointing into the YAML.
 
-// A pack error happens once per run at most; its diagnostic carries the YAML text, so it is large on purpose.
-#![allow(clippy::result_large_err)]
-
 use super::families::{self, check_op_name, MOSAIC_SPACES};
 use super::model::*;
 use super::schema::*;

@@ -154,11 +154,8 @@ mod tests {
         let mut ops = BTreeSet::new();
         mosaic_opcodes(&root.join("fixtures"), &mut ops);
         mosaic_opcodes(&root.join("tests/data"), &mut ops);
-        let corpus = root.join("../shared/corpus");
-        if corpus.is_dir() {
+        if let Some(corpus) = crate::testing::corpus() {
             mosaic_opcodes(&corpus, &mut ops);
-        } else {
-            eprintln!("note: {} is absent; the fixtures' opcodes only", corpus.display());
         }
         assert!(ops.len() > 50, "only {} opcodes: {ops:?}", ops.len());
         type Predicate = fn(&str) -> bool;

@@ -492,32 +492,18 @@ pub fn const_int(m: &Module<'_>, op: OpId) -> Option<i64> {
     v.as_int().or_else(|| mattr::int_array(v).filter(|a| a.len() == 1).map(|a| a[0]))
 }
 
-/// The element type of operand `k`: as written at the use, else from its definition (decoded bytecode states
-/// types only where values are defined).
-fn operand_dtype(m: &Module<'_>, op: &Op<'_>, k: usize) -> Option<DType> {
-    let o = op.operands.get(k)?;
-    if let Some(d) = o.ty.as_ref().and_then(|t| t.mlir()).and_then(MlirType::dtype) {
-        return Some(d);
-    }
-    match o.def {
-        Def::Op { op: d, index } => m.op(d).ty.mlir()?.result(index as usize)?.dtype(),
-        Def::BlockArg { block, index } => m.blocks[block.idx()].args.get(index as usize)?.ty.mlir()?.dtype(),
-        Def::Unresolved => None,
-    }
-}
-
 /// The facts of one matmul-like op: operand, accumulator and result dtypes, and the LLO data format.
 pub fn matmul<'a>(m: &Module<'a>, id: OpId) -> Matmul<'a> {
     let op = m.op(id);
     let data_format = op.attr("data_format").and_then(mattr::dialect_attr_word);
     let result = op.ty.mlir().and_then(|t| t.result(0)).and_then(MlirType::dtype);
     let acc =
-        if op_name(op.opcode) == "matmul" || op_name(op.opcode) == "contract" { operand_dtype(m, op, 2) } else { None };
+        if op_name(op.opcode) == "matmul" || op_name(op.opcode) == "contract" { m.operand_dtype(id, 2) } else { None };
     Matmul {
         op: id,
         opcode: op.opcode,
-        lhs: operand_dtype(m, op, 0),
-        rhs: operand_dtype(m, op, 1),
+        lhs: m.operand_dtype(id, 0),
+        rhs: m.operand_dtype(id, 1),
         acc,
         result,
         data_format,

@@ -26,7 +26,7 @@ struct Run {
 fn run(dir: &Path, args: &[&str], limit: u64) -> Run {
     let (out_path, err_path) = (dir.join(".stdout"), dir.join(".stderr"));
     let start = Instant::now();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("hlolint"))
+    let mut child = Command::new(crate::common::hlolint_path())
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")

@@ -1,14 +1,8 @@
 //! The command line as a user meets it: exit codes, per-file errors that do not stop other files, directories,
 //! globs, JSON.
 
-use assert_cmd::Command;
+use crate::common::hlolint;
 use std::path::Path;
-
-fn hlolint() -> Command {
-    let mut c = Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1").env("COLUMNS", "100");
-    c
-}
 
 fn data(rel: &str) -> String {
     format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -216,7 +210,7 @@ fn fixture(rel: &str) -> String {
 #[test]
 fn a_closed_pipe_ends_quietly() {
     for format in ["human", "json", "sarif", "github", "concise", "gitlab", "junit"] {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("hlolint"))
+        let mut child = std::process::Command::new(crate::common::hlolint_path())
             .args(["--format", format, &fixture("fp8_matmul_2d/tpu7x+v6e")])
             .env("NO_COLOR", "1")
             .stdout(std::process::Stdio::piped())
@@ -422,7 +416,7 @@ fn a_fifo_is_refused_not_waited_on() {
         println!("skipped: mkfifo is not available");
         return;
     }
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("hlolint"))
+    let mut child = std::process::Command::new(crate::common::hlolint_path())
         .arg(&fifo)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

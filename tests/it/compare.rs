@@ -1,19 +1,14 @@
 //! `hlolint compare` on the driver's fixture dumps: the terminal and Markdown tables as snapshots, JSON and CSV read
 //! back, the HTML report written with `-o`, and the errors of its own options.
 
-use assert_cmd::Command;
+use crate::common::hlolint;
 
 const FP8: &str = "fixtures/fp8_matmul_2d/tpu7x+v6e";
 const WHOLE: &str = "fixtures/whole_program/v5e";
 
-fn hlolint() -> Command {
-    let mut c = Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1").current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = hlolint().args(args).output().unwrap();
+    // The terminal table's snapshot is the table at its own width: no terminal, no COLUMNS to fit.
+    let out = hlolint().env_remove("COLUMNS").args(args).output().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
 }

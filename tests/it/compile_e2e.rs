@@ -2,7 +2,6 @@
 //! then the lint of what it dumped. Needs the Python side (`scripts/setup-python.sh` makes `.venv`; `scripts/test`
 //! runs it first); skipped with a notice without it. Verdicts are asserted, not bytes: dumps carry timestamps.
 
-use assert_cmd::Command;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -28,9 +27,7 @@ fn venv_python() -> Option<PathBuf> {
 fn compile_examples_for_tpu7x_and_lint_them() {
     let Some(py) = venv_python() else { return };
     let out = tempfile::tempdir().unwrap();
-    let run = Command::cargo_bin("hlolint")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let run = crate::common::hlolint()
         .env("NO_COLOR", "1")
         .arg("compile")
         .arg("--python")
@@ -92,11 +89,8 @@ fn compile_examples_for_tpu7x_and_lint_them() {
 
 #[test]
 fn unknown_targets_are_usage_errors() {
-    let run = Command::cargo_bin("hlolint")
-        .unwrap()
-        .args(["compile", "examples/fp8_matmul_2d", "--target", "tpu9"])
-        .output()
-        .unwrap();
+    let run =
+        crate::common::hlolint().args(["compile", "examples/fp8_matmul_2d", "--target", "tpu9"]).output().unwrap();
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("unknown target `tpu9`"));
 }

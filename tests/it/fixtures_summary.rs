@@ -1,12 +1,8 @@
 //! Snapshots of what `hlolint` shows on the project's own driver-made dumps (fixtures/): every layer of one kernel
 //! version, linked by name — the HLO custom call with its decoded kernel, the Mosaic kernel, the LLO MXU ops.
 
-use assert_cmd::Command;
-
 fn summary(rel: &str) -> String {
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
-        .env("NO_COLOR", "1")
+    let out = crate::common::hlolint()
         .args(["--summary", "--rules", "none", rel])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

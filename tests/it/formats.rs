@@ -2,14 +2,8 @@
 //! catalog, stable fingerprints and the user's Python file as the location; concise lines; GitLab code quality;
 //! JUnit XML.
 
-use assert_cmd::Command;
+use crate::common::hlolint;
 use std::path::Path;
-
-fn hlolint() -> Command {
-    let mut c = Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1");
-    c
-}
 
 const UPCAST: &str = "tests/data/rules/fp8-upcast-before-dot/invalid/upcast_in_loop_fusion.hlo";
 const FIXTURES: &str = "fixtures/fp8_matmul_2d/tpu7x+v6e";

@@ -1,6 +1,6 @@
 //! The HLO grammar, feature by feature, on small HLO written for these tests (tests/data/hlo).
 
-use hlolint::ir::{DType, Def, Dim, Module, OpId, Shape, ValueKind};
+use hlolint::ir::{DType, Def, Dim, LineIndex, Module, OpId, Shape, ValueKind};
 use hlolint::parse::hlo::parse_hlo;
 use std::fmt::Write;
 
@@ -229,9 +229,8 @@ fn errors_point_where_parsing_stopped() {
     for (name, text) in cases {
         let err = parse_hlo(name, text).err().unwrap_or_else(|| panic!("{name} should fail"));
         let at = err.span.offset();
-        let line = text[..at].matches('\n').count() + 1;
-        writeln!(out, "{name}: line {line} col {}: {}", at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1, err)
-            .unwrap();
+        let (line, col) = LineIndex::new(text).line_col(text, at);
+        writeln!(out, "{name}: line {line} col {col}: {err}").unwrap();
     }
     insta::assert_snapshot!(out);
 }

@@ -3,16 +3,10 @@
 //! named), non-dumps are skipped instead of being errors, and the hook's `files:` pattern picks every dump a
 //! directory walk reads. `tests/python/test_pre_commit.py` runs the hook itself through pre-commit.
 
-use assert_cmd::Command;
+use crate::common::hlolint;
 use std::path::{Path, PathBuf};
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
-
-fn hlolint() -> Command {
-    let mut c = Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1").env("COLUMNS", "100").current_dir(CRATE);
-    c
-}
 
 /// Every file under a folder, relative to the crate (as pre-commit names them), sorted.
 fn files_under(rel: &str) -> Vec<String> {
@@ -228,5 +222,29 @@ fn the_hook_picks_every_dump_a_directory_walk_reads() {
         ("requirements.txt", false),
     ] {
         assert_eq!(picked(name), want, "{name}");
+    }
+}
+
+/// The hook picks a file named after each stage `source::names` lists exactly when a directory walk reads it: the
+/// hook's pattern follows the one list of dump names (YAML cannot import it).
+#[test]
+fn the_hook_follows_the_dump_names_list() {
+    use hlolint::source::names;
+    let files = hook_pattern();
+    let mut names_checked = Vec::new();
+    for stage in names::MOSAIC_KEPT.iter().chain(&["post-canonicalize-mosaic"]) {
+        names_checked.push(format!("d/mosaic/1795340940838137926-0018{}k-{stage}.txt", names::MOSAIC_MARK));
+    }
+    for mark in names::LLO_KEPT_MARKS.iter().chain(&["post-delay-insertion", "schedule-analysis_final_bundles"]) {
+        // libtpu's HLO copy has no pass index: `<ts>-<computation>-TLP-hlo.txt`
+        let index = if mark.ends_with(names::LLO_HLO_STAGE) { "" } else { "07-" };
+        names_checked.push(format!("d/llo/1795340940944829210-fusion.3-{index}{mark}.txt"));
+    }
+    for mark in names::HLO_READ_MARKS.iter().chain(&["0042.spmd-partitioning.after_pass"]) {
+        names_checked.push(format!("d/hlo/{}0000.jit_f.cl_1.{mark}.txt", names::HLO_MODULE_PREFIX));
+    }
+    for name in &names_checked {
+        let read = !names::is_intermediate_stage(Path::new(name));
+        assert_eq!(files.is_match(name), read, "{name}: the walk {}", if read { "reads it" } else { "skips it" });
     }
 }

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Lowest first: `ir ← parse ← semantic ← source ← lint ← analysis ← perf ← summary ← rules ← report ← suppress ←
-/// compare ← cli`, the driver beside the command line, `suggest` (no dependency on the crate) beside `ir`.
+/// compare ← cli`, the driver beside the command line, `suggest` and `testing` (no dependency on the crate) beside `ir`.
 const LAYERS: &[&[&str]] = &[
-    &["ir", "suggest"],
+    &["ir", "suggest", "testing"],
     &["parse"],
     &["semantic"],
     &["source"],

@@ -4,12 +4,10 @@
 
 use crate::common;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn linked(path: &str) -> Value {
-    let out =
-        Command::cargo_bin("hlolint").unwrap().args(["--format", "json", "--rules", "none", path]).output().unwrap();
+    let out = crate::common::hlolint().args(["--format", "json", "--rules", "none", path]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     v["linked"].clone()
@@ -73,8 +71,7 @@ fn version_hlo_files_bring_their_sibling_dumps() {
 #[test]
 fn stablehlo_alone_shows_the_kernel() {
     let root = env!("CARGO_MANIFEST_DIR");
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
+    let out = crate::common::hlolint()
         .args(["--format", "json", &format!("{root}/fixtures/fp8_matmul_2d/tpu7x+v6e/v3@tpu7x/stablehlo.mlir")])
         .output()
         .unwrap();
@@ -88,8 +85,7 @@ fn stablehlo_alone_shows_the_kernel() {
     assert_eq!(k["matmuls"][0], "tpu.matmul f8e4m3fn×f8e4m3fn→f32");
     assert_eq!(k["dma_starts"], 4);
     if let Some(dir) = common::corpus() {
-        let out = Command::cargo_bin("hlolint")
-            .unwrap()
+        let out = crate::common::hlolint()
             .args(["--format", "json", &dir.join("pallas_matmul@tpu7x/stablehlo.mlir").to_string_lossy()])
             .output()
             .unwrap();

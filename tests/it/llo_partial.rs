@@ -3,7 +3,6 @@
 //! not depend on that: the same findings at the same places with the same fingerprints; and a matcher on the LLO
 //! layer still sees every op.
 
-use assert_cmd::Command;
 use std::path::Path;
 
 const EVERY_PACK: &str = "core,v1-auto,v2-dma,v3-smem";
@@ -12,8 +11,8 @@ const EVERY_PACK: &str = "core,v1-auto,v2-dma,v3-smem";
 const PROBE: &str = "pack: probe\nrules:\n  - id: llo-probe\n    layer: llo\n    severity: info\n    select: { op: \"dma*\" }\n    message: \"{op.opcode}\"\n";
 
 fn run(pack: Option<&Path>, format: &str, paths: &[String]) -> String {
-    let mut cmd = Command::cargo_bin("hlolint").unwrap();
-    cmd.env("NO_COLOR", "1").args(["--isolated", "--format", format, "--rules", EVERY_PACK]);
+    let mut cmd = crate::common::hlolint();
+    cmd.args(["--isolated", "--format", format, "--rules", EVERY_PACK]);
     if let Some(p) = pack {
         cmd.arg("--rules").arg(p);
     }
@@ -77,8 +76,7 @@ fn a_matcher_on_the_llo_layer_sees_every_op() {
     let probe = tmp.path().join("probe.yaml");
     std::fs::write(&probe, PROBE).unwrap();
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/llo/42-fp8_mm_v3.1-70-final_bundles.txt");
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
+    let out = crate::common::hlolint()
         .args(["--isolated", "--format", "concise", "--rules"])
         .arg(&probe)
         .arg(&file)

@@ -62,20 +62,6 @@ fn use_file(f: &LloFile<'_>) {
     }
 }
 
-/// xorshift: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 const INTERESTING: &[u8] = b"{}[]()/*%;:=,\n >\"<!$#0x.-e ";
 
 fn mutate_and_truncate(text: &str, trunc_stride: usize, mutations: usize, seed: u64) {
@@ -89,7 +75,7 @@ fn mutate_and_truncate(text: &str, trunc_stride: usize, mutations: usize, seed: 
     }
     // Byte mutations at ASCII positions (keeps the text UTF-8): replace, delete, duplicate a span.
     let bytes = text.as_bytes();
-    let mut rng = Rng(seed);
+    let mut rng = crate::common::Lcg(seed);
     for _ in 0..mutations {
         let mut b = bytes.to_vec();
         for _ in 0..1 + rng.below(3) {
@@ -178,11 +164,7 @@ fn pathological_inputs_never_panic() {
 
 #[test]
 fn real_files_never_panic() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if !root.is_dir() {
-        eprintln!("NOTICE: {} not found; skipping real-file mutations", root.display());
-        return;
-    }
+    let Some(root) = crate::common::corpus() else { return };
     let mut seed = 7;
     for case in ["fp8_dot@tpu7x", "pallas_matmul@v5e"] {
         let Ok(rd) = std::fs::read_dir(root.join(case).join("llo")) else { continue };

@@ -3,7 +3,6 @@
 //! linter warns about a compilation beside a manifest that does not list it. The driver cases need only Python 3
 //! (the version list and unknown targets need no jax); they are skipped with a notice without it.
 
-use assert_cmd::Command;
 use hlolint::lint::Manifest;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,9 +26,7 @@ const MODULE: &str = "VERSIONS = {\"a\": lambda x: x, \"b\": lambda x: x}\nRULES
 
 /// `hlolint compile` of `module` into `out`.
 fn compile(py: &Path, module: &Path, out: &Path, extra: &[&str]) -> (i32, String) {
-    let run = Command::cargo_bin("hlolint")
-        .unwrap()
-        .env("NO_COLOR", "1")
+    let run = crate::common::hlolint()
         .arg("compile")
         .arg("--python")
         .arg(py)
@@ -136,13 +133,7 @@ fn flat(text: &str) -> String {
 }
 
 fn check(dir: &Path, format: &str) -> (i32, String, String) {
-    let run = Command::cargo_bin("hlolint")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .args(["check", "--format", format])
-        .arg(dir)
-        .output()
-        .unwrap();
+    let run = crate::common::hlolint().args(["check", "--format", format]).arg(dir).output().unwrap();
     (
         run.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&run.stdout).into_owned(),

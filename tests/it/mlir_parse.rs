@@ -423,20 +423,6 @@ fn sniffing() {
     assert!(!looks_like_mlir("0x23 LB: >> { vnop }"));
 }
 
-/// Tiny deterministic PRNG (xorshift64*), so the robustness test needs no dependency and is reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn must_not_panic(text: &str) {
     let r = std::panic::catch_unwind(|| {
         if let Ok(m) = parse_mlir("fuzz.mlir", text) {
@@ -452,12 +438,12 @@ fn must_not_panic(text: &str) {
 
 #[test]
 fn random_bytes_truncations_and_mutations_never_panic() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = crate::common::Lcg(0x9E37_79B9_7F4A_7C15);
     let mut sources: Vec<String> =
         ["manual_dma.mlir", "stablehlo.mlir", "llo_stage.mlir"].iter().map(|n| data(n)).collect();
     // real files too, when the corpus is there (small ones whole, big ones by their first 64 KiB)
-    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     for case in ["pallas_matmul@tpu7x", "transformer@tpu7x"] {
+        let Some(corpus) = crate::common::corpus() else { break };
         for f in std::fs::read_dir(corpus.join(case).join("mosaic")).into_iter().flatten().flatten() {
             if let Ok(t) = std::fs::read_to_string(f.path()) {
                 sources.push(t.chars().take(65536).collect());
@@ -471,7 +457,7 @@ fn random_bytes_truncations_and_mutations_never_panic() {
     for _ in 0..300 {
         let n = rng.below(200);
         let bytes: Vec<u8> = (0..n)
-            .map(|_| if rng.below(4) == 0 { rng.next() as u8 } else { ALPHABET[rng.below(ALPHABET.len())] })
+            .map(|_| if rng.below(4) == 0 { rng.next_u64() as u8 } else { ALPHABET[rng.below(ALPHABET.len())] })
             .collect();
         must_not_panic(&String::from_utf8_lossy(&bytes));
     }

@@ -57,12 +57,8 @@ fn v2_manual_dma_on_tpu7x() {
 #[test]
 fn summary_json_has_the_facts() {
     let dir = root().join("fixtures/fp8_matmul_2d/tpu7x+v6e/v3@tpu7x");
-    let out = assert_cmd::Command::cargo_bin("hlolint")
-        .unwrap()
-        .args(["--summary", "--format", "json", "--rules", "none"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out =
+        crate::common::hlolint().args(["--summary", "--format", "json", "--rules", "none"]).arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let got = &doc["compilations"][0]["perf"];
@@ -72,12 +68,7 @@ fn summary_json_has_the_facts() {
     assert_eq!(got, &want);
     assert_eq!(got["kernels"][0]["name"], "fp8_mm_v3");
     // without --summary, or in another format, the model does not run
-    let plain = assert_cmd::Command::cargo_bin("hlolint")
-        .unwrap()
-        .args(["--format", "json", "--rules", "none"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let plain = crate::common::hlolint().args(["--format", "json", "--rules", "none"]).arg(&dir).output().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
     assert!(doc["compilations"][0].get("perf").is_none());
 }
@@ -147,11 +138,7 @@ fn trip_counts_match_the_mosaic_grid_and_loops_on_the_fixtures() {
 
 #[test]
 fn trip_counts_match_the_mosaic_grid_on_the_corpus() {
-    let corpus = root().join("../shared/corpus");
-    if !corpus.is_dir() {
-        eprintln!("skipped: {} is absent", corpus.display());
-        return;
-    }
+    let Some(corpus) = crate::common::corpus() else { return };
     let (checked, _) = check_trip_counts(&corpus);
     assert!(checked >= 3, "{checked}");
 }

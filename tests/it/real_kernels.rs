@@ -3,8 +3,8 @@
 //! compiled for tpu7x and v6e into fixtures/tpu_inference. Every compilation folder parses with no rule run, each
 //! kernel's Mosaic function is found (decoded from the HLO's tpu_custom_call) and linked to its LLO bundles.
 
-use assert_cmd::Command;
-use serde_json::Value;
+use hlolint::lint::manifest::{Manifest, UnitResult, UnitStatus};
+use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -30,12 +30,8 @@ const KERNELS: &[(&str, &str, &str)] = &[
 const TARGETS: &[&str] = &["tpu7x", "v6e", "v5e"];
 
 fn run_none(dir: &Path) -> (i32, Value) {
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
-        .args(["--rules", "none", "--format", "json", "--isolated"])
-        .arg(dir)
-        .output()
-        .unwrap();
+    let out =
+        crate::common::hlolint().args(["--rules", "none", "--format", "json", "--isolated"]).arg(dir).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{}: {e}: {}", dir.display(), String::from_utf8_lossy(&out.stderr)));
     (out.status.code().unwrap_or(-1), v)
@@ -46,36 +42,29 @@ fn manifest_with_every_version_ok<'v>(
     dir: &std::path::Path,
     versions: impl Iterator<Item = &'v str>,
     targets: &[&str],
-) -> Value {
-    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let got: BTreeSet<(String, String, String)> = m["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or("-").to_string();
-            (s("version"), s("target"), s("status"))
-        })
-        .collect();
-    let want: BTreeSet<(String, String, String)> =
-        versions.flat_map(|v| targets.iter().map(move |t| (v.to_string(), t.to_string(), "ok".to_string()))).collect();
+) -> Manifest {
+    let m = Manifest::read(dir).unwrap().unwrap_or_else(|| panic!("{}: no manifest", dir.display()));
+    let got: BTreeSet<(&str, &str, UnitStatus)> =
+        m.results.iter().map(|r| (r.version.as_str(), r.target.as_str(), r.status)).collect();
+    let want: BTreeSet<(&str, &str, UnitStatus)> =
+        versions.flat_map(|v| targets.iter().map(move |t| (v, *t, UnitStatus::Ok))).collect();
     assert_eq!(got, want, "{}", dir.display());
     m
+}
+
+/// The mesh a result records (`MESH` in the module): its axes and shape; `None` for a single-device version.
+fn mesh(r: &UnitResult) -> Option<(Value, Value)> {
+    r.mesh.as_ref().map(|m| (m["axes"].clone(), m["shape"].clone()))
 }
 
 #[test]
 fn manifest_has_every_version_on_every_target() {
     let m = manifest_with_every_version_ok(&fixtures(), KERNELS.iter().map(|(v, _, _)| *v), TARGETS);
-    assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
+    assert_eq!(m.trimmed.as_ref().map(|t| &t["by"]), Some(&json!("scripts/trim_fixtures.py")));
     // the multi-device version records its mesh (examples/jax_pallas_ops MESH); the others have none
-    for r in m["results"].as_array().unwrap() {
-        let mesh = &r["mesh"];
-        if r["version"] == "all_gather" {
-            assert_eq!(mesh["axes"], serde_json::json!(["x"]), "{r}");
-            assert_eq!(mesh["shape"], serde_json::json!([4]), "{r}");
-        } else {
-            assert!(mesh.is_null(), "{r}");
-        }
+    for r in &m.results {
+        let want = (r.version == "all_gather").then(|| (json!(["x"]), json!([4])));
+        assert_eq!(mesh(r), want, "{r:?}");
     }
 }
 
@@ -84,8 +73,7 @@ fn manifest_has_every_version_on_every_target() {
 #[test]
 fn all_gather_remote_dmas_and_barrier_balance() {
     let dir = fixtures().join("all_gather@tpu7x");
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
+    let out = crate::common::hlolint()
         .args(["--rules", "core", "-v", "--format", "json", "--isolated"])
         .arg(&dir)
         .output()
@@ -190,8 +178,7 @@ fn every_pack_on_every_real_kernel_gives_its_explained_verdicts() {
     folders.sort();
     assert!(folders.len() >= 33, "{folders:?}");
     for name in &folders {
-        let out = Command::cargo_bin("hlolint")
-            .unwrap()
+        let out = crate::common::hlolint()
             .args(["--rules", "core,v1-auto,v3-smem", "--format", "json", "--isolated"])
             .arg(fixtures().join(name))
             .output()
@@ -257,15 +244,11 @@ const TPU_INFERENCE_TARGETS: &[&str] = &["tpu7x", "v6e"];
 fn tpu_inference_manifest_has_every_version_on_every_target() {
     let m =
         manifest_with_every_version_ok(&tpu_inference(), TPU_INFERENCE.iter().map(|(v, _)| *v), TPU_INFERENCE_TARGETS);
-    assert_eq!(m["trimmed"]["by"], "scripts/trim_fixtures.py");
+    assert_eq!(m.trimmed.as_ref().map(|t| &t["by"]), Some(&json!("scripts/trim_fixtures.py")));
     // the fused MoE builds its own shard_map over a (data, model) mesh (examples/tpu_inference MESH)
-    for r in m["results"].as_array().unwrap() {
-        if r["version"] == "fused_moe_v1" {
-            assert_eq!(r["mesh"]["axes"], serde_json::json!(["data", "model"]), "{r}");
-            assert_eq!(r["mesh"]["shape"], serde_json::json!([1, 1]), "{r}");
-        } else {
-            assert!(r["mesh"].is_null(), "{r}");
-        }
+    for r in &m.results {
+        let want = (r.version == "fused_moe_v1").then(|| (json!(["data", "model"]), json!([1, 1])));
+        assert_eq!(mesh(r), want, "{r:?}");
     }
 }
 

@@ -4,7 +4,6 @@
 //! (rule code, hit kind, line). The expectations come from reasoning about the kernel (the `why` of each mutant),
 //! not from the linter's current output.
 
-use assert_cmd::Command;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,7 +142,7 @@ fn apply(id: &str, text: &str, e: &Edit) -> String {
 }
 
 fn line_of(text: &str, pat: &str) -> Option<usize> {
-    text.find(pat).map(|i| text[..i].matches('\n').count() + 1)
+    text.find(pat).map(|i| hlolint::ir::LineIndex::new(text).line(i))
 }
 
 /// (code, label, line, verdict, severity) of every finding of the DMA/SMEM rules.
@@ -171,7 +170,7 @@ fn compilation(tmp: &Path, name: &str, set: &str, folder: &str, dump: &Path, tex
 /// The findings of the DMA/SMEM rules and the seconds the lint took; `None` when it ran past `limit`.
 fn lint(file: &Path, pack: &str, limit: Option<Duration>) -> (Option<Vec<Found>>, f64) {
     let t = Instant::now();
-    let mut cmd = Command::cargo_bin("hlolint").unwrap();
+    let mut cmd = crate::common::hlolint();
     cmd.args(["--isolated", "--rules", pack, "--format", "json"]).arg(file);
     if let Some(limit) = limit {
         cmd.timeout(limit);

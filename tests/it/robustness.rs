@@ -26,18 +26,18 @@ fn mutate_all(seed_text: &str, rounds: usize) {
     let mut rng = Lcg(0x5eed ^ bytes.len() as u64);
     for _ in 0..rounds {
         let mut b = bytes.to_vec();
-        for _ in 0..1 + rng.next() % 4 {
+        for _ in 0..1 + rng.next_u64() % 4 {
             if b.is_empty() {
                 break;
             }
-            let at = (rng.next() as usize) % b.len();
-            match rng.next() % 3 {
-                0 => b[at] = specials[(rng.next() as usize) % specials.len()],
+            let at = (rng.next_u64() as usize) % b.len();
+            match rng.next_u64() % 3 {
+                0 => b[at] = specials[(rng.next_u64() as usize) % specials.len()],
                 1 => {
                     b.remove(at);
                 }
                 _ => {
-                    let end = (at + 1 + (rng.next() as usize) % 40).min(b.len());
+                    let end = (at + 1 + (rng.next_u64() as usize) % 40).min(b.len());
                     let chunk = b[at..end].to_vec();
                     b.splice(at..at, chunk);
                 }
@@ -82,8 +82,8 @@ fn garbage_does_not_panic() {
     let mut rng = Lcg(42);
     let alphabet = b"HloModule ENTRY ROOT %{}()[]=,:f32 s8 parameter fusion \"\\ 0123456789 -> <= T(8,128) S(1) \n";
     for _ in 0..2000 {
-        let n = (rng.next() % 300) as usize;
-        let s: Vec<u8> = (0..n).map(|_| alphabet[(rng.next() as usize) % alphabet.len()]).collect();
+        let n = (rng.next_u64() % 300) as usize;
+        let s: Vec<u8> = (0..n).map(|_| alphabet[(rng.next_u64() as usize) % alphabet.len()]).collect();
         must_not_panic(&String::from_utf8_lossy(&s));
     }
 }

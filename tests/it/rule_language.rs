@@ -1,8 +1,6 @@
 //! Each part of the rule language on a small hand-written HLO program and a Mosaic kernel: what a matcher key
 //! or relation selects, and what it does not.
 
-use assert_cmd::Command;
-
 const HLO: &str = r#"HloModule lang, is_scheduled=true
 
 %fused (p0: f8e4m3fn[64,64]) -> bf16[64,64] {
@@ -48,8 +46,7 @@ fn selected(select: &str) -> Vec<String> {
     std::fs::write(tmp.path().join("p.hlo"), HLO).unwrap();
     let pack = format!("pack: t\nrules:\n  - id: t\n    layer: hlo\n    severity: error\n    select: {select}\n    message: \"{{op.name}}\"\n");
     std::fs::write(tmp.path().join("t.yaml"), pack).unwrap();
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
+    let out = crate::common::hlolint()
         .current_dir(tmp.path())
         .args(["--isolated", "--format", "json", "--rules", "t.yaml", "p.hlo"])
         .output()

@@ -2,12 +2,14 @@
 //! (with the diagnostics of every invalid case snapshotted), errors in rule packs pointing into the YAML, rule
 //! selection and severities, exit codes, the output formats.
 
+use crate::common;
 use assert_cmd::Command;
 use std::path::Path;
 
+/// The rules' snapshots were taken 110 columns wide (their messages are long).
 fn hlolint() -> Command {
-    let mut c = Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1").env("COLUMNS", "110").current_dir(env!("CARGO_MANIFEST_DIR"));
+    let mut c = common::hlolint();
+    c.env("COLUMNS", "110");
     c
 }
 
@@ -357,8 +359,8 @@ fn pyproject_config_sets_packs_and_severities_and_the_command_line_wins() {
     let sub = tmp.path().join("src");
     std::fs::create_dir_all(&sub).unwrap();
     let run = |args: &[&str]| {
-        let mut c = Command::cargo_bin("hlolint").unwrap();
-        c.env("NO_COLOR", "1").current_dir(&sub).args(args).arg(&case).output().unwrap()
+        let mut c = crate::common::hlolint();
+        c.current_dir(&sub).args(args).arg(&case).output().unwrap()
     };
     assert_eq!(run(&[]).status.code(), Some(0), "the closest pyproject.toml makes HL001 info");
     assert_eq!(run(&["--severity", "HL001=error"]).status.code(), Some(1), "the command line wins");

@@ -39,13 +39,13 @@ fn all_rules_survive_mutated_inputs() {
         for round in 0..8 {
             let mut b = text.clone().into_bytes();
             if round > 0 {
-                for _ in 0..1 + rng.next() % 3 {
+                for _ in 0..1 + rng.next_u64() % 3 {
                     if b.is_empty() {
                         break;
                     }
-                    let at = (rng.next() as usize) % b.len();
-                    match rng.next() % 3 {
-                        0 => b[at] = specials[(rng.next() as usize) % specials.len()],
+                    let at = (rng.next_u64() as usize) % b.len();
+                    match rng.next_u64() % 3 {
+                        0 => b[at] = specials[(rng.next_u64() as usize) % specials.len()],
                         1 => {
                             b.remove(at);
                         }

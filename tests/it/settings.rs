@@ -1,15 +1,9 @@
 //! Configuration files found per linted path, and suppressions (inline comments in the Python source, per-path and
 //! per-kernel ignores, baselines), as a user meets them on the command line.
 
-use assert_cmd::Command;
+use crate::common::hlolint_in;
 use serde_json::Value;
 use std::path::Path;
-
-fn hlolint(cwd: &Path) -> Command {
-    let mut c = Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1").env("COLUMNS", "100").current_dir(cwd);
-    c
-}
 
 fn fixture(rel: &str) -> String {
     format!("{}/fixtures/fp8_matmul_2d/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -90,26 +84,28 @@ fn each_linted_path_gets_the_closest_config_and_its_paths_are_relative_to_it() {
     write(&b.join("pyproject.toml"), "[project]\nname = \"b\"\n\n[tool.hlolint]\ntarget = \"v6e\"\n");
     write(&b.join("out/p.hlo"), &program("model.py"));
     // Run from the folder above both: a's pack is found relative to a's config, not the current directory.
-    let out = hlolint(tmp.path()).args(["--format", "json", "a/out", "b/out"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--format", "json", "a/out", "b/out"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let v = json(&out);
     let paths: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(paths, ["a/out/p.hlo", "a/out/p.hlo"], "b's config runs core: no finding");
     assert!(v["compilations"][1]["target"].as_str().unwrap().starts_with("v6e "), "b's target");
     // The command line wins: --rules for both.
-    let out = hlolint(tmp.path()).args(["--format", "json", "--rules", "a/packs/team.yaml", "b/out"]).output().unwrap();
+    let out =
+        hlolint_in(tmp.path()).args(["--format", "json", "--rules", "a/packs/team.yaml", "b/out"]).output().unwrap();
     assert_eq!(findings(&json(&out)).len(), 2);
     // --config names one file for every path; --isolated none.
-    let out = hlolint(tmp.path()).args(["--format", "json", "--config", "b/pyproject.toml", "a/out"]).output().unwrap();
+    let out =
+        hlolint_in(tmp.path()).args(["--format", "json", "--config", "b/pyproject.toml", "a/out"]).output().unwrap();
     assert_eq!((out.status.code(), findings(&json(&out)).len()), (Some(0), 0));
-    let out = hlolint(tmp.path()).args(["--format", "json", "--isolated", "a/out"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--format", "json", "--isolated", "a/out"]).output().unwrap();
     assert_eq!((out.status.code(), findings(&json(&out)).len()), (Some(0), 0));
     // The same from inside a project, and with the default path.
-    let out = hlolint(&a).args(["--format", "json"]).output().unwrap();
+    let out = hlolint_in(&a).args(["--format", "json"]).output().unwrap();
     assert_eq!(findings(&json(&out)).len(), 4, "out/ and the pack's case: {}", stderr(&out));
 
     // --show-settings: per path, which file and what it resolved to.
-    let out = hlolint(tmp.path()).args(["--show-settings", "--format", "json", "a/out", "b/out"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--show-settings", "--format", "json", "a/out", "b/out"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v = json(&out);
     assert_eq!(v[0]["config-file"], a.join("hlolint.toml").display().to_string());
@@ -117,7 +113,7 @@ fn each_linted_path_gets_the_closest_config_and_its_paths_are_relative_to_it() {
     assert_eq!(v[1]["config-file"], b.join("pyproject.toml").display().to_string());
     assert_eq!(v[1]["target"], "v6e");
     assert_eq!(v[1]["rules"], serde_json::json!(["core"]));
-    let out = hlolint(tmp.path()).args(["--show-settings", "--ignore", "XL", "a/out"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--show-settings", "--ignore", "XL", "a/out"]).output().unwrap();
     let text = stdout(&out);
     assert!(text.starts_with("# Settings for a/out\n"), "{text}");
     assert!(text.contains("ignore = [\"XL\"]"), "the command line is part of the settings: {text}");
@@ -130,13 +126,13 @@ fn a_broken_config_is_an_error_wherever_it_is_found() {
     let p = tmp.path().join("p");
     project(&p, "severity = { TT001 = \"loud\" }\n", "model.py");
     // found from the linted path, not the current directory
-    let out = hlolint(tmp.path()).args(["p/out"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["p/out"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out).replace(&tmp.path().display().to_string(), "[TMP]");
     insta::assert_snapshot!(err);
     // rules/explain/test read the same config, and fail the same way
     for cmd in [&["rules"][..], &["explain", "TT001"], &["test"]] {
-        let out = hlolint(&p).args(cmd).output().unwrap();
+        let out = hlolint_in(&p).args(cmd).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{cmd:?}");
         assert!(stderr(&out).contains("unknown severity `loud`"), "{cmd:?}: {}", stderr(&out));
     }
@@ -149,13 +145,13 @@ fn a_broken_config_is_an_error_wherever_it_is_found() {
         ("target = \"v99\"\n", "unknown target `v99`", "hlolint.toml:1:10"),
     ] {
         write(&p.join("hlolint.toml"), config);
-        let out = hlolint(tmp.path()).args(["p/out"]).output().unwrap();
+        let out = hlolint_in(tmp.path()).args(["p/out"]).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{config}");
         assert!(err.contains("invalid configuration") && err.contains(says) && err.contains(at), "{config}: {err}");
     }
     write(&p.join("hlolint.toml"), "rules = [\"core\", \"packs/nope.yaml\"]\n");
-    let out = hlolint(tmp.path()).args(["p/out"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["p/out"]).output().unwrap();
     let err = stderr(&out);
     assert!(
         err.contains("rule pack `packs/nope.yaml` is neither built in") && err.contains("hlolint.toml:1:18"),
@@ -167,23 +163,23 @@ fn a_broken_config_is_an_error_wherever_it_is_found() {
 fn rules_explain_and_test_use_the_configs_packs() {
     let tmp = tempfile::tempdir().unwrap();
     project(tmp.path(), "", "model.py");
-    let out = hlolint(tmp.path()).args(["rules"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["rules"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("TT001  any-dot"), "{}", stdout(&out));
     assert!(stdout(&out).contains("HL001"), "built-in packs too");
-    let out = hlolint(tmp.path()).args(["explain", "TT001"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["explain", "TT001"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("## any-dot (TT001)"));
-    let out = hlolint(tmp.path()).args(["test"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["test"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("✓ TT001  any-dot") && stdout(&out).contains("1 rule(s) passed"), "{}", stdout(&out));
     // --isolated: the built-in packs only
-    let out = hlolint(tmp.path()).args(["explain", "--isolated", "TT001"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["explain", "--isolated", "TT001"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = hlolint(tmp.path()).args(["rules", "--isolated"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["rules", "--isolated"]).output().unwrap();
     assert!(!stdout(&out).contains("TT001"));
     // from a subfolder, upward
-    let out = hlolint(&tmp.path().join("out")).args(["explain", "any-dot"]).output().unwrap();
+    let out = hlolint_in(&tmp.path().join("out")).args(["explain", "any-dot"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -196,7 +192,7 @@ fn exclude_globs_apply_to_walked_folders() {
         write(&root.join(f), &program("model.py"));
     }
     let files = |args: &[&str]| -> Vec<String> {
-        let out = hlolint(root).args(["--format", "json"]).args(args).output().unwrap();
+        let out = hlolint_in(root).args(["--format", "json"]).args(args).output().unwrap();
         let mut v: Vec<String> =
             json(&out)["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
         v.sort();
@@ -224,7 +220,7 @@ fn inline_comments_in_the_python_source_suppress_findings_on_their_line() {
             }
         }
         // from elsewhere: `src/model.py` is found relative to the config's folder
-        hlolint(&root.join("out")).args(["--format", "json", "--statistics", "."]).output().unwrap()
+        hlolint_in(&root.join("out")).args(["--format", "json", "--statistics", "."]).output().unwrap()
     };
     let out = run(Some("import jax\n\ny = x @ x  # hlolint: ignore[TT001]\n"));
     let v = json(&out);
@@ -245,7 +241,7 @@ fn inline_comments_in_the_python_source_suppress_findings_on_their_line() {
     assert_eq!((out.status.code(), findings(&json(&out)).len()), (Some(1), 2));
     // the summary and --statistics say how many
     write(&root.join("src/model.py"), "\n\ny = x @ x  # hlolint: ignore\n");
-    let out = hlolint(root).args(["--statistics", "out"]).output().unwrap();
+    let out = hlolint_in(root).args(["--statistics", "out"]).output().unwrap();
     let text = stdout(&out);
     assert!(text.contains("    1         suppressed (1 inline)\n"), "{text}");
     assert!(text.ends_with("1 error in 1 of 1 compilation(s) · 1 suppressed (1 inline)\n"), "{text}");
@@ -270,11 +266,11 @@ fn inline_comments_work_on_real_dumps_made_elsewhere() {
     let tmp = tempfile::tempdir().unwrap();
     // The fixtures record /work/wt-driver/examples/fp8_matmul_2d/kernels.py: here it is examples/fp8_matmul_2d/...
     fixture_copy(tmp.path(), "bug_single_slot@tpu7x", 158, "# hlolint: ignore[MO021]");
-    let out = hlolint(tmp.path()).args(["--rules", "v2-dma", "bug_single_slot@tpu7x"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--rules", "v2-dma", "bug_single_slot@tpu7x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("clean · 2 suppressed (2 inline)"), "{}", stdout(&out));
     fixture_copy(tmp.path(), "bug_single_slot@tpu7x", 157, "# hlolint: ignore[MO021]");
-    let out = hlolint(tmp.path()).args(["--rules", "v2-dma", "bug_single_slot@tpu7x"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--rules", "v2-dma", "bug_single_slot@tpu7x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "the line above is not the finding's line");
     // The Python location comes first, as the file found here (not the compiling machine's path).
     let text = stdout(&out);
@@ -290,8 +286,8 @@ fn per_path_and_per_kernel_ignores() {
         "[per-path-ignores]\n\"bug_single_slot@*\" = [\"MO021\"]\n\"*@v6e\" = [\"XL\"]\n\n\
          [per-kernel-ignores]\n\"fp8_mm_bug_unwaited*\" = [\"dma-balance\"]\n",
     );
-    let all = json(&hlolint(tmp.path()).args(["--format", "json", &fixture("tpu7x+v6e")]).output().unwrap());
-    let out = hlolint(tmp.path())
+    let all = json(&hlolint_in(tmp.path()).args(["--format", "json", &fixture("tpu7x+v6e")]).output().unwrap());
+    let out = hlolint_in(tmp.path())
         .args(["--format", "json", "--config"])
         .arg(&cfg)
         .arg(fixture("tpu7x+v6e"))
@@ -315,7 +311,7 @@ fn per_path_and_per_kernel_ignores() {
     assert_eq!((seen(&all, "MO010", "bug_unwaited"), seen(&v, "MO010", "bug_unwaited")), (4, 0));
     assert_eq!((seen(&all, "XL001", "@v6e"), seen(&v, "XL001", "@v6e")), (7, 0));
     // The fixtures have no config above them: run from the config's folder, they get that one (as in ruff).
-    let out = hlolint(&tmp.path().join("conf")).args(["--format", "json", &fixture("tpu7x+v6e")]).output().unwrap();
+    let out = hlolint_in(&tmp.path().join("conf")).args(["--format", "json", &fixture("tpu7x+v6e")]).output().unwrap();
     assert_eq!(json(&out)["findings"], v["findings"]);
     let n = |v: &Value| v["findings"].as_array().unwrap().len() as u64;
     assert_eq!(v["suppressed"]["config"].as_u64().unwrap(), n(&all) - n(&v));
@@ -328,15 +324,19 @@ fn baselines_hide_accepted_findings_by_stable_fingerprint() {
     let base = tmp.path().join("baseline.json");
     let single = fixture("tpu7x+v6e/bug_single_slot@tpu7x");
     let unwaited = fixture("tpu7x+v6e/bug_unwaited_dma@tpu7x");
-    let out =
-        hlolint(tmp.path()).args(["--rules", "v2-dma", "--write-baseline"]).arg(&base).arg(&single).output().unwrap();
+    let out = hlolint_in(tmp.path())
+        .args(["--rules", "v2-dma", "--write-baseline"])
+        .arg(&base)
+        .arg(&single)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "written findings are baselined: {}", stdout(&out));
     assert!(stdout(&out).ends_with("no findings in 1 compilation(s) · 2 baselined\n"), "{}", stdout(&out));
     let text = std::fs::read_to_string(&base).unwrap();
     insta::assert_snapshot!(text);
 
     // The baseline hides those, not the others; the summary counts them.
-    let out = hlolint(tmp.path())
+    let out = hlolint_in(tmp.path())
         .args(["--rules", "v2-dma", "--baseline"])
         .arg(&base)
         .args([&single, &unwaited])
@@ -363,20 +363,20 @@ fn baselines_hide_accepted_findings_by_stable_fingerprint() {
         let t = if t.starts_with("module") { format!("\n{t}") } else { t };
         std::fs::write(to, t).unwrap();
     }
-    let out = hlolint(tmp.path()).args(["--rules", "v2-dma", "--baseline"]).arg(&base).arg(&moved).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--rules", "v2-dma", "--baseline"]).arg(&base).arg(&moved).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 
     // In the config, relative to it; SARIF and JSON count them.
     write(&tmp.path().join("hlolint.toml"), "rules = [\"v2-dma\"]\nbaseline = \"baseline.json\"\n");
-    let out = hlolint(tmp.path()).args(["--format", "sarif", "regen"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--format", "sarif", "regen"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(json(&out)["runs"][0]["properties"]["suppressed"]["baseline"], 2);
-    let out = hlolint(tmp.path()).args(["--format", "json", "--statistics", "regen"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["--format", "json", "--statistics", "regen"]).output().unwrap();
     assert_eq!(json(&out)["suppressed"]["baseline"], 2);
 
     // A broken baseline is an error.
     std::fs::write(&base, "{\"version\": \"hlolint/v1\"}").unwrap();
-    let out = hlolint(tmp.path()).args(["regen"]).output().unwrap();
+    let out = hlolint_in(tmp.path()).args(["regen"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not a baseline"), "{}", stderr(&out));
 }
@@ -390,10 +390,10 @@ fn a_config_may_ignore_a_built_in_code_the_chosen_pack_lacks() {
     std::fs::create_dir_all(&dumps).unwrap();
     std::fs::write(dumps.join("m_hlo.txt"), "HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").unwrap();
     std::fs::write(dir.path().join("hlolint.toml"), "ignore = [\"MO021\"]\n").unwrap();
-    let out = hlolint(dir.path()).arg("dumps").output().unwrap();
+    let out = hlolint_in(dir.path()).arg("dumps").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::write(dir.path().join("hlolint.toml"), "ignore = [\"ZZ999\"]\n").unwrap();
-    let out = hlolint(dir.path()).arg("dumps").output().unwrap();
+    let out = hlolint_in(dir.path()).arg("dumps").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no rule matches `ZZ999`"));
 }

@@ -2,14 +2,9 @@
 //! order a work-stealing pool picks, and the results are put back in path order. Every byte of stdout and stderr
 //! and the exit code are the same with `--threads 1` and `--threads 2`.
 
-use assert_cmd::Command;
-
 /// stdout, stderr and exit code of `hlolint --threads N ARGS...`.
 fn run(threads: &str, args: &[&str]) -> (Vec<u8>, Vec<u8>, Option<i32>) {
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
+    let out = crate::common::hlolint()
         .env_remove("RAYON_NUM_THREADS")
         .args(["--threads", threads, "--isolated"])
         .args(args)
@@ -45,7 +40,7 @@ fn the_corpus_gives_the_same_report_with_one_and_two_threads() {
 
 #[test]
 fn zero_threads_is_a_usage_error() {
-    let out = Command::cargo_bin("hlolint").unwrap().args(["--threads", "0", "--isolated", "."]).output().unwrap();
+    let out = crate::common::hlolint().args(["--threads", "0", "--isolated", "."]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--threads"));
 }

@@ -6,7 +6,6 @@
 
 use crate::common;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -16,13 +15,8 @@ fn root() -> &'static Path {
 
 /// `(exit code, ["CODE:severity", ...] sorted)` of linting `paths`.
 fn lint(args: &[&str], paths: &[PathBuf]) -> (i32, Vec<String>, Value) {
-    let out = Command::cargo_bin("hlolint")
-        .unwrap()
-        .args(["--format", "json", "--isolated"])
-        .args(args)
-        .args(paths)
-        .output()
-        .unwrap();
+    let out =
+        crate::common::hlolint().args(["--format", "json", "--isolated"]).args(args).args(paths).output().unwrap();
     let code = out.status.code().unwrap_or(-1);
     let v: Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
@@ -198,9 +192,7 @@ fn diagnostics_on_the_fixtures() {
         ("bug_any_in_vmem", "tpu7x", "v2-dma"),
         ("v3", "v6e", "v3-smem"),
     ] {
-        let out = Command::cargo_bin("hlolint")
-            .unwrap()
-            .env("NO_COLOR", "1")
+        let out = crate::common::hlolint()
             .env("COLUMNS", "120")
             .current_dir(root())
             .args([

@@ -7,7 +7,7 @@ use super::shape::{extent, shape, starts_shape};
 use super::value::{Build, ValueParser};
 use crate::ir::graph::*;
 use crate::ir::span::Span;
-use crate::ir::{Shape, Value, ValueKind};
+use crate::ir::{LineIndex, Shape, Value, ValueKind};
 use crate::parse::error::{PErr, PResult};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -290,7 +290,7 @@ impl<'a> Parser<'a> {
         let first_op = m.ops.len();
         let mut r = self.body(r, &mut m.ops)?;
         if let Some(first) = self.computation_names.insert(name, name_span) {
-            let line = self.base[..first.start as usize].matches('\n').count() + 1;
+            let line = LineIndex::new(self.base).line(first.start as usize);
             return Err(PErr::failure(name, format!("a new computation name (`{name}` is defined on line {line})")));
         }
         let func = Func { name, name_span, is_entry, params, results, ..inline_func() };
@@ -670,12 +670,7 @@ mod tests {
     fn deferred_values_read_as_the_trees_built_in_place() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut dirs = vec![root.join("tests/data"), root.join("fixtures")];
-        // A worktree outside the usual layout points at the corpus with HLOLINT_CORPUS, as the integration tests do.
-        let corpus = std::env::var_os("HLOLINT_CORPUS").map_or_else(|| root.join("../shared/corpus"), Into::into);
-        match corpus {
-            c if c.is_dir() => dirs.push(c),
-            c => println!("notice: {} is absent; checking the repository's files only", c.display()),
-        }
+        dirs.extend(crate::testing::corpus());
         let (mut files, mut deferred) = (0, 0);
         for entry in dirs.iter().flat_map(walkdir::WalkDir::new).flatten() {
             let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };

@@ -1,21 +1,31 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// `../shared/corpus`, or `None` (with a printed notice) on a fresh clone that does not have it.
-pub fn corpus() -> Option<PathBuf> {
-    // A worktree outside the usual layout points at the corpus with HLOLINT_CORPUS.
-    let dir = std::env::var_os("HLOLINT_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("notice: {} is absent; skipping the corpus test", dir.display());
-        None
-    }
+/// The `hlolint` binary as the CLI tests run it: no colour, 100 columns (diagnostics, help and tables fit the
+/// width, so snapshots do not depend on the terminal), in the crate's folder (relative paths are the
+/// repository's). A test that needs another width or folder sets it on the command it gets.
+pub fn hlolint() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("hlolint").unwrap();
+    c.env("NO_COLOR", "1").env("COLUMNS", "100").current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
 }
+
+/// [`hlolint`] run in `dir` (configuration files are found from there).
+pub fn hlolint_in(dir: &Path) -> assert_cmd::Command {
+    let mut c = hlolint();
+    c.current_dir(dir);
+    c
+}
+
+/// The binary's path, for a test that drives the process itself (a pipe, a time limit, a FIFO).
+pub fn hlolint_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("hlolint")
+}
+
+/// The corpus and the generator are the library's, so that its unit tests, benchmarks and examples share them.
+pub use hlolint::testing::{corpus, Lcg};
 
 /// The fixture sets (folders of fixtures/) that tests lint whole with every pack: all but fixtures/tpu_inference,
 /// whose production kernels take today's DMA engine up to a minute and a half per compilation in a release build
@@ -47,14 +57,4 @@ pub fn files_where(dir: &std::path::Path, pred: impl Fn(&str) -> bool) -> Vec<Pa
         .collect();
     out.sort();
     out
-}
-
-/// A small deterministic generator for mutation tests (no dependency needed for a reproducible stream).
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
 }

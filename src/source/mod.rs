@@ -1,7 +1,11 @@
 //! Inputs: expand the paths a user typed (files, directories, globs) into files, read them, and decide each file's
 //! format from its content (never from its name: libtpu and XLA name dumps inconsistently).
 
+pub mod names;
+
+use crate::ir::LineIndex;
 use miette::Diagnostic;
+pub use names::{is_intermediate_stage, mosaic_stage};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -297,12 +301,11 @@ pub fn read(c: &Candidate) -> Result<Read, InputError> {
     }
 }
 
-/// 1-based line and column (in characters) of byte `offset`, the text before it being valid UTF-8.
+/// 1-based line and column (in characters) of byte `offset` of an input being checked (only the text before it is
+/// indexed: the rest may be a gigabyte of binary).
 fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];
-    let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    (line, String::from_utf8_lossy(&before[start..]).chars().count() + 1)
+    LineIndex::new(before).line_col_bytes(before, offset)
 }
 
 /// Decides the format from the first meaningful text.
@@ -316,36 +319,6 @@ pub fn sniff(text: &str) -> Option<Format> {
     } else {
         None
     }
-}
-
-/// Is this a dump file of an intermediate compiler stage, which a directory walk skips by default?
-///
-/// One small program leaves thousands of pass dumps (libtpu prints ~70 LLO stages per computation, Mosaic ~20
-/// passes per kernel, XLA one file per HLO pass with `--xla_dump_hlo_pass_re`). Rules read the final ones: HLO
-/// before/after optimizations, the Mosaic kernel as deserialized and after finalize-llo, LLO final bundles and
-/// their tables. The names are libtpu's and XLA's own; an explicitly named file is always read.
-pub fn is_intermediate_stage(path: &Path) -> bool {
-    let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else { return false };
-    if name.contains("-mosaic-dump-") {
-        return mosaic_stage(&name).is_none_or(|s| !matches!(s, "post-deserialization" | "post-finalize-llo"));
-    }
-    if let Some(f) = crate::parse::llo::llo_file_name(&name) {
-        return !(f.stage.contains("final") || f.stage.contains("memory-space-assignment") || f.stage == "hlo");
-    }
-    if name.starts_with("module_") && name.ends_with(".txt") {
-        return !(name.contains("after_optimizations") || name.contains("before_optimizations"));
-    }
-    false
-}
-
-/// The stage of a Mosaic dump from its name: `…-mosaic-dump-<kernel>-<stage>.txt` → `post-finalize-llo`.
-pub fn mosaic_stage(path: &str) -> Option<&str> {
-    let name = path.rsplit(['/', '\\']).next()?;
-    let rest = name.split_once("-mosaic-dump-")?.1.strip_suffix(".txt")?;
-    ["original", "post-deserialization", "post-finalize-llo"]
-        .into_iter()
-        .find(|s| rest.ends_with(s))
-        .or_else(|| rest.find("-post-").map(|k| &rest[k + 1..]))
 }
 
 /// The cases a `tests:` entry names: a file is one case; a directory holds cases, one per file or

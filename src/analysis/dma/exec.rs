@@ -484,8 +484,12 @@ impl<'m, 'a> Engine<'m, 'a> {
 
     /// Bytes (or units) a DMA op moves, from a view's extents and element size.
     pub fn bytes_of(&self, id: OpId, roles: &[&str]) -> Option<Lin> {
+        // both ends of a copy have its size: the first whose size is known
         let op = self.m.op(id);
-        let o = roles.iter().find_map(|r| op.operands.iter().find(|o| o.role == Some(*r)))?;
+        roles.iter().filter_map(|r| op.operands.iter().find(|o| o.role == Some(*r))).find_map(|o| self.operand_bytes(o))
+    }
+
+    fn operand_bytes(&self, o: &Operand<'_>) -> Option<Lin> {
         let sh = o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped());
         let bits = i64::from(sh.and_then(|s| s.elem.dtype()).map(|d| d.bits()).unwrap_or(0));
         if bits == 0 {
@@ -518,24 +522,35 @@ impl<'m, 'a> Engine<'m, 'a> {
         }
     }
 
-    /// Elements of the buffer a `tpu.memref_slice` (or `memref.subview`) with dynamic sizes makes.
+    /// Elements of a buffer with dynamic dimensions whose view the engine lost: its static extents times the
+    /// `<%sz>` operands of the slice that made them.
     fn slice_elems(&self, d: Def) -> Option<Lin> {
         let Def::Op { op: id, .. } = d else { return None };
-        let b = op_name(self.m.op(id).opcode);
-        if !(b.starts_with("memref_slice") || b == "subview") {
-            return None;
-        }
         let dims = self.m.op(id).ty.mlir()?.shaped()?.dims.clone()?;
-        let mut sizes = self.ints(id, "dynamic_sizes").into_iter();
+        let mut sizes = self.dynamic_sizes(d)?.into_iter();
         let mut n = Lin::int(1);
         for x in dims.iter() {
             let ext = match x {
                 Dim::Static(k) => Lin::int(*k),
-                _ => sizes.next()??,
+                _ => sizes.next()?,
             };
             n = n.mul(&ext)?;
         }
-        Some(n)
+        sizes.next().is_none().then_some(n)
+    }
+
+    /// The dynamic extents of a view, in order: a slice's `<%sz>` operands, kept in order by a squeeze (which only
+    /// drops unit dimensions).
+    fn dynamic_sizes(&self, d: Def) -> Option<Vec<Lin>> {
+        let Def::Op { op: id, .. } = d else { return None };
+        let b = op_name(self.m.op(id).opcode);
+        if b.starts_with("memref_slice") || b == "subview" {
+            return self.ints(id, "dynamic_sizes").into_iter().collect();
+        }
+        if b.starts_with("memref_squeeze") {
+            return self.dynamic_sizes(self.m.op(id).operands.first()?.def);
+        }
+        None
     }
 
     /// The semaphore slots an op names by role.

@@ -40,24 +40,41 @@ def browser():
     return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_compare_report_renders_in_a_browser(tmp_path, case, hlolint_bin):
-    fixture, targets, timelines, first = CASES[case]
+def html_report(hlolint_bin, fixture, tmp_path):
+    """`hlolint compare FIXTURE --format html` written under tmp_path; the run must succeed."""
     report = tmp_path / "report.html"
     run = subprocess.run([str(hlolint_bin), "compare", str(fixture), "--format", "html", "-o", str(report)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
+    return report
+
+
+def artifacts_dir(tmp_path):
+    """Where screenshots go: $HLOLINT_ARTIFACTS (kept by CI) or the test's tmp_path."""
     artifacts = Path(os.environ.get("HLOLINT_ARTIFACTS", tmp_path))
     artifacts.mkdir(parents=True, exist_ok=True)
+    return artifacts
+
+
+def open_report(drv, report):
+    """Navigates to the report and waits for it: a large page can still be parsing when the navigation returns,
+    so wait for its last element (the notes)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    drv.get(report.as_uri())
+    WebDriverWait(drv, 60).until(lambda d: d.execute_script(
+        "return document.readyState === 'complete' && document.querySelector('ul.notes') !== null"))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_compare_report_renders_in_a_browser(tmp_path, case, hlolint_bin):
+    fixture, targets, timelines, first = CASES[case]
+    report = html_report(hlolint_bin, fixture, tmp_path)
+    artifacts = artifacts_dir(tmp_path)
     shot = artifacts / f"compare-{case}.png"
 
     drv = browser()
     try:
-        drv.get(report.as_uri())
-        # a large page can still be parsing when the navigation returns: wait for its last element (the notes)
-        from selenium.webdriver.support.ui import WebDriverWait
-        WebDriverWait(drv, 60).until(lambda d: d.execute_script(
-            "return document.readyState === 'complete' && document.querySelector('ul.notes') !== null"))
+        open_report(drv, report)
         count = lambda css: drv.execute_script(f"return document.querySelectorAll({css!r}).length")
         drawn = lambda css: drv.execute_script(
             f"return Array.from(document.querySelectorAll({css!r}))"
@@ -85,18 +102,11 @@ def test_eight_versions_fit_at_1400_px_on_one_scale_with_names(tmp_path, hlolint
     verdict first) inside the viewport without a horizontal scroll, the loop timelines on one scale (pixels per
     bundle equal within a kernel), loops named as the kernel's author knows them."""
     fixture = CASES["fp8_matmul_2d"][0]
-    report = tmp_path / "report.html"
-    run = subprocess.run([str(hlolint_bin), "compare", str(fixture), "--format", "html", "-o", str(report)],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    artifacts = Path(os.environ.get("HLOLINT_ARTIFACTS", tmp_path))
-    artifacts.mkdir(parents=True, exist_ok=True)
+    report = html_report(hlolint_bin, fixture, tmp_path)
+    artifacts = artifacts_dir(tmp_path)
     drv = browser()
     try:
-        drv.get(report.as_uri())
-        from selenium.webdriver.support.ui import WebDriverWait
-        WebDriverWait(drv, 60).until(lambda d: d.execute_script(
-            "return document.readyState === 'complete' && document.querySelector('ul.notes') !== null"))
+        open_report(drv, report)
         js = drv.execute_script
         viewport = js("return document.documentElement.clientWidth")
         assert viewport > 1300, viewport

@@ -322,7 +322,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         let total = results.get(s.carried).and_then(as_lin).zip(l.init.get(s.carried).and_then(as_lin));
         match total.and_then(|(r, i)| r.sub(&i)?.scale(s.factor)) {
             Some(amount) => {
-                e.add_fact(Fact { guard: e.guard.clone(), amount, at: Vec::new(), inherited: false, ..s.fact })
+                e.add_fact(Fact { guard: e.guard.clone(), amount, at: Vec::new(), inherited: false, ..s.fact }, true)
             }
             None => e.giveup(s.op, "a DMA summed by a loop whose total the engine cannot write"),
         }

@@ -603,35 +603,35 @@ impl<'m, 'a> Engine<'m, 'a> {
         for sem in sems {
             // DMAs started one after another under the same condition onto the same slot (a copy split into
             // pages, unrolled) are one amount to the semaphore: kept as one fact, waits take from it in turn
-            // instead of each splitting a list of identical facts by condition
-            if let Some(last) = self
-                .facts
-                .last_mut()
-                .filter(|f| !f.signal && !f.inherited && f.at.is_empty() && f.guard == guard && same_key(&f.sem, &sem))
-            {
-                if let Some(sum) = last.amount.as_int().zip(bytes.as_int()).and_then(|(a, b)| a.checked_add(b)) {
-                    last.amount = Lin::int(sum);
-                    continue;
-                }
-            }
-            self.facts.push(Fact {
-                guard: guard.clone(),
-                sem,
-                amount: bytes.clone(),
-                op: id,
-                signal: false,
-                at: Vec::new(),
-                inherited: false,
-            });
+            // instead of each splitting a list of identical facts by condition (constant sizes only: a wait takes
+            // part of a fact only when both sizes are numbers)
+            self.add_fact(
+                Fact {
+                    guard: guard.clone(),
+                    sem,
+                    amount: bytes.clone(),
+                    op: id,
+                    signal: false,
+                    at: Vec::new(),
+                    inherited: false,
+                },
+                false,
+            );
         }
     }
 
-    /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore).
-    pub fn add_fact(&mut self, f: Fact) {
+    /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore);
+    /// with `symbolic`, also when the sizes are terms.
+    pub fn add_fact(&mut self, f: Fact, symbolic: bool) {
         if let Some(last) = self.facts.last_mut().filter(|x| {
             !x.signal && !f.signal && !x.inherited && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)
         }) {
-            if let Some(sum) = last.amount.add(&f.amount) {
+            let sum = if symbolic {
+                last.amount.add(&f.amount)
+            } else {
+                last.amount.as_int().zip(f.amount.as_int()).and_then(|(a, b)| a.checked_add(b)).map(Lin::int)
+            };
+            if let Some(sum) = sum {
                 last.amount = sum;
                 return;
             }

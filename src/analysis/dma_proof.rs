@@ -161,6 +161,15 @@ mod tests {
     }
 
     #[test]
+    fn a_loop_whose_passes_do_not_settle_is_not_proven() {
+        // without the guess, each pass of the paged loop hands one iteration more to the next: no invariant
+        super::super::dma::control::NO_GUESS.with(|g| g.set(true));
+        let hits = run_text(&data("dma-balance/valid/paged_attention_dynamic.mlir"), run);
+        super::super::dma::control::NO_GUESS.with(|g| g.set(false));
+        assert!(hits.len() == 1 && hits[0].0 == "inconclusive" && hits[0].1.contains("do not settle"), "{hits:?}");
+    }
+
+    #[test]
     fn one_page_of_a_block_left_unwaited_is_not_balanced() {
         // the block's page DMAs are one amount to the semaphore (one fact); a missing per-page wait leaves a page
         // outstanding into the next iteration, which the induction does not follow yet: not a proof, and blamed
@@ -177,10 +186,18 @@ mod tests {
             let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlir/dma-engine").join(name);
             run_text(&std::fs::read_to_string(&p).unwrap(), run)
         };
-        assert!(engine("summed_fill.mlir").is_empty());
+        let hits = engine("summed_fill.mlir");
+        assert!(hits.is_empty(), "{hits:?}");
         // one row short: the leftover needs the loop's sum, which is not an input: not proven, not clean
         let hits = engine("summed_fill_short.mlir");
         assert!(hits.len() == 1 && hits[0].0 == "inconclusive" && hits[0].1.contains("never waited"), "{hits:?}");
+    }
+
+    #[test]
+    fn a_pipeline_two_deep_is_not_called_clean() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlir/dma-engine/two_ahead.mlir");
+        let hits = run_text(&std::fs::read_to_string(&p).unwrap(), run);
+        assert!(hits.len() == 1 && hits[0].0 == "inconclusive", "{hits:?}");
     }
 
     #[test]

@@ -33,6 +33,22 @@ type Body<'b, 'm, 'a> = dyn FnMut(&mut Engine<'m, 'a>, &Lin, &[Val]) -> Vec<Val>
 
 /// Passes over the body at most: each starts from the previous pass's leftovers as the invariant.
 const MAX_PASSES: usize = 3;
+/// Passes from the guess (see `induct`).
+const GUESS_PASSES: usize = 2;
+
+#[cfg(test)]
+thread_local! {
+    /// Whether the guess is skipped: a test's way to get a loop whose passes do not settle.
+    pub static NO_GUESS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn guess_passes() -> usize {
+    #[cfg(test)]
+    if NO_GUESS.with(|g| g.get()) {
+        return 0;
+    }
+    GUESS_PASSES
+}
 
 /// Runs loop `l` by induction (module doc); returns the carried values after the loop.
 pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &mut Body<'_, 'm, 'a>) -> Vec<Val> {
@@ -108,21 +124,33 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     let has_prev = Cond::and([prev_i.as_ref().map(range).unwrap_or(Cond::False), body_guard.clone()]);
 
     // passes: the invariant (what is outstanding at the head of iteration i) is what iteration i − step left,
-    // starting from nothing; a pass whose leftovers equal its invariant's source closes the induction
+    // starting from nothing; a pass whose leftovers equal its invariant's source closes the induction. When
+    // MAX_PASSES do not settle (a prefetch whose wait, with nothing inherited yet, takes this iteration's own
+    // DMA: each pass then hands over one iteration more), the guess is what the first pass left, as started,
+    // for GUESS_PASSES more. Any invariant that closes is one: the first iteration inherits nothing (`has_prev`).
     let mut inv: Vec<Fact> = Vec::new();
-    let mut link = Cond::True;
     let mut result = None;
     let mut closed_any = false;
-    for _ in 0..MAX_PASSES {
+    // where the previous pass's own variables and load versions begin (see `canonical`)
+    let mut inv_floor = (e.next_var, e.next_version);
+    let mut guess: Option<(Vec<Fact>, (u32, u32))> = None;
+    for pass in 0..MAX_PASSES + guess_passes() {
+        if pass == MAX_PASSES {
+            let Some((g, floor)) = guess.take() else { break };
+            (inv, inv_floor) = (g, floor);
+        }
+        let floor = (e.next_var, e.next_version);
         e.mem = head_mem.clone();
         e.facts = inv.clone();
         e.guard = body_guard.clone();
+        let outer_log = std::mem::take(&mut e.log);
         let outer_scope = std::mem::replace(&mut e.scope_guard, e.guard.clone());
         e.needs.push(Vec::new());
         let problems_before = e.problems.len();
         let unknown_before = e.unknown.clone();
         let yielded = body(e, &i, &heads);
         e.scope_guard = outer_scope;
+        let started = std::mem::replace(&mut e.log, outer_log);
         let needs = e.needs.pop().unwrap_or_default();
         let facts = std::mem::take(&mut e.facts);
         // which facts are this iteration's own (the invariant's come first and keep their op ids)
@@ -130,34 +158,43 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         let left_inv: Vec<Fact> = facts.iter().filter(|f| f.inherited).cloned().collect();
         // what the previous iteration handed over: each carried value at this head is what it yielded (sizes
         // and slots computed from them then match between a prefetch and the next iteration's wait)
-        link = Cond::and(heads.iter().zip(&yielded).filter_map(|(h, y)| match (h, y) {
+        let link = Cond::and(heads.iter().zip(&yielded).filter_map(|(h, y)| match (h, y) {
             (Val::Int(h), Val::Int(y)) if h != y => Some(Cond::cmp(h.sub(&y.subst(&prev)?)?, Rel::Eq0)),
             _ => None,
         }));
-        let next_inv: Vec<Fact> = own
-            .iter()
-            .filter_map(|f| {
+        let hand = |facts: &[Fact]| -> Option<Vec<Fact>> {
+            let mut out = Vec::new();
+            for f in facts {
                 let g = f.guard.subst(&prev)?;
                 let (sem, amount) = subst_key(f, &prev)?;
-                Some(Fact {
-                    guard: Cond::and([g, has_prev.clone(), link.clone()]),
-                    sem,
-                    amount,
-                    inherited: true,
-                    ..f.clone()
-                })
-            })
-            .collect();
-        let closed = next_inv.len() == own.len() && same_facts(&next_inv, &inv);
+                let guard = Cond::and([g, has_prev.clone(), link.clone()]);
+                // a fact no next iteration inherits is not carried (a grid of one step)
+                if !super::solve::check(&guard).is_unsat() {
+                    out.push(Fact { guard, sem, amount, inherited: true, ..f.clone() });
+                }
+            }
+            Some(out)
+        };
+        let next_inv = hand(&own);
+        if pass == 0 {
+            // the DMAs this iteration leaves, as they were started (not as this pass's waits left them)
+            let left: Vec<Fact> = started.into_iter().filter(|f| own.iter().any(|o| o.op == f.op)).collect();
+            guess = hand(&left).map(|g| (g, floor));
+        }
+        let closed = match (next_inv.as_deref().and_then(|n| canonical(n, floor)), canonical(&inv, inv_floor)) {
+            (Some(a), Some(b)) => same_facts(&a, &b),
+            _ => false,
+        };
         if closed {
             closed_any = true;
             result = Some((yielded, needs, own, left_inv));
             break;
         }
-        // not yet: this pass's findings were made against a smaller invariant
+        // not yet: this pass's findings were made against another invariant
         e.problems.truncate(problems_before);
         e.unknown = unknown_before;
-        inv = next_inv;
+        inv = next_inv.unwrap_or_default();
+        inv_floor = floor;
         result = Some((yielded, needs, own, left_inv));
     }
     let Some((yielded, needs, mut own, left_inv)) = result else { return l.init.clone() };
@@ -165,19 +202,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     // DMAs the loop only accumulates (module doc): counted by the carried value that sums their sizes
     let sums = accumulators(&own, &inv, &left_inv, &body_guard, &heads, &yielded);
     own.retain(|f| !sums.iter().any(|s| s.op == f.op));
-    if !settled
-        && !same_facts(
-            &own.iter()
-                .filter_map(|f| {
-                    let g = f.guard.subst(&prev)?;
-                    let (sem, amount) = subst_key(f, &prev)?;
-                    let guard = Cond::and([g, has_prev.clone(), link.clone()]);
-                    Some(Fact { guard, sem, amount, inherited: true, ..f.clone() })
-                })
-                .collect::<Vec<_>>(),
-            &inv,
-        )
-    {
+    if !settled {
         e.giveup(
             own.first().map_or(OpId(0), |f| f.op),
             format!("the DMAs outstanding across iterations of {} do not settle", l.name),
@@ -283,7 +308,9 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
                 if let Some(x) = &last {
                     at.push((l.name.clone(), x.clone()));
                 }
-                e.facts.push(Fact { guard: Cond::and([g, runs.clone()]), sem, amount, at, inherited: false, ..f });
+                let f = Fact { guard: Cond::and([g, runs.clone()]), sem, amount, at, inherited: false, ..f };
+                e.log.push(f.clone());
+                e.facts.push(f);
             }
             None => e.giveup(f.op, "a DMA left by a loop whose terms the engine cannot carry past the loop"),
         }
@@ -347,10 +374,12 @@ fn accumulators(own: &[Fact], inv: &[Fact], left: &[Fact], body: &Cond, heads: &
         if f.guard != Cond::and([body.clone(), Cond::cmp(f.amount.clone(), Rel::Ne0)]) {
             continue;
         }
-        // and the next iteration took none of it: the copy it inherited is left as it came
-        let Some(came) = inv.iter().find(|g| g.op == f.op) else { continue };
-        if !left.iter().any(|g| g.op == f.op && g.guard == came.guard && g.amount == came.amount) {
-            continue;
+        // and the next iteration took none of it: the copy it inherited is left as it came (no copy: no
+        // iteration follows one that starts it, as in a loop of one trip)
+        if let Some(came) = inv.iter().find(|g| g.op == f.op) {
+            if !left.iter().any(|g| g.op == f.op && g.guard == came.guard && g.amount == came.amount) {
+                continue;
+            }
         }
         let found = heads.iter().zip(yielded).enumerate().find_map(|(k, (h, y))| {
             let d = as_lin(y)?.sub(&as_lin(h)?)?;
@@ -372,6 +401,45 @@ fn ratio(a: &Lin, d: &Lin) -> Option<i64> {
     }
     let k = ca / c;
     (d.scale(k)? == *a).then_some(k)
+}
+
+/// `facts` with the variables and load versions a pass made itself (from `floor` on) renamed by order of first
+/// appearance. Each pass re-runs the body with fresh names for what it computes (an inner loop's results, its
+/// stores' versions); two passes whose leftovers differ only in those names leave the same outstanding DMAs,
+/// for some values of what the iteration computed — the invariant holds up to that renaming.
+fn canonical(facts: &[Fact], floor: (u32, u32)) -> Option<Vec<Fact>> {
+    const LOCAL: u32 = u32::MAX / 2;
+    let mut atoms = Vec::new();
+    for f in facts {
+        f.guard.atoms(&mut atoms);
+        f.sem.offs.iter().for_each(|o| o.atoms(&mut atoms));
+        f.amount.atoms(&mut atoms);
+    }
+    let (mut ids, mut versions) = (Vec::new(), Vec::new());
+    for a in &atoms {
+        match &**a {
+            Atom::Var(v) if v.id >= floor.0 && !ids.contains(&v.id) => ids.push(v.id),
+            Atom::Load { version, .. } if *version >= floor.1 && !versions.contains(version) => versions.push(*version),
+            _ => {}
+        }
+    }
+    let rank = |list: &[u32], x: u32| list.iter().position(|y| *y == x).map(|k| LOCAL + k as u32);
+    let rename = |a: &Atom| -> Option<Lin> {
+        match a {
+            Atom::Var(v) => rank(&ids, v.id).map(|id| Lin::var(super::term::Var { id, name: v.name.clone() })),
+            Atom::Load { buf, idx, version } => {
+                rank(&versions, *version).map(|version| Lin::atom(Atom::Load { buf: *buf, idx: idx.clone(), version }))
+            }
+            _ => None,
+        }
+    };
+    facts
+        .iter()
+        .map(|f| {
+            let (sem, amount) = subst_key(f, &rename)?;
+            Some(Fact { guard: f.guard.subst(&rename)?, sem, amount, ..f.clone() })
+        })
+        .collect()
 }
 
 /// Two fact lists that say the same: the same ops, slots, amounts and guards, in order.

@@ -11,7 +11,7 @@
 //! Loops and the grid are checked by induction ([`super::induct`]), so no trip count is needed.
 
 use super::solve::{self, Answer, Model};
-use super::term::{Atom, Cond, Lin, Rel, Var};
+use super::term::{Atom, Cond, Lin, Rel, Sym, Var};
 use crate::ir::mlir_type::MlirType;
 use crate::ir::shape::Dim;
 use crate::ir::*;
@@ -131,6 +131,9 @@ pub struct Engine<'m, 'a> {
     pub bufs: Vec<Base>,
     pub next_var: u32,
     pub next_version: u32,
+    /// The facts as started (before any wait took from them), in order: a loop's induction guesses from them
+    /// when its passes do not settle.
+    pub log: Vec<Fact>,
     /// Buffers the kernel stores to (their loads are not inputs).
     pub written: Vec<Base>,
     /// Loop-head variables (values carried between iterations): not inputs.
@@ -172,6 +175,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             bufs: Vec::new(),
             next_var: 0,
             next_version: 1,
+            log: Vec::new(),
             written,
             carried: Vec::new(),
             arg_types: k.args.iter().map(|a| a.ty.clone()).collect(),
@@ -623,26 +627,14 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore);
     /// with `symbolic`, also when the sizes are terms.
     pub fn add_fact(&mut self, f: Fact, symbolic: bool) {
-        if let Some(last) = self.facts.last_mut().filter(|x| {
-            !x.signal && !f.signal && !x.inherited && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)
-        }) {
-            let sum = if symbolic {
-                last.amount.add(&f.amount)
-            } else {
-                last.amount.as_int().zip(f.amount.as_int()).and_then(|(a, b)| a.checked_add(b)).map(Lin::int)
-            };
-            if let Some(sum) = sum {
-                last.amount = sum;
-                return;
-            }
-        }
-        self.facts.push(f);
+        add_onto(&mut self.log, f.clone(), symbolic);
+        add_onto(&mut self.facts, f, symbolic);
     }
 
     fn signal(&mut self, id: OpId) {
         let Some((sem, amount)) = self.sem_amount(id) else { return };
         let guard = Cond::and([self.guard.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
-        self.facts.push(Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), inherited: false });
+        self.add_fact(Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), inherited: false }, false);
     }
 
     fn sem_amount(&mut self, id: OpId) -> Option<(SemKey, Lin)> {
@@ -705,7 +697,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             Answer::Unsat => {}
             Answer::Sat(model) => {
                 let (model, first) = self.first_iterations(&when, model);
-                let exact = self.is_input_model(&model);
+                let exact = self.is_input_witness(&when, &model);
                 let related = self.facts.iter().rev().find(|f| same_key(&f.sem, &n.sem)).map(|f| f.op);
                 // some of what it takes was there: it takes more than was signalled
                 let kind = if n.amount != n.total { "wait-exceeds-signals" } else { "wait-without-start" };
@@ -766,14 +758,15 @@ impl<'m, 'a> Engine<'m, 'a> {
             if f.amount == amount {
                 // the wait takes this fact where both hold
                 (self.facts[i].guard, need) = take(&f.guard, &need);
-            } else if let (Some(have), Some(want)) = (f.amount.as_int(), amount.as_int()) {
-                if have > want {
+            } else if let Some(more) = f.amount.sub(&amount).and_then(|d| d.as_int()) {
+                // amounts a constant apart (`256·n` and `256·n - 256`, or two constants)
+                if more > 0 {
                     // part of it: the rest stays outstanding where the wait ran
                     if keq == Cond::True && solve::implies(&f.guard, &need) == Some(true) {
-                        self.facts[i].amount = Lin::int(have - want);
+                        self.facts[i].amount = Lin::int(more);
                     } else {
                         self.facts[i].guard = Cond::and([f.guard.clone(), Cond::negate(need.clone())]);
-                        self.facts.push(Fact { guard: overlap, amount: Lin::int(have - want), ..f.clone() });
+                        self.facts.push(Fact { guard: overlap, amount: Lin::int(more), ..f.clone() });
                     }
                     need = if solve::implies(&need, &f.guard) == Some(true) {
                         Cond::False
@@ -787,7 +780,7 @@ impl<'m, 'a> Engine<'m, 'a> {
                         return None;
                     }
                     self.facts[i].guard = Cond::False;
-                    amount = Lin::int(want - have);
+                    amount = amount.sub(&f.amount)?;
                 }
             } else {
                 // different symbolic amounts: decided only when they are equal wherever both hold
@@ -859,7 +852,19 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// Whether a witness's values are all inputs: grid and loop indices (their ranges are in the condition) and
     /// loads of buffers the kernel never writes.
     pub fn is_input_model(&self, m: &Model) -> bool {
-        m.keys().all(|a| match &**a {
+        m.keys().all(|a| self.is_input(a))
+    }
+
+    /// Whether a witness of `when` is all inputs: the model's values, and every atom `when` reads (a solver's
+    /// model may leave out values it eliminated, a loop's result among them).
+    pub fn is_input_witness(&self, when: &Cond, m: &Model) -> bool {
+        let mut atoms = Vec::new();
+        when.atoms(&mut atoms);
+        self.is_input_model(m) && atoms.iter().all(|a| self.is_input(a))
+    }
+
+    fn is_input(&self, a: &Sym) -> bool {
+        match &**a {
             Atom::Var(v) => {
                 !self.carried.contains(&v.id)
                     && !self.names.get(&v.id).is_some_and(|n| n.ends_with("?]") || n.ends_with("..]"))
@@ -867,8 +872,26 @@ impl<'m, 'a> Engine<'m, 'a> {
             Atom::Load { buf, .. } => self.bufs.get(*buf as usize).is_some_and(|b| !self.written.contains(b)),
             Atom::Div { .. } | Atom::Rem { .. } | Atom::Min(..) | Atom::Max(..) | Atom::Select(..) => true,
             Atom::Mul(..) | Atom::App(..) => false,
-        })
+        }
     }
+}
+
+/// Adds `f` to `facts`, onto the last one when it is the same slot under the same condition (`Engine::add_fact`).
+fn add_onto(facts: &mut Vec<Fact>, f: Fact, symbolic: bool) {
+    if let Some(last) = facts.last_mut().filter(|x| {
+        !x.signal && !f.signal && !x.inherited && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)
+    }) {
+        let sum = if symbolic {
+            last.amount.add(&f.amount)
+        } else {
+            last.amount.as_int().zip(f.amount.as_int()).and_then(|(a, b)| a.checked_add(b)).map(Lin::int)
+        };
+        if let Some(sum) = sum {
+            last.amount = sum;
+            return;
+        }
+    }
+    facts.push(f);
 }
 
 /// What is left of a fact's guard and of a need's after the need takes the fact where both hold. The common

@@ -8,7 +8,7 @@
 //! through the same facts, later `dma-double-buffering`).
 
 mod arith;
-mod control;
+pub(crate) mod control;
 mod exec;
 pub mod solve;
 pub mod term;
@@ -84,10 +84,11 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
     let left = if e.unknown.is_some() { Vec::new() } else { std::mem::take(&mut e.facts) };
     for f in left {
         // (a loop's summed DMAs may add up to nothing)
-        match solve::check(&Cond::and([f.guard.clone(), Cond::cmp(f.amount.clone(), term::Rel::Ne0)])) {
+        let when = Cond::and([f.guard.clone(), Cond::cmp(f.amount.clone(), term::Rel::Ne0)]);
+        match solve::check(&when) {
             solve::Answer::Unsat => {}
             solve::Answer::Sat(model) => {
-                let exact = e.is_input_model(&model);
+                let exact = e.is_input_witness(&when, &model);
                 e.problems.push(Problem {
                     op: f.op,
                     kind: "never-waited",

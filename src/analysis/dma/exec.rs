@@ -721,8 +721,9 @@ impl<'m, 'a> Engine<'m, 'a> {
 
     /// Takes what a wait needs from the outstanding facts; returns what is left of the need, if anything may be.
     ///
-    /// Facts on the same semaphore slot (the same terms) are taken most recent first: the amount taken is only
-    /// blame (a semaphore is a sum), and the most recent start is the one a pipelined wait is written for.
+    /// Facts on the same semaphore slot are taken oldest first (what an iteration inherited before what it
+    /// started): which DMA a wait takes is only blame — a semaphore is a sum — and a pipelined wait is written
+    /// for the earlier start.
     pub fn consume(&mut self, n: Need) -> Option<Need> {
         let mut need = Cond::and([n.guard.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
         if solve::check(&need).is_unsat() {
@@ -787,6 +788,9 @@ impl<'m, 'a> Engine<'m, 'a> {
                 match solve::check(&Cond::and([overlap.clone(), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)])) {
                     Answer::Unsat => (self.facts[i].guard, need) = take(&f.guard, &need),
                     _ => {
+                        if solve::trace() {
+                            eprintln!("dma-size wait {} takes {amount} from {} under {overlap}", n.op.0, f.amount);
+                        }
                         self.giveup(n.op, "a wait whose size may differ from its DMA's");
                         return None;
                     }

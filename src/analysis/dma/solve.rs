@@ -6,7 +6,8 @@
 //! decided by Fourier–Motzkin elimination over the rationals with integer tightening (a constraint's coefficients
 //! divided by their gcd, the constant rounded down): no rational solution means no integer one, so `Unsat` is a
 //! proof. A rational solution is turned into integers by back-substitution, smallest magnitude first, and checked
-//! against the whole condition: `Sat` comes with values that satisfy it. Anything else (a gap only integers have,
+//! against the whole condition: `Sat` comes with values that satisfy it — including that two reads of a buffer at
+//! equal indices (two applications of an op to equal arguments) are equal, asked when a model breaks it. Anything else (a gap only integers have,
 //! too many cases, too many constraints) is `Unknown`, never a guess.
 
 use super::term::{Atom, Cond, Lin, Rel, Sym};
@@ -175,7 +176,21 @@ fn decide(c: &Cond) -> Answer {
         }
         i += 1;
     }
-    let whole = Cond::and(std::iter::once(c.clone()).chain(defs));
+    // reads at equal indices are equal: asked only when a model without that says otherwise (the constraints
+    // only remove models, so an answer `Unsat` without them stands)
+    let plain = Cond::and(std::iter::once(c.clone()).chain(defs));
+    let answer = search(&plain);
+    let Answer::Sat(m) = &answer else { return answer };
+    let same = congruences(&atoms);
+    let val = |a: &Sym| m.get(a).copied().or(Some(0));
+    if same.iter().all(|x| x.eval(&val) == Some(true)) {
+        return answer;
+    }
+    search(&Cond::and(std::iter::once(plain).chain(same)))
+}
+
+/// Decides `whole` by the case search: a model is checked against the whole condition before it is believed.
+fn search(whole: &Cond) -> Answer {
     let mut s = Search { cases: 0, nodes: 0, unknown: None, found: None };
     s.run(vec![whole.clone()], Vec::new());
     if let Some(m) = s.found {
@@ -218,7 +233,7 @@ fn in_context(c: &Cond, ctx: &HashSet<Cond>) -> Cond {
 }
 
 /// Whether `HLOLINT_DMA_TRACE` asks for each question and its cost on stderr (for finding what makes a kernel slow).
-fn trace() -> bool {
+pub fn trace() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("HLOLINT_DMA_TRACE").is_some())
 }
@@ -276,6 +291,46 @@ fn definition(a: &Sym) -> Option<Cond> {
         Atom::Var(_) | Atom::Load { .. } | Atom::Mul(..) | Atom::App(..) => return None,
     })
 }
+
+/// Equal arguments give equal values: for two reads of one buffer (as the kernel left it) and two applications of
+/// one uninterpreted op, `args equal ⇒ values equal` — `buf[p + 1]` is `buf[1]` where `p = 0`. Pairs whose
+/// arguments differ by a non-zero constant somewhere can never be equal and add nothing.
+fn congruences(atoms: &[Sym]) -> Vec<Cond> {
+    /// What must be the same for two atoms to be one function at two arguments, and the arguments.
+    #[derive(PartialEq)]
+    enum Fun<'a> {
+        Read(u32, u32),
+        Op(&'a str),
+    }
+    fn args(a: &Sym) -> Option<(Fun<'_>, &Vec<Lin>)> {
+        match &**a {
+            Atom::Load { buf, idx, version } => Some((Fun::Read(*buf, *version), idx)),
+            Atom::App(n, xs) => Some((Fun::Op(n), xs)),
+            _ => None,
+        }
+    }
+    let reads: Vec<(&Sym, (Fun<'_>, &Vec<Lin>))> = atoms.iter().filter_map(|a| Some((a, args(a)?))).collect();
+    let mut out = Vec::new();
+    for (i, (a, (ka, xa))) in reads.iter().enumerate() {
+        for (b, (kb, xb)) in &reads[i + 1..] {
+            if ka != kb || xa.len() != xb.len() || out.len() >= MAX_CONGRUENCES {
+                continue;
+            }
+            let diffs: Option<Vec<Lin>> = xa.iter().zip(xb.iter()).map(|(x, y)| x.sub(y)).collect();
+            let Some(diffs) = diffs else { continue };
+            if diffs.iter().any(|d| d.as_int().is_some_and(|k| k != 0)) {
+                continue;
+            }
+            let same_args = Cond::and(diffs.into_iter().map(|d| Cond::plain_cmp(d, Rel::Eq0)));
+            let Some(same_value) = Lin::atom((***a).clone()).sub(&Lin::atom((***b).clone())) else { continue };
+            out.push(Cond::or([Cond::negate(same_args), Cond::plain_cmp(same_value, Rel::Eq0)]));
+        }
+    }
+    out
+}
+
+/// Congruence constraints per question at most (each is a disjunction the search may split on).
+const MAX_CONGRUENCES: usize = 32;
 
 struct Search {
     cases: u32,
@@ -598,6 +653,27 @@ mod tests {
         let guarded = Cond::and([same, Cond::cmp(v(1, "n").add(&Lin::int(-1)).unwrap(), Rel::Ge0)]);
         let a = check(&guarded);
         assert!(a.is_unsat(), "{guarded} {a:?}");
+    }
+
+    #[test]
+    fn reads_at_equal_indices_are_equal() {
+        set_budget(10_000);
+        let p = v(0, "p");
+        let read = |i: Lin, version: u32| Lin::atom(Atom::Load { buf: 1, idx: vec![i], version });
+        let at_p1 = read(p.add(&Lin::int(1)).unwrap(), 0);
+        let at_1 = read(Lin::int(1), 0);
+        let p0 = Cond::cmp(p.clone(), Rel::Eq0);
+        // where p = 0, buf[p + 1] is buf[1]
+        let differ = Cond::and([p0.clone(), Cond::cmp(at_p1.sub(&at_1).unwrap(), Rel::Ne0)]);
+        assert!(check(&differ).is_unsat(), "{differ}");
+        // elsewhere, or after a store (another version), nothing ties them
+        let elsewhere = Cond::and([
+            Cond::cmp(p.add(&Lin::int(-1)).unwrap(), Rel::Eq0),
+            Cond::cmp(at_p1.sub(&at_1).unwrap(), Rel::Ne0),
+        ]);
+        assert!(matches!(check(&elsewhere), Answer::Sat(_)));
+        let stored = Cond::and([p0, Cond::cmp(at_p1.sub(&read(Lin::int(1), 1)).unwrap(), Rel::Ne0)]);
+        assert!(matches!(check(&stored), Answer::Sat(_)));
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod compile_cmd;
 pub mod config;
 pub mod output;
 pub(crate) mod rules_cmd;
+mod rules_test;
 pub mod run;
 pub mod settings;
 pub mod usage;

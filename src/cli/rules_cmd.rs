@@ -1,10 +1,11 @@
-//! `hlolint rules` (list packs and rules), `hlolint explain RULE` (a rule's documentation), `hlolint test`
-//! (each rule against its valid/invalid cases, like `sg test`).
+//! `hlolint rules` (list packs and rules, the pack schema), `hlolint explain RULE` (a rule's documentation);
+//! `hlolint test` is `rules_test.rs`.
 
 use super::usage::UsageError;
-use crate::rules::engine::SeverityOf;
 use crate::rules::model::RuleKind;
-use crate::rules::{self, RuleSet, Severity};
+use crate::rules::{self, RuleSet};
+
+pub use super::rules_test::{test, TestArgs};
 use std::fmt::Write;
 
 #[derive(Debug, clap::Args)]
@@ -23,6 +24,9 @@ pub struct RulesArgs {
     /// Print every rule's documentation as Markdown (docs/rules.md is made with this).
     #[arg(long)]
     pub docs: bool,
+    /// Print the JSON schema of rule packs (rules/schema.json, which editors validate packs with).
+    #[arg(long)]
+    pub schema: bool,
     #[command(flatten)]
     pub cfg: super::ConfigArgs,
 }
@@ -38,27 +42,15 @@ pub struct ExplainArgs {
     pub cfg: super::ConfigArgs,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct TestArgs {
-    /// Packs to test (built-in names or paths; default: the configuration's `rules`, else every built-in pack).
-    #[arg(value_name = "PACK")]
-    pub packs: Vec<String>,
-    /// Only rules whose id or code contains this.
-    #[arg(long, short)]
-    pub filter: Option<String>,
-    #[command(flatten)]
-    pub cfg: super::ConfigArgs,
-}
-
 /// The packs the configuration in the current directory names (`--config`, `--isolated` as for `check`).
-fn config_packs(cfg: &super::ConfigArgs) -> Result<Vec<String>, i32> {
+pub(super) fn config_packs(cfg: &super::ConfigArgs) -> Result<Vec<String>, i32> {
     cfg.packs().map_err(|e| {
         eprintln!("{}", crate::report::excerpt::render(&e));
         2
     })
 }
 
-fn load_or_all(specs: &[String]) -> Result<RuleSet, i32> {
+pub(super) fn load_or_all(specs: &[String]) -> Result<RuleSet, i32> {
     let r = if specs.is_empty() { rules::load::load_all_builtin() } else { rules::load(specs) };
     r.map_err(|e| {
         eprintln!("{:?}", miette::Report::new(e));
@@ -81,6 +73,10 @@ pub fn rules(args: &RulesArgs) -> i32 {
     }
     if args.analyses {
         print_analyses();
+        return 0;
+    }
+    if args.schema {
+        crate::out!("{}", rules::schema::json_schema());
         return 0;
     }
     if args.docs {
@@ -248,125 +244,4 @@ pub fn explain(args: &ExplainArgs) -> i32 {
         })
     );
     2
-}
-
-/// One case's outcome.
-enum CaseVerdict {
-    Validated,
-    /// A valid case was reported.
-    Noisy(Vec<String>),
-    /// An invalid case was not reported.
-    Missing,
-    Error(String),
-}
-
-/// Runs rule `r` alone on each of its cases: the cases (path, invalid), and a line per case that failed.
-fn test_rule(set: &RuleSet, r: &rules::Rule) -> (Vec<(std::path::PathBuf, bool)>, Vec<String>) {
-    let only = |x: &rules::Rule| if x.id == r.id { Severity::Error } else { Severity::Off };
-    let cases: Vec<(std::path::PathBuf, bool)> = r
-        .valid
-        .iter()
-        .flat_map(|p| crate::source::cases_in(p))
-        .map(|p| (p, false))
-        .chain(r.invalid.iter().flat_map(|p| crate::source::cases_in(p)).map(|p| (p, true)))
-        .collect();
-    let mut lines = Vec::new();
-    for (case, invalid) in &cases {
-        let name = rules::embedded::display(case);
-        match case_outcome(set, &only, case, *invalid) {
-            CaseVerdict::Validated => {}
-            CaseVerdict::Noisy(m) => {
-                lines.push(format!("    noisy: {name} is valid but was reported: {}", m.join(" | ")))
-            }
-            CaseVerdict::Missing => lines.push(format!("    missing: {name} is invalid but was not reported")),
-            CaseVerdict::Error(e) => lines.push(format!("    error: {name}: {e}")),
-        }
-    }
-    (cases, lines)
-}
-
-/// The verdict of one case: an invalid case must be reported, a valid one must not.
-fn case_outcome(set: &RuleSet, only: &SeverityOf<'_>, case: &std::path::Path, invalid: bool) -> CaseVerdict {
-    if !case.exists() {
-        return CaseVerdict::Error(format!("{} does not exist", rules::embedded::display(case)));
-    }
-    let (reports, errors) = super::run::lint_paths(&[case.to_path_buf()], set, only, None);
-    // an inconclusive verdict proves neither side; what was explored is not a verdict
-    let msgs: Vec<String> = reports
-        .iter()
-        .flat_map(|c| &c.findings)
-        .filter(|f| f.verdict != crate::analysis::Verdict::Explored)
-        .map(|f| f.message.clone())
-        .collect();
-    if let Some(e) = errors.first() {
-        CaseVerdict::Error(format!("{e}"))
-    } else if invalid && msgs.is_empty() {
-        CaseVerdict::Missing
-    } else if !invalid && !msgs.is_empty() {
-        CaseVerdict::Noisy(msgs)
-    } else {
-        CaseVerdict::Validated
-    }
-}
-
-pub fn test(args: &TestArgs) -> i32 {
-    let mut packs = args.packs.clone();
-    if packs.is_empty() {
-        match config_packs(&args.cfg) {
-            Ok(p) => packs = p,
-            Err(code) => return code,
-        }
-    }
-    let set = match load_or_all(&packs) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    // The built-in packs' cases are embedded in the binary; they are written to a temporary folder for the run.
-    let _cases = if set.rules.iter().any(|r| matches!(r.origin, rules::model::Origin::Builtin(_))) {
-        match rules::embedded::materialize() {
-            Ok(g) => Some(g),
-            Err(e) => {
-                eprintln!("{:?}", miette::Report::new(UsageError::CasesUnwritable { err: e }));
-                return 2;
-            }
-        }
-    } else {
-        None
-    };
-    let (mut passed, mut failed, mut untested) = (0, 0, Vec::new());
-    let mut out = String::new();
-    for r in &set.rules {
-        if let Some(f) = &args.filter {
-            if !r.id.contains(f.as_str()) && !r.code.as_deref().is_some_and(|c| c.contains(f.as_str())) {
-                continue;
-            }
-        }
-        if r.valid.is_empty() && r.invalid.is_empty() {
-            untested.push(r.id.clone());
-            continue;
-        }
-        let (cases, lines) = test_rule(&set, r);
-        let ok = lines.is_empty();
-        let (nv, ni) = (cases.iter().filter(|c| !c.1).count(), cases.iter().filter(|c| c.1).count());
-        let mark = if ok { "✓" } else { "✗" };
-        let _ = writeln!(out, "{mark} {:<6} {:<28} {nv} valid, {ni} invalid", r.code.as_deref().unwrap_or("-"), r.id);
-        for l in lines {
-            let _ = writeln!(out, "{l}");
-        }
-        if ok {
-            passed += 1;
-        } else {
-            failed += 1;
-        }
-    }
-    crate::out!("{out}");
-    if !untested.is_empty() {
-        crate::outln!("rules without test cases: {}", untested.join(", "));
-    }
-    crate::outln!("{passed} rule(s) passed, {failed} failed");
-    if failed > 0 {
-        1
-    } else {
-        0
-    }
 }

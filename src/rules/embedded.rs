@@ -60,25 +60,46 @@ pub fn materialize() -> std::io::Result<Materialized> {
     Ok(guard)
 }
 
+/// A materialized case's path relative to [`root`], `..` resolved (`tests/data/rules/...`); `None` for a path
+/// that is no embedded case.
+fn relative(path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root()).ok()?;
+    let mut parts: Vec<String> = Vec::new();
+    for c in rel.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 /// A case path as the user should read it: a materialized built-in case as `tests/data/rules/...`, relative to the
 /// source tree it came from; any other path as it is.
 pub fn display(path: &Path) -> String {
-    match path.strip_prefix(root()) {
-        Ok(rel) => {
-            let mut parts: Vec<String> = Vec::new();
-            for c in rel.components() {
-                match c {
-                    std::path::Component::ParentDir => {
-                        parts.pop();
-                    }
-                    std::path::Component::CurDir => {}
-                    other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
-                }
-            }
-            format!("{} (built in)", parts.join("/"))
-        }
-        Err(_) => path.display().to_string(),
+    match relative(path) {
+        Some(rel) => format!("{rel} (built in)"),
+        None => path.display().to_string(),
     }
+}
+
+/// Where a materialized built-in case is in the source tree this binary was built from (`hlolint test --update`
+/// writes there); `None` for a path that is no embedded case, an error when that source tree is not on this
+/// machine (an installed binary).
+pub fn source_path(path: &Path) -> Option<Result<PathBuf, String>> {
+    let rel = relative(path)?;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    Some(match src.join("tests/data/rules").is_dir() {
+        true => Ok(src.join(rel)),
+        false => Err(format!(
+            "the built-in packs' cases are embedded in this binary; update them from the source tree it was built \
+             from ({})",
+            src.display()
+        )),
+    })
 }
 
 #[cfg(test)]
@@ -104,7 +125,9 @@ mod tests {
             .map(|e| e.path().strip_prefix(src).unwrap().to_string_lossy().replace('\\', "/"))
             .collect();
         on_disk.sort();
-        let embedded: Vec<String> = CASES.iter().map(|(p, _)| p.to_string()).collect();
+        // build.rs sorts paths by component (`a/x` before `a.findings`), this list by text
+        let mut embedded: Vec<String> = CASES.iter().map(|(p, _)| p.to_string()).collect();
+        embedded.sort();
         assert_eq!(embedded, on_disk);
         for (p, bytes) in CASES {
             assert_eq!(*bytes, std::fs::read(src.join(p)).unwrap().as_slice(), "{p}");

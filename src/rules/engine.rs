@@ -2,8 +2,9 @@
 //! unit; renders messages; links and deduplicates what several units of one kernel say (a kernel is often
 //! present as a Mosaic dump *and* as a body decoded from the HLO: one finding, saying where it was seen).
 
-use super::eval::{self, Caps};
+use super::matcher::{self, Caps};
 use super::model::*;
+use super::props;
 use super::template::render;
 use super::RuleSet;
 use crate::analysis::{At, Hit, Verdict};
@@ -136,7 +137,7 @@ fn rule_on_unit(rule: &Rule, sev: Severity, c: &Compilation<'_>, ui: usize) -> V
     let mut out = Vec::new();
     match &rule.kind {
         RuleKind::Select(mt) => {
-            for (op, caps) in eval::select(&c.units[ui].module, mt) {
+            for (op, caps) in matcher::select(&c.units[ui].module, mt) {
                 out.push(from_match(rule, sev, c, ui, op, &caps));
             }
         }
@@ -200,7 +201,7 @@ fn op_prop(m: &Module<'_>, id: OpId, prop: &str) -> Option<String> {
             }
         }
         "opcode" => op.opcode.to_string(),
-        "dtype" | "to" => dt(eval::result_dtype(m, id))?,
+        "dtype" | "to" => dt(props::result_dtype(m, id))?,
         "from" => dt(m.operand_dtype(id, 0))?,
         "type" => match &op.ty {
             crate::ir::Type::Shape(s) => s.to_string(),
@@ -209,22 +210,22 @@ fn op_prop(m: &Module<'_>, id: OpId, prop: &str) -> Option<String> {
             crate::ir::Type::None => return None,
         },
         "function" => m.func(m.func_of(id)).name.to_string(),
-        "memory_space" => eval::memory_space(m, id)?,
+        "memory_space" => props::memory_space(m, id)?,
         "rank" | "elements" => {
-            let (r, e) = eval::rank_elements(m, id);
+            let (r, e) = props::rank_elements(m, id);
             if prop == "rank" {
                 r?.to_string()
             } else {
                 e?.to_string()
             }
         }
-        "source" => eval::metadata_field(m, id, "source")?,
-        "custom_call_target" => eval::custom_call_target(m, id)?,
+        "source" => props::metadata_field(m, id, "source")?,
+        "custom_call_target" => props::custom_call_target(m, id)?,
         p => {
             if let Some(a) = p.strip_prefix("attr.") {
-                eval::attr_text(m, id, a)?
+                props::attr_text(m, id, a)?
             } else if let Some(k) = p.strip_prefix("metadata.") {
-                eval::metadata_field(m, id, k)?
+                props::metadata_field(m, id, k)?
             } else {
                 return None;
             }

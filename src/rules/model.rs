@@ -1,4 +1,5 @@
-//! Compiled rules: what `load.rs` makes of the YAML and what the engine evaluates.
+//! Compiled rules: what `compile.rs` makes of the YAML and what the engine evaluates (a matcher's compiled form
+//! is `matcher::Matcher`).
 
 use crate::analysis::{Analysis, Options};
 use crate::ir::Layer;
@@ -83,15 +84,9 @@ impl Rule {
 }
 
 pub enum RuleKind {
-    Select(Box<Matcher>),
+    Select(Box<super::matcher::Matcher>),
     /// The analysis, its options, and `when` filters over its captures.
     Analysis(&'static Analysis, Options, Vec<(String, Regex)>),
-}
-
-/// An op pattern: a family's per-layer globs, or one glob/opcode.
-pub enum OpPat {
-    Family(&'static crate::rules::families::Family),
-    Glob(globset::GlobMatcher),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -107,73 +102,13 @@ impl Count {
     }
 }
 
-pub enum DtypePat {
-    Glob(globset::GlobMatcher),
-}
-
-#[derive(Default)]
-pub struct Matcher {
-    pub ops: Vec<OpPat>,
-    pub name: Option<Regex>,
-    pub dtype: Vec<DtypePat>,
-    pub from: Vec<DtypePat>,
-    pub operand_dtype: Vec<DtypePat>,
-    pub rank: Option<Count>,
-    pub elements: Option<Count>,
-    pub memory_space: Vec<String>,
-    pub attr: Vec<(String, Regex)>,
-    pub no_attr: Vec<String>,
-    pub metadata: Vec<(String, Regex)>,
-    pub custom_call_target: Option<Regex>,
-    pub function: Option<Regex>,
-    pub relations: Vec<Relation>,
-    pub between: Option<Between>,
-    pub all: Vec<Matcher>,
-    pub any: Vec<Matcher>,
-    pub not: Option<Box<Matcher>>,
-    pub capture: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RelKind {
-    Operand,
-    User,
-    Inside,
-    Precedes,
-    Follows,
-    Paired,
-}
-
-impl RelKind {
-    pub fn key(self) -> &'static str {
-        match self {
-            RelKind::Operand => "operand",
-            RelKind::User => "user",
-            RelKind::Inside => "inside",
-            RelKind::Precedes => "precedes",
-            RelKind::Follows => "follows",
-            RelKind::Paired => "paired",
+impl From<super::schema::CountDef> for Count {
+    fn from(c: super::schema::CountDef) -> Count {
+        match c {
+            super::schema::CountDef::Exactly(n) => Count { min: n, max: n },
+            super::schema::CountDef::Range { min, max } => {
+                Count { min: min.unwrap_or(0), max: max.unwrap_or(u64::MAX) }
+            }
         }
     }
-}
-
-pub struct Relation {
-    pub kind: RelKind,
-    pub matcher: Matcher,
-    pub index: Option<u32>,
-    pub depth: u32,
-    pub through: Vec<OpPat>,
-    /// `fusion-parameter`: a fused computation's parameter → the fusion op's operand (and back for users).
-    pub through_fusion_parameter: bool,
-    /// `fusion`: a fusion/call → its computation's ROOT (and a ROOT → the caller's users).
-    pub through_fusion: bool,
-    pub count: Count,
-    pub every: bool,
-}
-
-pub struct Between {
-    pub and: String,
-    pub count: Count,
-    pub ignore: Vec<OpPat>,
-    pub independent_work: bool,
 }

@@ -1,11 +1,23 @@
-//! The YAML schema of a rule pack, as serde reads it. Unknown keys are errors (`deny_unknown_fields`), so a typo
-//! in a pack is reported with its line and column rather than silently ignored. `load.rs` then checks the meaning
-//! (op families per layer, regexes, dtypes, analyses) and compiles it.
+//! The YAML form of a rule pack, as serde reads it, and the JSON schema generated from it (`rules/schema.json`,
+//! which editors validate packs with). Unknown keys are errors (`deny_unknown_fields`), so a typo in a pack is
+//! reported with its line and column rather than silently ignored. `compile.rs` then checks the meaning (op families
+//! per layer, regexes, dtypes, analyses); a matcher's keys are its kinds' (`matcher/`).
 
+use super::matcher::MatcherDef;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Deserialize)]
+/// The JSON schema of a pack, as `rules/schema.json` holds it (`hlolint rules --schema` prints it).
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(PackFile);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// A rule pack of hlolint: named rules, each a matcher over a layer's graph or a named analysis (rules/README.md).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PackFile {
     /// The pack's name (`core`, `v3-smem`, or your own).
@@ -19,7 +31,7 @@ pub struct PackFile {
     pub rules: Vec<RuleDef>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuleDef {
     /// Stable kebab-case id (`fp8-upcast-before-dot`).
@@ -38,7 +50,9 @@ pub struct RuleDef {
     pub select: Option<MatcherDef>,
     /// A named analysis (Rust) to run instead of a matcher.
     pub analysis: Option<String>,
+    /// The analysis's options (`hlolint explain ANALYSIS` lists them).
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub options: BTreeMap<String, serde_norway::Value>,
     /// For analysis rules: keep only hits whose captures match these regexes (`{kind: "never-waited"}`).
     #[serde(default)]
@@ -64,7 +78,7 @@ fn default_severity() -> String {
     "warning".into()
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TestsDef {
     #[serde(default)]
@@ -73,7 +87,7 @@ pub struct TestsDef {
     pub invalid: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LabelDef {
     /// A capture name.
@@ -82,7 +96,7 @@ pub struct LabelDef {
 }
 
 /// A string or a list of strings.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
     #[default]
@@ -92,6 +106,11 @@ pub enum OneOrMany {
 }
 
 impl OneOrMany {
+    /// Written as a list (its items then have positions of their own).
+    pub fn is_many(&self) -> bool {
+        matches!(self, OneOrMany::Many(_))
+    }
+
     pub fn items(&self) -> Vec<String> {
         match self {
             OneOrMany::None => Vec::new(),
@@ -102,7 +121,7 @@ impl OneOrMany {
 }
 
 /// A count: `0`, `2`, or `{min: 1, max: 3}`.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum CountDef {
     Exactly(u64),
@@ -116,98 +135,3 @@ pub enum CountDef {
 
 /// A rank or dimension bound: `2` or `{min: 2}`.
 pub type RankDef = CountDef;
-
-/// Conditions on one op; all given keys must hold (an implicit `all`). Under a relation key, the same matcher
-/// describes the related op and may say how to walk to it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MatcherDef {
-    /// Op families (`dot`, `convert`, `async-start`, `dma-wait`, ...) or opcode globs (`stablehlo.*`, `*-start`).
-    #[serde(default)]
-    pub op: OneOrMany,
-    /// Regex over the op's name (`%fusion.3` → `fusion.3`; MLIR result names without `%`).
-    pub name: Option<String>,
-    /// The result's element type: names or globs (`f8*`, `bf16`).
-    #[serde(default)]
-    pub dtype: OneOrMany,
-    /// Alias of `dtype` for converts: the type converted to.
-    #[serde(default)]
-    pub to: OneOrMany,
-    /// The first operand's element type (a convert's source type).
-    #[serde(default)]
-    pub from: OneOrMany,
-    /// Any operand's element type.
-    #[serde(default)]
-    pub operand_dtype: OneOrMany,
-    /// The result's rank.
-    pub rank: Option<RankDef>,
-    /// The result's number of elements.
-    pub elements: Option<CountDef>,
-    /// The result's memory space: `vmem`, `smem`, `hbm`, `any`, `semaphore_mem`, or an HLO space `S(1)`/`1`.
-    #[serde(default)]
-    pub memory_space: OneOrMany,
-    /// Attribute regexes: `{custom_call_target: "^tpu_custom_call$"}` (the attribute's text as written).
-    #[serde(default)]
-    pub attr: BTreeMap<String, String>,
-    /// Attributes that must be absent.
-    #[serde(default)]
-    pub no_attr: Vec<String>,
-    /// HLO metadata regexes: `{op_name: "jit\\(f\\)/dot"}`, `source_file`, `source_line`.
-    #[serde(default)]
-    pub metadata: BTreeMap<String, String>,
-    /// Regex over a custom call's target.
-    pub custom_call_target: Option<String>,
-    /// Regex over the enclosing function/computation's name.
-    pub function: Option<String>,
-    /// Some operand (walked through `through` ops) matches.
-    pub operand: Option<Box<MatcherDef>>,
-    /// Some user (walked through `through` ops) matches.
-    pub user: Option<Box<MatcherDef>>,
-    /// An enclosing op (MLIR region parent; HLO fusion/while/call calling this computation) matches.
-    pub inside: Option<Box<MatcherDef>>,
-    /// An op of the same block later in program/schedule order matches.
-    pub precedes: Option<Box<MatcherDef>>,
-    /// An op of the same block earlier in program/schedule order matches.
-    pub follows: Option<Box<MatcherDef>>,
-    /// The async partner (the done of a start, the start of a done) matches.
-    pub paired: Option<Box<MatcherDef>>,
-    /// Ops scheduled strictly between this op and a captured one.
-    pub scheduled_between: Option<BetweenDef>,
-    #[serde(default)]
-    pub all: Vec<MatcherDef>,
-    #[serde(default)]
-    pub any: Vec<MatcherDef>,
-    pub not: Option<Box<MatcherDef>>,
-    /// Names this op for the message template and labels.
-    pub capture: Option<String>,
-
-    // Relation keys: valid only in a matcher under `operand`, `user`, `inside`, `precedes`, `follows`, `paired`.
-    /// Only this operand index (for `operand`).
-    pub index: Option<u32>,
-    /// How many steps (not counting pass-through ops); default 1 (`inside`: any depth).
-    pub depth: Option<u32>,
-    /// Pass-through ops walked over: families/globs, plus `fusion-parameter` (a fused computation's parameter →
-    /// the fusion's operand) and `fusion` (a fusion → its computation's ROOT; a ROOT → the fusion's users).
-    #[serde(default)]
-    pub through: Vec<String>,
-    /// How many related ops must match (default: at least one).
-    pub count: Option<CountDef>,
-    /// Every related op must match (and there is at least one).
-    #[serde(default)]
-    pub every: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BetweenDef {
-    /// The capture at the other end (from `paired`, `precedes`, ...).
-    pub and: String,
-    pub count: CountDef,
-    /// Ops that do not count as work (families/globs).
-    #[serde(default)]
-    pub ignore: Vec<String>,
-    /// Hold only when the block has work that could have been scheduled between: an op (not ignored) that neither
-    /// depends on the later op nor is needed by the earlier one. Without it, nothing could overlap.
-    #[serde(default)]
-    pub independent_work: bool,
-}

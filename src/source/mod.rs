@@ -331,7 +331,10 @@ pub fn cases_in(p: &std::path::Path) -> Vec<std::path::PathBuf> {
         .map(|rd| {
             rd.filter_map(Result::ok)
                 .map(|e| e.path())
-                .filter(|x| x.file_name().is_none_or(|n| n != "README.md"))
+                // a case's expected findings (`hlolint test --update`) are beside it, not a case
+                .filter(|x| {
+                    x.file_name().is_none_or(|n| n != "README.md" && !n.to_string_lossy().ends_with(".findings"))
+                })
                 .collect()
         })
         .unwrap_or_default();

@@ -37,7 +37,9 @@ fn builtin_rules() -> Vec<(String, String)> {
 fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> =
         std::fs::read_dir(dir).map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
-    v.retain(|p: &std::path::PathBuf| !p.ends_with("README.md"));
+    v.retain(|p: &std::path::PathBuf| {
+        !p.ends_with("README.md") && !p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".findings"))
+    });
     v.sort();
     v
 }
@@ -108,10 +110,101 @@ fn errors_in_rule_packs_point_into_the_yaml() {
         ("duplicate_id", "pack: mine\nextends: [core]\nrules:\n  - id: fp8-upcast-before-dot\n    layer: hlo\n    select: { op: dot }\n    message: x\n".to_string()),
         ("relation_key_outside_relation", format!("{RULE_HEAD}    select: {{ op: dot, through: [bitcast] }}\n")),
         ("kind_matching_nothing", "pack: mine\nrules:\n  - id: my-rule\n    layer: mosaic\n    analysis: dma-balance\n    when: { kind: \"never-waitted\" }\n    message: \"{analysis.detail}\"\n".to_string()),
+        // a key's value of the wrong type: serde's own error, at the value
+        ("bad_type", format!("{RULE_HEAD}    select: {{ op: dot, name: [a, b] }}\n")),
+        // an unknown key deep in a relation, in block style
+        ("unknown_key_in_relation", format!("{RULE_HEAD}    select:\n      op: dot\n      operand:\n        op: convert\n        form: f8e4m3fn\n")),
+        // the second item of a list, not the first place its text appears
+        ("unknown_family_in_a_list", format!("{RULE_HEAD}    select: {{ op: [dot, convert], user: {{ op: [convert, dotproduct] }} }}\n")),
+        // a placeholder inside a folded block scalar, after the same word elsewhere in the rule
+        ("placeholder_in_folded_help", "pack: mine\nrules:\n  - id: my-rule\n    layer: hlo\n    select: { op: dot, capture: dot }\n    message: \"{dot.name}\"\n    help: >\n      a dot reads\n      {dot.nam} here\n".to_string()),
+        ("bad_regex_under_attr", format!("{RULE_HEAD}    select: {{ op: custom-call, attr: {{ custom_call_target: \"tpu[\" }} }}\n")),
     ];
     for (name, yaml) in cases {
         insta::assert_snapshot!(format!("pack_error_{name}"), pack_error(&yaml));
     }
+}
+
+#[test]
+fn the_pack_schema_is_generated_from_the_serde_types() {
+    let out = hlolint().args(["rules", "--schema"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let committed =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/schema.json")).unwrap_or_default();
+    assert!(
+        text(&out.stdout) == committed,
+        "rules/schema.json is stale: run `cargo run -- rules --schema > rules/schema.json`"
+    );
+}
+
+/// Editors validate packs with `rules/schema.json` (the `yaml-language-server` comment of each built-in pack): it
+/// accepts every built-in pack and refuses what hlolint refuses as YAML that is no pack.
+#[test]
+fn every_builtin_pack_validates_against_the_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("rules/schema.json")).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut packs = 0;
+    for e in std::fs::read_dir(root.join("rules")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "yaml") {
+            continue;
+        }
+        let yaml = std::fs::read_to_string(&p).unwrap();
+        assert!(yaml.starts_with("# yaml-language-server: $schema=schema.json\n"), "{}", p.display());
+        let pack: serde_json::Value = serde_norway::from_str(&yaml).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&pack).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", p.display());
+        packs += 1;
+    }
+    assert!(packs >= 4);
+    let pack = |select: &str| -> serde_json::Value {
+        serde_norway::from_str(&format!("{RULE_HEAD}    select: {select}\n")).unwrap()
+    };
+    assert!(validator.is_valid(&pack("{ op: dot, operand: { index: 0, through: [bitcast], count: { min: 1 } } }")));
+    assert!(!validator.is_valid(&pack("{ op: dot, operandz: { op: convert } }")), "an unknown key");
+    assert!(!validator.is_valid(&pack("{ op: dot, user: { op: convert, form: f8 } }")), "deep in a relation");
+    assert!(!validator.is_valid(&pack("{ op: dot, name: [a, b] }")), "a list where a string goes");
+    assert!(!validator.is_valid(&pack("{ op: dot, scheduled_between: { and: op } }")), "`count` is required");
+}
+
+/// `hlolint test --update` writes where each invalid case's findings land (`CASE.findings`); a later run fails a
+/// case whose findings moved, and names the lines that differ.
+#[test]
+fn hlolint_test_snapshots_where_findings_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack = tmp.path().join("p.yaml");
+    std::fs::write(
+        &pack,
+        "pack: p\nrules:\n  - id: any-dot\n    code: TM001\n    layer: hlo\n    select: { op: dot, operand: { op: parameter, capture: p } }\n    message: \"{op.name}\"\n    labels: [ { at: p, text: here } ]\n    tests:\n      invalid: [cases]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(tmp.path().join("cases")).unwrap();
+    let dot = "HloModule m\n\nENTRY %e (a: f32[8,8]) -> f32[8,8] {\n  %a = f32[8,8]{1,0} parameter(0)\n  ROOT %d = f32[8,8]{1,0} dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+    std::fs::write(tmp.path().join("cases/dot.hlo"), dot).unwrap();
+    let run = |args: &[&str]| hlolint().arg("test").args(args).arg(&pack).output().unwrap();
+    let out = run(&["--update"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("wrote the expected findings of 1 invalid case(s)"), "{}", text(&out.stdout));
+    let written = std::fs::read_to_string(tmp.path().join("cases/dot.hlo.findings")).unwrap();
+    insta::assert_snapshot!("test_update_findings", written);
+    // the expected file is no case of its own, and the same findings pass
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("✓ TM001  any-dot                      0 valid, 1 invalid"),
+        "{}",
+        text(&out.stdout)
+    );
+    // the dot moves down a line: the case fails until updated
+    std::fs::write(tmp.path().join("cases/dot.hlo"), dot.replace("ENTRY", "\nENTRY")).unwrap();
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout).replace(&tmp.path().display().to_string(), "[TMP]");
+    insta::assert_snapshot!("test_update_moved", s);
+    assert_eq!(run(&["--update"]).status.code(), Some(0));
+    assert_eq!(run(&[]).status.code(), Some(0));
 }
 
 #[test]

@@ -240,13 +240,7 @@ impl<'b> AttrTypes<'b> {
     /// before its caller, so a `callsite(158 at callsite(167 at 179))` chain reads 158, 167, 179; the function is
     /// the name location wrapping a file position (jax names each frame's function so) —, and the name locations
     /// met on the way (jax puts the primitive name there, e.g. `get:` / `swap:`).
-    pub fn loc_info(
-        &mut self,
-        i: u32,
-        files: &mut Vec<LocFrame>,
-        names: &mut Vec<Rc<str>>,
-        depth: u32,
-    ) -> R<()> {
+    pub fn loc_info(&mut self, i: u32, files: &mut Vec<LocFrame>, names: &mut Vec<Rc<str>>, depth: u32) -> R<()> {
         if depth > MAX_DEPTH {
             return Ok(());
         }

@@ -2,11 +2,13 @@
 //! slot, across the kernel's control flow and its grid steps (see [`super::dma_sim`] for the simulation, and
 //! docs/dma-semantics.md for the hardware semantics it counts with and the jax sources that establish them).
 
+use super::dma_kind::DmaFailure;
 use super::dma_sim::{self, Mode, SimOutcome};
 use super::{At, Hit, Options};
 use crate::ir::{Layer, Module};
 use crate::lint::Compilation;
 use crate::semantic::kernel;
+use std::collections::BTreeMap;
 
 pub const DOC: &str = "Checks that every DMA a Pallas/Mosaic kernel starts (`tpu.enqueue_dma`, LLO `llo.enqueue_dma`) is \
 waited, that every wait (`tpu.wait_dma2`, `tpu.wait_dma`, `llo.dma_done`) has something to take, and that semaphore \
@@ -22,7 +24,9 @@ for grid indices, loop induction variables, constants and integer arithmetic, th
 `scf.while` and `scf.index_switch`. Hit kinds: `never-waited` (at the start or signal: still outstanding at the end of \
 the grid — the semaphore is not zero at kernel exit), `wait-without-start` (at the wait: nothing outstanding on its \
 semaphore slot), `wait-exceeds-signals` (at the wait: it takes more bytes or units than are outstanding — it blocks \
-forever). Only the kernel as written is judged (its later stages and a decoded copy say the same). Bounds: every grid \
+forever). Each finding also names its cause for the author (`failure`: `unguarded-prefetch` — a start that leaves \
+one transfer per grid step while its other iterations are waited, or only the last grid step's —, `missing-wait`, \
+`wait-without-dma`, `wait-exceeds-signals`) and the help that fixes it (`help`). Only the kernel as written is judged (its later stages and a decoded copy say the same). Bounds: every grid \
 step when the grid has at most 64 points, else per dimension the first 2 and last indices with a multiple of 12 \
 skipped between (slot phases `i % 2/3/4` preserved); `scf.for` loops fully up to 32 iterations, else the same \
 sampling; dynamic trip counts and `scf.while` up to 4 iterations; values read from memory at run time are unknowns \
@@ -47,7 +51,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     name: "dma-balance",
     layers: &[Layer::Mosaic],
     doc: DOC,
-    captures: &["kind", "semaphore", "slot"],
+    captures: &["kind", "semaphore", "slot", "failure", "help"],
     kinds: &["never-waited", "wait-without-start", "wait-exceeds-signals", "inconclusive", "explored"],
     options: &[],
     run,
@@ -68,7 +72,7 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     for (m, k) in balanced_kernels(c, unit) {
         let seed = dma_sim::seed_from_host(c, unit, &k);
         let out = dma_sim::simulate_seeded(m, &k, Mode::Balance, &seed);
-        hits.extend(hits_of(unit, &k, &out));
+        hits.extend(hits_of(m, unit, &k, &out));
     }
     hits
 }
@@ -82,7 +86,7 @@ pub(crate) fn balanced_kernels<'c, 'a>(
 ) -> Vec<(&'c Module<'a>, kernel::Kernel<'a>)> {
     let Some(u) = c.units.get(unit).filter(|u| u.layer() == Layer::Mosaic) else { return Vec::new() };
     let m: &'c Module<'a> = &u.module;
-    kernel::kernels(m)
+    c.named_kernels(unit, m)
         .into_iter()
         .filter(|k| !k.dma_starts.is_empty() || !k.dma_waits.is_empty() || kernel::has_semaphore_ops(m, k.func))
         .filter(|k| c.canonical_kernel_unit(m.func(k.func).name).is_none_or(|best| best == unit))
@@ -96,7 +100,7 @@ pub fn kernel_at(unit: usize, k: &kernel::Kernel<'_>) -> Option<At> {
     Some(At::Op { unit, op })
 }
 
-fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &SimOutcome) -> Vec<Hit> {
+fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &SimOutcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let reason = out.inconclusive();
     let failed = out.must_fail();
@@ -113,11 +117,15 @@ fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &SimOutcome) -> Vec<Hit> {
         }
         let mut h = Hit::new(At::Op { unit, op }, label(f.kind), detail)
             .capture("kind", f.kind)
-            .capture("semaphore", f.semaphore.clone())
+            .capture("semaphore", dump_name(k, &f.semaphore))
             .capture("slot", f.slot.clone());
         if let Some(r) = f.related {
             h = h.with_label(At::Op { unit, op: r }, "the DMA outstanding on that semaphore");
         }
+        if let Some(failure) = failure_of(m, k, out, op, f.kind, seen) {
+            h = failure.tag(h);
+        }
+        h.related.extend(crate::lint::names::chain_note(k, op));
         hits.push(h);
     }
     if let Some(at) = kernel_at(unit, k) {
@@ -133,6 +141,41 @@ fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &SimOutcome) -> Vec<Hit> {
         hits.push(Hit::explored(at, out.explored()).capture("kind", "explored"));
     }
     hits
+}
+
+/// A semaphore as the dump names it (`%arg9`) when the message names it as its author did (`sem`): the
+/// `semaphore` capture is part of a finding's identity, which must not depend on whether the author's names are
+/// known (the driver's manifest at hand).
+fn dump_name(k: &kernel::Kernel<'_>, shown: &str) -> String {
+    k.args
+        .iter()
+        .find(|a| a.python.as_deref() == Some(shown))
+        .map(|a| format!("%{}", a.name))
+        .unwrap_or_else(|| shown.to_string())
+}
+
+/// The cause of a failed op ([`DmaFailure::of_balance`]): its transfers still outstanding at the end, per grid
+/// step, on the paths (explored, or sampled when `seen`) that show the failure.
+fn failure_of(
+    m: &Module<'_>,
+    k: &kernel::Kernel<'_>,
+    out: &SimOutcome,
+    op: crate::ir::OpId,
+    kind: &str,
+    seen: bool,
+) -> Option<DmaFailure> {
+    let states = if seen { &out.witnesses } else { &out.states };
+    let mut left: BTreeMap<usize, usize> = BTreeMap::new();
+    // one path speaks: the first that failed here (paths that merged agree on what is left)
+    if let Some(s) = states.iter().find(|s| s.fails.contains_key(&op)) {
+        for d in s.dmas.iter().filter(|d| d.op == op && d.left.iter().any(|&l| l > 0)) {
+            *left.entry(d.step).or_default() += 1;
+        }
+    }
+    let in_loop = m.ancestors(op).any(|a| crate::semantic::op::is_loop(m.op(a).opcode));
+    let steps = k.iteration_bounds.iter().try_fold(1usize, |n, &b| n.checked_mul(usize::try_from(b).ok()?));
+    let left: Vec<usize> = left.into_values().collect();
+    DmaFailure::of_balance(kind, &left, in_loop, steps.unwrap_or(usize::MAX))
 }
 
 #[cfg(test)]

@@ -3,11 +3,11 @@
 //! is computed on, and a slot is read only after its DMA was waited. Judged on the simulated trace of
 //! [`super::dma_sim`] (starts, waits, reads of memref regions, matmuls and stores, in program order), not on names.
 
+use super::dma_kind::DmaFailure;
 use super::dma_sim::{self, overlaps, slot_text, Base, Dma, Event, SimOutcome, State};
 use super::{At, Hit, Options};
 use crate::ir::{Layer, Module, OpId};
 use crate::lint::Compilation;
-use crate::semantic::kernel;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const DOC: &str = "Checks explicit double buffering in Pallas TPU kernels that copy with manual DMAs \
@@ -19,7 +19,9 @@ block's copy either overwrites the data being computed on (a race: wrong results
 the compute (no overlap). `wait-after-use`: a slot of a multi-slot buffer is read while a DMA into it is still \
 outstanding (its wait comes later, or a wait consumed a different transfer). `no-overlap`: the buffer has several \
 slots but every DMA into it is waited with no compute between its start and its wait, so nothing hides the \
-transfer: the copy costs its full latency each time. A hit matters because manual double buffering is done for \
+transfer: the copy costs its full latency each time. Each finding also names its cause for the author \
+(`failure`: `single-slot`, `read-before-wait`, `never-waited` — a slot read while a DMA into it is in flight that \
+nothing ever waits for —, `no-overlap`) and the help that fixes it (`help`). A hit matters because manual double buffering is done for \
 speed, and the two failure modes are silent races or silently serial copies. Bounds are those of `dma-balance` \
 (grid and loop sampling, path and op budgets; a finding is reported only if every explored path that ran the op shows \
 it; when the exploration is inconclusive, the sampled runs of `dma-balance` are judged the same way: an op is reported \
@@ -30,7 +32,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     name: "dma-double-buffering",
     layers: &[Layer::Mosaic],
     doc: DOC,
-    captures: &["kind", "buffer", "slots"],
+    captures: &["kind", "buffer", "slots", "failure", "help"],
     kinds: &["single-slot", "wait-after-use", "no-overlap", "inconclusive", "explored"],
     options: &[],
     run,
@@ -41,6 +43,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
 #[derive(Clone, Debug)]
 struct PipelineIssue {
     kind: &'static str,
+    failure: Option<DmaFailure>,
     detail: String,
     buffer: String,
     slots: usize,
@@ -54,7 +57,7 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     }
     let m = &*u.module;
     let mut hits = Vec::new();
-    for k in kernel::kernels(m) {
+    for k in c.named_kernels(unit, m) {
         if k.dma_starts.is_empty() {
             continue;
         }
@@ -69,7 +72,7 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
         {
             continue;
         }
-        hits.extend(judge(m, unit, &out));
+        hits.extend(judge(m, unit, &k, &out));
         if let Some(at) = super::dma_balance::kernel_at(unit, &k) {
             if let Some(why) = out.inconclusive() {
                 let detail = format!("double buffering not decided for the whole kernel: {why} ({})", out.explored());
@@ -81,14 +84,13 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     hits
 }
 
-fn line(m: &Module<'_>, op: OpId) -> String {
-    let o = m.op(op);
-    // A decoded kernel has no text, its ops empty spans: the opcode names them.
-    if o.span.end > o.span.start && o.span.start as usize <= m.text.len() {
-        format!("line {}", m.line(o.span.start))
-    } else {
-        format!("`{}`", o.opcode)
+/// Where an op is: in the author's Python where known (`kernels.py:182 (dump: line 90)`), else its dump line, else
+/// (a decoded kernel has no text, its ops empty spans) its opcode.
+fn line(m: &Module<'_>, places: &BTreeMap<OpId, String>, op: OpId) -> String {
+    if let Some(p) = places.get(&op) {
+        return p.clone();
     }
+    crate::lint::names::place(m, op, &[])
 }
 
 /// Findings of one path, by the op they point at; and the ops the path ran that findings could point at.
@@ -110,13 +112,14 @@ fn per_state(m: &Module<'_>, out: &SimOutcome, s: &State) -> (BTreeMap<OpId, Pip
             let d = &s.dmas[idx[0]];
             found.entry(d.op).or_insert(PipelineIssue {
                 kind: "no-overlap",
+                failure: Some(DmaFailure::NoOverlap),
                 detail: format!(
                     "{} has {} slots but every DMA into it is waited with no compute between its start and its wait (first: started {}), so no transfer overlaps compute; start the next slot's DMA before computing on the current one",
                     b.buffer,
                     b.regions.len(),
                     d.when
                 ),
-                buffer: b.buffer.clone(),
+                buffer: b.ssa.clone(),
                 slots: b.regions.len(),
                 related: Vec::new(),
             });
@@ -168,7 +171,10 @@ fn busy(s: &State, d: &Dma) -> bool {
 
 /// The DMAs refilling one buffer on a path, and what the path did with them.
 struct Refills<'i> {
+    /// The buffer as messages name it (`xbuf`, else `%arg7`).
     buffer: String,
+    /// As the dump names it (`%arg7`): the `buffer` capture, part of a finding's identity.
+    ssa: String,
     /// Indices into the path's DMAs.
     idx: &'i [usize],
     /// Regions (concrete offsets) per start op.
@@ -178,6 +184,8 @@ struct Refills<'i> {
     unknown: bool,
     /// Reads of a region while a DMA into it is outstanding: (trace index, read op, DMA).
     races: Vec<(usize, OpId, usize)>,
+    /// Where the author's Python wrote each op (messages name ops so).
+    places: std::sync::Arc<BTreeMap<OpId, String>>,
 }
 
 impl<'i> Refills<'i> {
@@ -212,8 +220,9 @@ impl<'i> Refills<'i> {
                 races.push((t, *op, i));
             }
         }
-        let buffer = dma_sim::base_label(m, out.func, base);
-        Refills { buffer, idx, per_op, regions, unknown, races }
+        let buffer = dma_sim::base_shown(m, out, base);
+        let ssa = dma_sim::base_label(m, out.func, base);
+        Refills { buffer, ssa, idx, per_op, regions, unknown, races, places: out.places.clone() }
     }
 }
 
@@ -238,7 +247,10 @@ fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, Pipe
         .unwrap_or_default();
     let why = match b.races.first() {
         Some(&(_, rop, _)) => {
-            format!("the DMA of the next block overwrites it while {} reads the current one (a race)", line(m, rop))
+            format!(
+                "the DMA of the next block overwrites it while {} reads the current one (a race)",
+                line(m, &b.places, rop)
+            )
         }
         None => "each refill is waited before the compute, so no transfer overlaps compute".to_string(),
     };
@@ -251,13 +263,14 @@ fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, Pipe
     }
     let finding = PipelineIssue {
         kind: "single-slot",
+        failure: Some(DmaFailure::SingleSlot),
         detail: format!(
             "every DMA refilling {} targets the same slot [{slot}] ({} region(s) over {} transfers): {why}; give it a leading dimension of 2 and alternate the slot (`k % 2`)",
             b.buffer,
             b.regions.len(),
             b.idx.len()
         ),
-        buffer: b.buffer.clone(),
+        buffer: b.ssa.clone(),
         slots: b.regions.len(),
         related,
     };
@@ -272,7 +285,7 @@ fn waits_after_use(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Vec<(OpId, Pip
         let slot = d.target.as_ref().map(slot_text).unwrap_or_default();
         let after = match d.waited {
             Some(w) => match s.trace.get(w) {
-                Some(Event::Wait { op, .. }) => format!("its wait ({}) comes after this read", line(m, *op)),
+                Some(Event::Wait { op, .. }) => format!("its wait ({}) comes after this read", line(m, &b.places, *op)),
                 _ => "its wait comes after this read".to_string(),
             },
             None => "it is never waited".to_string(),
@@ -283,7 +296,11 @@ fn waits_after_use(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Vec<(OpId, Pip
             if let Event::Wait { op, dma: Some(j) } = e {
                 let o = &s.dmas[*j];
                 if *j != i && o.target.as_ref().zip(d.target.as_ref()).is_some_and(|(a, b)| overlaps(a, b)) {
-                    note = format!("; the wait at {} consumed the DMA started {} instead", line(m, *op), o.when);
+                    note = format!(
+                        "; the wait at {} consumed the DMA started {} instead",
+                        line(m, &b.places, *op),
+                        o.when
+                    );
                     break;
                 }
             }
@@ -292,14 +309,15 @@ fn waits_after_use(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Vec<(OpId, Pip
             rop,
             PipelineIssue {
                 kind: "wait-after-use",
+                failure: DmaFailure::of_pipeline("wait-after-use", d.waited.is_some()),
                 detail: format!(
-                    "slot [{slot}] of {} is read at {} while the DMA into it started {} ({}) is still outstanding: {after}{note}",
+                    "slot [{slot}] of {} is read at {} while the DMA into it from {}, started {}, is still outstanding: {after}{note}",
                     b.buffer,
-                    line(m, rop),
-                    d.when,
-                    line(m, d.op)
+                    line(m, &b.places, rop),
+                    line(m, &b.places, d.op),
+                    d.when
                 ),
-                buffer: b.buffer.clone(),
+                buffer: b.ssa.clone(),
                 slots: b.regions.len(),
                 related: vec![(d.op, "the DMA still in flight".to_string())],
             },
@@ -340,7 +358,7 @@ fn on_every_run(runs: &[(BTreeMap<OpId, PipelineIssue>, BTreeSet<OpId>)], min: u
     out
 }
 
-fn judge(m: &Module<'_>, unit: usize, out: &SimOutcome) -> Vec<Hit> {
+fn judge(m: &Module<'_>, unit: usize, k: &crate::semantic::kernel::Kernel<'_>, out: &SimOutcome) -> Vec<Hit> {
     let explored: Vec<(BTreeMap<OpId, PipelineIssue>, BTreeSet<OpId>)> =
         out.states.iter().map(|s| per_state(m, out, s)).collect();
     let mut found = on_every_run(&explored, 1);
@@ -377,6 +395,10 @@ fn judge(m: &Module<'_>, unit: usize, out: &SimOutcome) -> Vec<Hit> {
         for (r, t) in &f.related {
             h = h.with_label(At::Op { unit, op: *r }, t.clone());
         }
+        if let Some(failure) = f.failure {
+            h = failure.tag(h);
+        }
+        h.related.extend(crate::lint::names::chain_note(k, op));
         hits.push(h);
     }
     hits

@@ -8,6 +8,7 @@ pub mod async_balance;
 pub mod crosslink;
 pub mod dma;
 pub mod dma_balance;
+pub mod dma_kind;
 pub mod dma_pipeline;
 pub mod dma_proof;
 pub mod dma_sim;

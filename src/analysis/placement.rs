@@ -18,7 +18,7 @@ use super::crosslink as link;
 use super::{At, Hit, Options};
 use crate::ir::{Def, Layer, Module, OpId};
 use crate::lint::Compilation;
-use crate::semantic::kernel::{self, ArgRole};
+use crate::semantic::kernel::ArgRole;
 use crate::semantic::llo;
 
 pub const NAME: &str = "any-placed-in-vmem";
@@ -61,6 +61,8 @@ struct AnyArg {
     /// DMAs the kernel starts from it.
     dma_reads: usize,
     kernel: String,
+    /// How messages name it: the author's name with the argument's (`` `x_hbm` (%arg2) ``), else the argument's.
+    shown: String,
     /// At a late stage: the memory space libtpu placed it in (`vmem`).
     placed: Option<(String, String)>,
 }
@@ -75,7 +77,7 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
     let mut decided = false;
     for &i in &units {
         let m = &c.units[i].module;
-        for k in kernel::kernels(m).into_iter().filter(|k| k.name == kernel_name) {
+        for k in c.named_kernels(i, m).into_iter().filter(|k| k.name == kernel_name) {
             let params = &m.func(k.func).params;
             for a in &k.args {
                 let n = match a.role {
@@ -112,6 +114,10 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                     Some(_) => {}
                     None if !decided => out.push(AnyArg {
                         name: format!("%{}", a.name),
+                        shown: match &a.python {
+                            Some(p) => format!("`{p}` (%{})", a.name),
+                            None => format!("%{}", a.name),
+                        },
                         declared,
                         ty: a.ty.as_ref().map(|t| t.to_string()).unwrap_or_default(),
                         operand,
@@ -246,7 +252,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
             let detail = format!(
                 "operand {} of `{call}` ({} of @{kernel_name}, declared memory_space={}) was placed in VMEM by XLA ({how}); {}",
                 a.operand,
-                a.name,
+                a.shown,
                 a.declared,
                 what_happens(&a)
             );
@@ -270,7 +276,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
                     At::Op { unit: ui, op: id },
                     format!(
                         "operand {} is {} of @{kernel_name}, declared memory_space={}",
-                        a.operand, a.name, a.declared
+                        a.operand, a.shown, a.declared
                     ),
                 );
             }
@@ -302,7 +308,7 @@ fn llo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
         let detail = format!(
             "operand {} of `{comp}` ({} of @{kernel_name}, declared memory_space={}) was placed in VMEM by XLA ({line}); {}",
             a.operand,
-            a.name,
+            a.shown,
             a.declared,
             what_happens(&a)
         );

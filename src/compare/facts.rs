@@ -348,7 +348,9 @@ fn overlap(c: &Compilation<'_>, k: &KernelFacts) -> Cell {
     let kind = |h: &crate::analysis::Hit| h.captures.get("kind").cloned().unwrap_or_default();
     if let Some(h) = hits.iter().find(|h| h.verdict == Verdict::Finding) {
         let detail = h.captures.get("detail").cloned().unwrap_or_default();
-        return Cell::text(format!("no: {}", kind(h))).tone(Tone::Bad).note(detail);
+        // the cause in the author's words (`no: never-waited`), else the analysis's kind
+        let what = crate::analysis::dma_kind::DmaFailure::of_hit(h).map(|f| f.label().to_string()).unwrap_or(kind(h));
+        return Cell::text(format!("no: {what}")).tone(Tone::Bad).note(detail);
     }
     if let Some(h) = hits.iter().find(|h| h.verdict == Verdict::Inconclusive) {
         return Cell::text("inconclusive").tone(Tone::Warn).note_opt(h.captures.get("detail").cloned());

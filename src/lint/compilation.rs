@@ -160,6 +160,8 @@ pub struct Compilation<'p> {
     pub dir: String,
     pub target: Option<Target>,
     pub units: Vec<Unit<'p>>,
+    /// The kernels' Python names, read on first use ([`Compilation::kernel_names`]).
+    pub(crate) names: std::sync::OnceLock<super::names::KernelNames>,
 }
 
 impl<'p> Compilation<'p> {
@@ -202,7 +204,7 @@ impl<'p> Compilation<'p> {
                 host: Some(Host { unit: host_unit, call: d.call, call_name: d.call_name.clone(), span: d.span }),
             });
         }
-        let mut c = Compilation { dir, target: None, units };
+        let mut c = Compilation { dir, target: None, units, names: std::sync::OnceLock::new() };
         c.target = Target::detect(flag, Path::new(&c.dir), &c);
         c
     }

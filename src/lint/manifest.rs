@@ -116,6 +116,24 @@ pub struct UnitResult {
     /// When the run that compiled this unit started (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// The Pallas kernels the version traced, with the names their author gave their refs (the dumps number
+    /// them only: `%arg9`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelRecord>,
+}
+
+/// One Pallas kernel as its author wrote it: the `pallas_call`'s name (the Mosaic function's), the kernel
+/// function, and a name per ref in the order Pallas passes them (scalar prefetch, inputs, outputs, scratch — the
+/// Mosaic arguments after the grid indices).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelRecord {
+    pub name: Option<String>,
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// A local the kernel bound the ref to (`sem`), its parameter's name, or `refs[3]` for an element of `*refs`
+    /// nothing named.
+    pub operands: Vec<Option<String>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -332,6 +350,7 @@ mod tests {
                 rules: Some(String::new()),
                 mesh: Some(serde_json::Value::Null),
                 run: Some(String::new()),
+                kernels: vec![KernelRecord::default()],
                 ..UnitResult::default()
             }],
             runs: vec![Run::default()],

@@ -3,6 +3,7 @@
 
 pub mod compilation;
 pub mod manifest;
+pub mod names;
 pub mod stage;
 pub mod target;
 

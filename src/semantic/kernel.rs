@@ -46,6 +46,10 @@ pub struct KernelArg<'a> {
     /// Written by a store or as a DMA target (through slices/views); read by a load or as a DMA source.
     pub written: bool,
     pub read: bool,
+    /// The name the kernel's author gave it (`sem`, `wbuf`): not in the dump, filled in by `lint::names` from what
+    /// the compile driver recorded; `None` when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -161,6 +165,10 @@ pub struct Kernel<'a> {
     pub matmuls: Vec<Matmul<'a>>,
     pub loops: Vec<ControlOp<'a>>,
     pub conditionals: Vec<ControlOp<'a>>,
+    /// Where the author's Python wrote each op (`kernels.py:158 ← 167 ← 179 (dump: line 46)`), for messages: not in
+    /// a Mosaic dump, filled in by `lint::names` from the compilation; empty when unknown.
+    #[serde(skip)]
+    pub places: std::sync::Arc<std::collections::BTreeMap<OpId, String>>,
 }
 
 /// Whether function `f` signals or waits on semaphores itself (`tpu.sem_signal`, `tpu.sem_wait`): collectives
@@ -242,6 +250,7 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
         matmuls: Vec::new(),
         loops: Vec::new(),
         conditionals: Vec::new(),
+        places: Default::default(),
     };
     collect_ops(m, f, entry, &mut k);
     mark_argument_uses(m, f, entry, &mut k);
@@ -287,6 +296,7 @@ fn kernel_args<'a>(
             ty,
             written: false,
             read: false,
+            python: None,
         });
     }
     args

@@ -348,7 +348,7 @@ def test_manifest_keys_are_the_documented_schema():
     rec_keys = set(inspect_result_keys())
     run_keys = {"created", "versions", "targets", "status", "elapsed_s"}
     optional = {"rules", "mesh", "hlo", "mosaic", "llo", "axes", "shape", "device_ids", "trimmed", "merged",
-                "module_error"}
+                "module_error", "kernels", "name", "function", "file", "line", "operands"}
     assert documented - optional == (written | rec_keys | run_keys) - optional
 
 
@@ -660,6 +660,79 @@ def test_compile_with_per_version_args_on_cpu(tmp_path):
     assert "tensor<4x128xi32>" in shlo["by_table"]
     # the static factor 2 is folded into the program, not an argument
     assert "tensor<2x128xf32>" in shlo["static"] and "%arg1" not in shlo["static"]
+
+
+# ------------------------------------------------------------------------------------------------
+# kernel names: what the author called each ref (the dumps say %argN)
+# ------------------------------------------------------------------------------------------------
+NAMED_MODULE = """\
+import functools
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def _params(x_ref, o_ref):
+    o_ref[...] = x_ref[...] + 1.0
+
+
+def _unpacked(*refs, swap):
+    if swap:
+        o_ref, x_ref, buf = refs[1], refs[0], refs[2]
+    else:
+        x_ref, o_ref, buf = refs
+    buf[...] = x_ref[...]
+    o_ref[...] = buf[...] * 2.0
+
+
+def _unnamed(*refs):
+    refs[1][...] = refs[0][...]
+
+
+def _call(kernel, x, name, scratch=()):
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), name=name,
+                          scratch_shapes=list(scratch))(x)
+
+
+VERSIONS = {
+    "params": lambda x: _call(_params, x, "by_params"),
+    "unpacked": lambda x: _call(functools.partial(_unpacked, swap=False), x, "by_locals",
+                                [pltpu.VMEM((8, 128), jnp.float32)]),
+    "swapped": lambda x: _call(functools.partial(_unpacked, swap=True), x, "by_other_locals",
+                               [pltpu.VMEM((8, 128), jnp.float32)]),
+    "unnamed": lambda x: _call(_unnamed, x, "nameless"),
+}
+
+
+def example_args():
+    return (jax.ShapeDtypeStruct((8, 128), jnp.float32),)
+"""
+
+
+@pytest.mark.parametrize("version,kernel,operands", [
+    ("params", "by_params", ["x_ref", "o_ref"]),
+    ("unpacked", "by_locals", ["x_ref", "o_ref", "buf"]),
+    # which local holds which ref is decided when the kernel runs, whatever order the source writes them in
+    ("swapped", "by_other_locals", ["x_ref", "o_ref", "buf"]),
+    ("unnamed", "nameless", ["refs[0]", "refs[1]"]),
+])
+def test_kernel_names_are_the_locals_the_body_binds_refs_to(tmp_path, version, kernel, operands):
+    if not HAVE_JAX:
+        print("SKIP: jax is not importable; run scripts/setup-python.sh")
+        pytest.skip("jax is not importable (run scripts/setup-python.sh)")
+    import jax
+
+    mod = hc.load_module(write_module(tmp_path, f"named_{version}.py", NAMED_MODULE))
+    import jax.experimental.pallas as pl
+
+    original = pl.pallas_call
+    with hc.KernelNames() as names:
+        jax.make_jaxpr(mod.VERSIONS[version])(*mod.example_args())
+    assert pl.pallas_call is original, "the wrapper is removed on exit"
+    [record] = names.records
+    assert (record["name"], record["operands"]) == (kernel, operands)
+    assert record["file"].endswith(f"named_{version}.py") and record["line"] > 1
 
 
 # ------------------------------------------------------------------------------------------------

@@ -238,6 +238,10 @@ pub struct SimOutcome {
     /// Grid steps simulated / in the grid (`None`: too many to count or dynamic).
     pub steps: (usize, Option<i64>),
     pub semaphore_args: BTreeSet<usize>,
+    /// The kernel arguments' Python names where known, for messages ([`base_label`]).
+    pub arg_names: Vec<Option<String>>,
+    /// Where the author's Python wrote each op, where known (`Kernel::places`).
+    pub places: std::sync::Arc<BTreeMap<OpId, String>>,
     /// What was explored: op evaluations, the most paths alive at once, paths merged at grid-step boundaries.
     pub ops: u64,
     pub peak_paths: usize,
@@ -263,6 +267,10 @@ pub struct Sim<'m, 'a> {
     unknown_amount: Option<OpId>,
     entry: Option<BlockId>,
     arg_types: Vec<Option<MlirType<'a>>>,
+    /// The arguments' Python names where known (`lint::names`): what messages call them.
+    arg_names: Vec<Option<String>>,
+    /// Where the author's Python wrote each op, where known (`Kernel::places`): how messages say where.
+    places: std::sync::Arc<BTreeMap<OpId, String>>,
     sem_args: BTreeSet<usize>,
     /// Byte offsets of the text's line ends, for `line N` in messages.
     newlines: Vec<u32>,
@@ -402,6 +410,8 @@ fn run<'a>(
     sim.budget = budget;
     sim.entry = entry;
     sim.arg_types = k.args.iter().map(|a| a.ty.clone()).collect();
+    sim.arg_names = k.args.iter().map(|a| a.python.clone()).collect();
+    sim.places = k.places.clone();
     sim.sem_args = k.args.iter().filter(|a| a.semaphore).map(|a| a.index).collect();
     let bounds: Vec<i64> = k.iteration_bounds.iter().take(grid_n).copied().collect();
     let (steps, total, dynamic_grid) = grid_steps(&bounds);
@@ -454,6 +464,8 @@ fn run<'a>(
         dynamic_grid,
         steps: (simulated, total),
         semaphore_args: sim.sem_args.clone(),
+        arg_names: sim.arg_names.clone(),
+        places: sim.places.clone(),
         ops: budget - sim.budget,
         budget,
         peak_paths: sim.peak_paths,
@@ -491,6 +503,8 @@ impl<'m, 'a> Sim<'m, 'a> {
             unknown_amount: None,
             entry: None,
             arg_types: Vec::new(),
+            arg_names: Vec::new(),
+            places: Default::default(),
             sem_args: BTreeSet::new(),
             newlines: m.text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32).collect(),
             peak_paths: 1,
@@ -525,6 +539,9 @@ impl<'m, 'a> Sim<'m, 'a> {
     /// How a message names a buffer: the kernel argument (`%arg3`) or the allocating op (`%5 (memref.alloca)`).
     fn buffer_name(&self, b: Base) -> String {
         match b {
+            Base::Arg(i) if self.arg_names.get(i).is_some_and(Option::is_some) => {
+                self.arg_names[i].clone().unwrap_or_default()
+            }
             Base::Arg(i) => {
                 let f = self.entry.map(|e| &self.m.blocks[e.idx()]);
                 match f.and_then(|blk| blk.args.get(i)) {
@@ -575,8 +592,12 @@ impl<'m, 'a> Sim<'m, 'a> {
             .collect()
     }
 
-    /// `line 12` when the op has text (a decoded kernel body has none).
+    /// `kernels.py:185 (dump: line 12)` where the author's Python is known, else `line 12` when the op has text (a
+    /// decoded kernel body has none).
     fn line(&self, op: OpId) -> Option<String> {
+        if let Some(p) = self.places.get(&op) {
+            return Some(p.clone());
+        }
         let o = self.m.op(op);
         if o.span.end > o.span.start {
             let line = self.newlines.partition_point(|&n| n < o.span.start) + 1;
@@ -1365,7 +1386,20 @@ impl SimOutcome {
     }
 }
 
-/// The view a function argument or allocation is known by (`%arg7`).
+/// How messages name a function argument or allocation: its Python name (`xbuf`) where known, else
+/// [`base_label`].
+pub fn base_shown(m: &Module<'_>, out: &SimOutcome, b: Base) -> String {
+    match b {
+        Base::Arg(i) => match out.arg_names.get(i) {
+            Some(Some(n)) => n.clone(),
+            _ => base_label(m, out.func, b),
+        },
+        Base::Alloc(_) => base_label(m, out.func, b),
+    }
+}
+
+/// The view a function argument or allocation is known by in the dump (`%arg7`): what a finding's identity
+/// names, the same whether or not the author's names are known.
 pub fn base_label(m: &Module<'_>, f: FuncId, b: Base) -> String {
     match b {
         Base::Arg(i) => {

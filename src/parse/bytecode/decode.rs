@@ -52,6 +52,19 @@ pub(crate) struct DLoc {
     pub file: Option<Str>,
     pub line: Str,
     pub col: Str,
+    /// The innermost frame of its call chain in [`DecodedModule::frames`] (its id as text, HLO's
+    /// `stack_frame_id`), when it has a file position.
+    pub frame: Option<Str>,
+}
+
+/// The call chains of a body's op locations as HLO's stack-frame tables hold them (1-based ids, parent 0 = none),
+/// so that `Module::source_stack` reads a decoded kernel's chains as it reads an HLO module's.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FrameTable {
+    /// (file, function, line, column).
+    pub locations: Vec<(Str, Option<Str>, u32, u32)>,
+    /// (location id, parent frame id).
+    pub frames: Vec<(u32, u32)>,
 }
 
 #[derive(Clone, Debug)]
@@ -126,6 +139,9 @@ struct Decoder<'b> {
     type_str: HashMap<u32, Str>,
     attr_str: HashMap<u32, Str>,
     undecoded_props: Vec<String>,
+    /// Ids of [`FrameTable`] entries, so that ops sharing a chain share its frames.
+    location_ids: HashMap<(Str, Option<Str>, u32, u32), u32>,
+    frame_ids: HashMap<(u32, u32), u32>,
 }
 
 pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
@@ -160,6 +176,7 @@ pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
         blocks: Vec::new(),
         regions: Vec::new(),
         top_block: 0,
+        frames: FrameTable::default(),
     };
     let mut d = Decoder {
         version,
@@ -175,6 +192,8 @@ pub(crate) fn decode(bytes: &[u8]) -> R<DecodedModule> {
         type_str: HashMap::new(),
         attr_str: HashMap::new(),
         undecoded_props: Vec::new(),
+        location_ids: HashMap::new(),
+        frame_ids: HashMap::new(),
     };
     d.read_ir(&mut s.ir)?;
     d.name_values();
@@ -946,13 +965,32 @@ impl<'b> Decoder<'b> {
         let op_name = names.first().cloned();
         let op_name = op_name.map(|n| self.intern(&n));
         let (file, line, col) = match files.first() {
-            Some((f, l, c)) => (Some(f.clone()), *l, *c),
+            Some((f, l, c, _)) => (Some(f.clone()), *l, *c),
             None => (None, 0, 0),
         };
         let file = file.map(|f| self.intern(&f));
         let line = self.intern(&line.to_string());
         let col = self.intern(&col.to_string());
-        Ok(Some(DLoc { op_name, file, line, col }))
+        // jax records a frame called at itself (`callsite(x at x)`) for code not called through a helper
+        files.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2);
+        // outermost first, each frame's parent the one before it
+        let mut parent = 0u32;
+        for (f, l, c, func) in files.iter().rev() {
+            let func = func.as_ref().map(|n| self.intern(n));
+            let key =
+                (self.intern(f), func, u32::try_from(*l).unwrap_or(u32::MAX), u32::try_from(*c).unwrap_or(u32::MAX));
+            let table = &mut self.out.frames;
+            let loc = *self.location_ids.entry(key).or_insert_with(|| {
+                table.locations.push(key);
+                table.locations.len() as u32
+            });
+            parent = *self.frame_ids.entry((loc, parent)).or_insert_with(|| {
+                table.frames.push((loc, parent));
+                table.frames.len() as u32
+            });
+        }
+        let frame = (parent != 0).then(|| self.intern(&parent.to_string()));
+        Ok(Some(DLoc { op_name, file, line, col, frame }))
     }
 
     /// Names values the way MLIR's printer numbers them when no op suggests a name: per function (or

@@ -116,6 +116,8 @@ pub struct DecodedModule {
     pub(crate) blocks: Vec<DBlock>,
     pub(crate) regions: Vec<DRegion>,
     pub(crate) top_block: u32,
+    /// The op locations' call chains (`metadata={stack_frame_id=N}` points into them).
+    pub(crate) frames: decode::FrameTable,
 }
 
 impl DecodedModule {
@@ -184,7 +186,29 @@ impl DecodedModule {
             .collect()
     }
 
-    /// `metadata={op_name="..." source_file="..." source_line=N source_column=M}` as HLO writes it.
+    /// The call chains of the ops' locations as HLO's stack-frame tables (one file and function name per location).
+    fn stack_frames(&self) -> ir::StackFrames<'_> {
+        let t = &self.frames;
+        let mut out = ir::StackFrames::default();
+        for (i, &(file, func, line, column)) in t.locations.iter().enumerate() {
+            let id = i as u32 + 1;
+            out.file_names.push(self.s(file));
+            out.function_names.push(func.map(|f| self.s(f)).unwrap_or(""));
+            out.file_locations.push(ir::FileLocation {
+                file_name_id: id,
+                function_name_id: id,
+                line,
+                end_line: line,
+                column,
+                end_column: column,
+            });
+        }
+        out.frames = t.frames.clone();
+        out
+    }
+
+    /// `metadata={op_name="..." source_file="..." source_line=N source_column=M stack_frame_id=F}` as HLO writes
+    /// it (`F`: the innermost frame of its call chain in the module's stack frames).
     fn metadata(&self, op: &DOp) -> Option<Attr<'_>> {
         let loc = op.loc.as_ref()?;
         let v = |kind| Value { kind, span: Span::default() };
@@ -197,6 +221,9 @@ impl DecodedModule {
             items.push(kv("source_file", v(ValueKind::Str(self.s(f)))));
             items.push(kv("source_line", v(ValueKind::Word(self.s(loc.line)))));
             items.push(kv("source_column", v(ValueKind::Word(self.s(loc.col)))));
+        }
+        if let Some(id) = loc.frame {
+            items.push(kv("stack_frame_id", v(ValueKind::Word(self.s(id)))));
         }
         Some(Attr::new("metadata", v(ValueKind::Group { open: '{', items }), Span::default()))
     }
@@ -218,6 +245,7 @@ impl DecodedModule {
         if let Some(mo) = module_op {
             m.attrs = self.attrs(&mo.attrs);
         }
+        m.stack_frames = self.stack_frames();
         let mut op_map: Vec<Option<ir::OpId>> = vec![None; self.ops.len()];
         let mut block_map: Vec<Option<ir::BlockId>> = vec![None; self.blocks.len()];
         let mut first_func = None;

@@ -236,15 +236,11 @@ impl<'b> AttrTypes<'b> {
         Ok(s)
     }
 
-    /// Innermost-first source positions of a location: `(file, line, col)`, and the name locations met on the
-    /// way (jax puts the primitive name there, e.g. `get:` / `swap:`).
-    pub fn loc_info(
-        &mut self,
-        i: u32,
-        files: &mut Vec<(Rc<str>, u64, u64)>,
-        names: &mut Vec<Rc<str>>,
-        depth: u32,
-    ) -> R<()> {
+    /// Innermost-first source positions of a location: `(file, line, col, function)` — a call site's callee
+    /// before its caller, so a `callsite(158 at callsite(167 at 179))` chain reads 158, 167, 179; the function is
+    /// the name location wrapping a file position (jax names each frame's function so) —, and the name locations
+    /// met on the way (jax puts the primitive name there, e.g. `get:` / `swap:`).
+    pub fn loc_info(&mut self, i: u32, files: &mut Vec<LocFrame>, names: &mut Vec<Rc<str>>, depth: u32) -> R<()> {
         if depth > MAX_DEPTH {
             return Ok(());
         }
@@ -254,11 +250,18 @@ impl<'b> AttrTypes<'b> {
         };
         match l {
             Loc::Unknown => {}
-            Loc::File { file, line, col, .. } => files.push((file, line, col)),
+            Loc::File { file, line, col, .. } => files.push((file, line, col, None)),
             Loc::Name { name, child } => {
-                names.push(name);
+                names.push(name.clone());
                 if let Some(c) = child {
+                    let before = files.len();
                     self.loc_info(c, files, names, depth + 1)?;
+                    // a name wrapping one file position is that frame's function
+                    if files.len() == before + 1 && matches!(self.attr(c as u64)?, Attr::Loc(Loc::File { .. })) {
+                        if let Some(f) = files.last_mut() {
+                            f.3 = Some(name);
+                        }
+                    }
                 }
             }
             Loc::CallSite { callee, caller } => {
@@ -274,6 +277,9 @@ impl<'b> AttrTypes<'b> {
         Ok(())
     }
 }
+
+/// One frame of a location's call chain: file, line, column, and the function jax named it by.
+pub(crate) type LocFrame = (Rc<str>, u64, u64, Option<Rc<str>>);
 
 pub(super) fn affine_expr(r: &mut Reader<'_>, depth: u32) -> R<String> {
     if depth > MAX_DEPTH {

@@ -209,14 +209,10 @@ pub(crate) mod tests {
 
     fn rule_files(rule: &str, kind: &str) -> Vec<(String, String)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules").join(rule).join(kind);
-        let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
-            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect::<Vec<_>>())
-            .unwrap_or_default()
+        crate::source::cases_in(&dir)
             .into_iter()
             .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap_or_default()))
-            .collect();
-        v.sort();
-        v
+            .collect()
     }
 
     #[test]

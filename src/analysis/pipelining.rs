@@ -496,11 +496,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/auto-pipelining");
         for (sub, want) in [("valid", false), ("invalid", true)] {
             let mut n = 0;
-            for e in std::fs::read_dir(root.join(sub)).expect("fixture folder") {
-                let p = e.unwrap().path();
-                if p.extension().and_then(|x| x.to_str()) == Some("md") {
-                    continue;
-                }
+            for p in crate::source::cases_in(&root.join(sub)) {
                 n += 1;
                 let rel = format!("{sub}/{}", p.file_name().unwrap().to_str().unwrap());
                 let h = hits_of(&case_files(&rel));

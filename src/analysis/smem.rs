@@ -512,8 +512,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules/smem-scales");
         for (sub, want) in [("valid", false), ("invalid", true)] {
             let mut n = 0;
-            for e in std::fs::read_dir(root.join(sub)).expect("fixture folder") {
-                let p = e.unwrap().path();
+            for p in crate::source::cases_in(&root.join(sub)) {
                 if p.extension().and_then(|x| x.to_str()) != Some("mlir") {
                     continue;
                 }

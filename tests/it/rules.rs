@@ -35,13 +35,7 @@ fn builtin_rules() -> Vec<(String, String)> {
 }
 
 fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> =
-        std::fs::read_dir(dir).map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
-    v.retain(|p: &std::path::PathBuf| {
-        !p.ends_with("README.md") && !p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".findings"))
-    });
-    v.sort();
-    v
+    hlolint::source::cases_in(dir)
 }
 
 #[test]

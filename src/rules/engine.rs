@@ -289,6 +289,14 @@ fn key_for(rule: &Rule, unit: &Unit<'_>, op: Option<OpId>, message: &str, facts:
     }
 }
 
+/// What identifies an analysis's hit: its facts, not their wording (`detail` may cite dump lines; `help` is
+/// advice chosen by the failure's kind, a fact of its own — rewording it must not make a finding new).
+fn identity_facts<'c>(captures: impl Iterator<Item = (&'c String, &'c String)>) -> String {
+    let facts: Vec<String> =
+        captures.filter(|(k, _)| !matches!(k.as_str(), "detail" | "help")).map(|(k, v)| format!("{k}={v}")).collect();
+    facts.join("|")
+}
+
 #[allow(clippy::too_many_arguments)]
 fn finding(
     rule: &Rule,
@@ -438,11 +446,9 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
         At::Op { op, .. } => unit.span_of(op),
         At::Span { span, .. } => span,
     };
-    let facts: Vec<String> =
-        hit.captures.iter().filter(|(k, _)| *k != "detail").map(|(k, v)| format!("{k}={v}")).collect();
     let mut f = finding(rule, sev, c, unit, op, span, message, label);
     f.verdict = verdict;
-    f.key = key_for(rule, unit, op, &f.message, Some(facts.join("|")));
+    f.key = key_for(rule, unit, op, &f.message, Some(identity_facts(hit.captures.iter())));
     if verdict == Verdict::Finding {
         f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
     }
@@ -523,4 +529,23 @@ fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
         ))
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identity_facts;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_hits_wording_is_not_its_identity() {
+        let hit = |help: &str, detail: &str| {
+            let c: BTreeMap<String, String> = [("kind", "never-waited"), ("help", help), ("detail", detail)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            identity_facts(c.iter())
+        };
+        assert_eq!(hit("add the missing .wait()", "line 3"), hit("wait for it", "line 9"));
+        assert_eq!(hit("x", "y"), "kind=never-waited");
+    }
 }

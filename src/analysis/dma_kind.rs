@@ -62,14 +62,8 @@ impl DmaFailure {
     /// cell does not wrap.
     pub fn label(self) -> &'static str {
         match self {
-            DmaFailure::UnguardedPrefetch => "unguarded-prefetch",
-            DmaFailure::MissingWait => "missing-wait",
-            DmaFailure::NeverWaited => "never-waited",
-            DmaFailure::ReadBeforeWait => "read-before-wait",
-            DmaFailure::SingleSlot => "single-slot",
-            DmaFailure::NoOverlap => "no-overlap",
             DmaFailure::WaitWithoutDma => "wait-without-DMA",
-            DmaFailure::WaitExceedsSignals => "wait-exceeds-signals",
+            f => f.name(),
         }
     }
 

@@ -133,11 +133,28 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     let mut closed_any = false;
     // where the previous pass's own variables and load versions begin (see `canonical`)
     let mut inv_floor = (e.next_var, e.next_version);
-    let mut guess: Option<(Vec<Fact>, (u32, u32))> = None;
+    // the invariant moved one iteration on: `link` ties the carried values to what the previous one yielded
+    let hand = |facts: &[Fact], link: &Cond| -> Option<Vec<Fact>> {
+        let mut out = Vec::new();
+        for f in facts {
+            let g = f.guard.subst(&prev)?;
+            let (sem, amount) = subst_key(f, &prev)?;
+            let guard = Cond::and([g, has_prev.clone(), link.clone()]);
+            // a fact no next iteration inherits is not carried (a grid of one step)
+            if !super::solve::check(&guard).is_unsat() {
+                out.push(Fact { guard, sem, amount, inherited: true, ..f.clone() });
+            }
+        }
+        Some(out)
+    };
+    // what the first pass left, as started, with its floor and link: the guess, made only if it is needed
+    let mut first: Option<(Vec<Fact>, (u32, u32), Cond)> = None;
     for pass in 0..MAX_PASSES + guess_passes() {
         if pass == MAX_PASSES {
-            let Some((g, floor)) = guess.take() else { break };
-            (inv, inv_floor) = (g, floor);
+            let Some(g) = first.take().and_then(|(left, floor, link)| Some((hand(&left, &link)?, floor))) else {
+                break;
+            };
+            (inv, inv_floor) = g;
         }
         let floor = (e.next_var, e.next_version);
         e.mem = head_mem.clone();
@@ -162,24 +179,11 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             (Val::Int(h), Val::Int(y)) if h != y => Some(Cond::cmp(h.sub(&y.subst(&prev)?)?, Rel::Eq0)),
             _ => None,
         }));
-        let hand = |facts: &[Fact]| -> Option<Vec<Fact>> {
-            let mut out = Vec::new();
-            for f in facts {
-                let g = f.guard.subst(&prev)?;
-                let (sem, amount) = subst_key(f, &prev)?;
-                let guard = Cond::and([g, has_prev.clone(), link.clone()]);
-                // a fact no next iteration inherits is not carried (a grid of one step)
-                if !super::solve::check(&guard).is_unsat() {
-                    out.push(Fact { guard, sem, amount, inherited: true, ..f.clone() });
-                }
-            }
-            Some(out)
-        };
-        let next_inv = hand(&own);
+        let next_inv = hand(&own, &link);
         if pass == 0 {
             // the DMAs this iteration leaves, as they were started (not as this pass's waits left them)
             let left: Vec<Fact> = started.into_iter().filter(|f| own.iter().any(|o| o.op == f.op)).collect();
-            guess = hand(&left).map(|g| (g, floor));
+            first = Some((left, floor, link));
         }
         let closed = match (next_inv.as_deref().and_then(|n| canonical(n, floor)), canonical(&inv, inv_floor)) {
             (Some(a), Some(b)) => same_facts(&a, &b),
@@ -308,9 +312,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
                 if let Some(x) = &last {
                     at.push((l.name.clone(), x.clone()));
                 }
-                let f = Fact { guard: Cond::and([g, runs.clone()]), sem, amount, at, inherited: false, ..f };
-                e.log.push(f.clone());
-                e.facts.push(f);
+                e.push_fact(Fact { guard: Cond::and([g, runs.clone()]), sem, amount, at, inherited: false, ..f });
             }
             None => e.giveup(f.op, "a DMA left by a loop whose terms the engine cannot carry past the loop"),
         }

@@ -631,6 +631,12 @@ impl<'m, 'a> Engine<'m, 'a> {
         add_onto(&mut self.facts, f, symbolic);
     }
 
+    /// Adds `f` as its own fact, never onto another (what a loop leaves after its last iteration).
+    pub fn push_fact(&mut self, f: Fact) {
+        self.log.push(f.clone());
+        self.facts.push(f);
+    }
+
     fn signal(&mut self, id: OpId) {
         let Some((sem, amount)) = self.sem_amount(id) else { return };
         let guard = Cond::and([self.guard.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);

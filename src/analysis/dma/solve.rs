@@ -313,7 +313,10 @@ fn congruences(atoms: &[Sym]) -> Vec<Cond> {
     let mut out = Vec::new();
     for (i, (a, (ka, xa))) in reads.iter().enumerate() {
         for (b, (kb, xb)) in &reads[i + 1..] {
-            if ka != kb || xa.len() != xb.len() || out.len() >= MAX_CONGRUENCES {
+            if out.len() >= MAX_CONGRUENCES {
+                return out;
+            }
+            if ka != kb || xa.len() != xb.len() {
                 continue;
             }
             let diffs: Option<Vec<Lin>> = xa.iter().zip(xb.iter()).map(|(x, y)| x.sub(y)).collect();

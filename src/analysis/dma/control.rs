@@ -104,6 +104,10 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             (b, e.next_version)
         })
         .collect();
+    // (every buffer the loop stores to has its number before the body runs: `prev` maps its head loads)
+    for &b in stored {
+        e.buf_id(b);
+    }
     let bufs = e.bufs.clone();
     let prev = |a: &Atom| -> Option<Lin> {
         match a {
@@ -134,12 +138,12 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     // where the previous pass's own variables and load versions begin (see `canonical`)
     let mut inv_floor = (e.next_var, e.next_version);
     // the invariant moved one iteration on: `link` ties the carried values to what the previous one yielded
-    let hand = |facts: &[Fact], link: &Cond| -> Option<Vec<Fact>> {
+    let hand = |facts: &[Fact]| -> Option<Vec<Fact>> {
         let mut out = Vec::new();
         for f in facts {
             let g = f.guard.subst(&prev)?;
             let (sem, amount) = subst_key(f, &prev)?;
-            let guard = Cond::and([g, has_prev.clone(), link.clone()]);
+            let guard = Cond::and([g, has_prev.clone()]);
             // a fact no next iteration inherits is not carried (a grid of one step)
             if !super::solve::check(&guard).is_unsat() {
                 out.push(Fact { guard, sem, amount, inherited: true, ..f.clone() });
@@ -149,23 +153,29 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     };
     // what the first pass left, as started, with its floor and link: the guess, made only if it is needed
     let mut first: Option<(Vec<Fact>, (u32, u32), Cond)> = None;
+    // what the head holds of the previous iteration that left `inv` (see `Engine::assume`)
+    let mut inv_link = Cond::True;
+    let outer_assume = e.assume.clone();
     for pass in 0..MAX_PASSES + guess_passes() {
         if pass == MAX_PASSES {
-            let Some(g) = first.take().and_then(|(left, floor, link)| Some((hand(&left, &link)?, floor))) else {
+            let Some(g) = first.take().and_then(|(left, floor, link)| Some((hand(&left)?, floor, link))) else {
                 break;
             };
-            (inv, inv_floor) = g;
+            (inv, inv_floor, inv_link) = g;
         }
         let floor = (e.next_var, e.next_version);
         e.mem = head_mem.clone();
         e.facts = inv.clone();
         e.guard = body_guard.clone();
+        let assume = Cond::and([outer_assume.clone(), Cond::or([Cond::negate(has_prev.clone()), inv_link.clone()])]);
+        e.assume = assume.clone();
         let outer_log = std::mem::take(&mut e.log);
         let outer_scope = std::mem::replace(&mut e.scope_guard, e.guard.clone());
         e.needs.push(Vec::new());
         let problems_before = e.problems.len();
         let unknown_before = e.unknown.clone();
         let yielded = body(e, &i, &heads);
+        e.assume = outer_assume.clone();
         e.scope_guard = outer_scope;
         let started = std::mem::replace(&mut e.log, outer_log);
         let needs = e.needs.pop().unwrap_or_default();
@@ -175,23 +185,61 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         let left_inv: Vec<Fact> = facts.iter().filter(|f| f.inherited).cloned().collect();
         // what the previous iteration handed over: each carried value at this head is what it yielded (sizes
         // and slots computed from them then match between a prefetch and the next iteration's wait)
-        let link = Cond::and(heads.iter().zip(&yielded).filter_map(|(h, y)| match (h, y) {
+        let carried = heads.iter().zip(&yielded).filter_map(|(h, y)| match (h, y) {
             (Val::Int(h), Val::Int(y)) if h != y => Some(Cond::cmp(h.sub(&y.subst(&prev)?)?, Rel::Eq0)),
             _ => None,
-        }));
-        let next_inv = hand(&own, &link);
+        });
+        // and each scalar the previous iteration stored last is what this head reads there (a buffer index in
+        // SMEM that the prefetch flips and the next wait reads)
+        let end_stores = stored_at_end(&e.mem, &head_version);
+        let stored = end_stores.iter().filter_map(|(b, idx, v)| {
+            let buf = bufs.iter().position(|x| x == b)? as u32;
+            if !e.relevant.contains(&buf) {
+                return None;
+            }
+            let at: Vec<Lin> = idx.iter().map(|x| x.subst(&prev)).collect::<Option<_>>()?;
+            let here = Lin::atom(Atom::Load { buf, idx: at, version: head_version[b] });
+            Some(Cond::cmp(here.sub(&v.subst(&prev)?)?, Rel::Eq0))
+        });
+        let link = Cond::and(carried.chain(stored).collect::<Vec<_>>());
+        let next_inv = hand(&own);
         if pass == 0 {
             // the DMAs this iteration leaves, as they were started (not as this pass's waits left them)
             let left: Vec<Fact> = started.into_iter().filter(|f| own.iter().any(|o| o.op == f.op)).collect();
-            first = Some((left, floor, link));
+            first = Some((left, floor, link.clone()));
         }
-        let closed = match (next_inv.as_deref().and_then(|n| canonical(n, floor)), canonical(&inv, inv_floor)) {
-            (Some(a), Some(b)) => same_facts(&a, &b),
-            _ => false,
-        };
+        let closed =
+            match (next_inv.as_deref().and_then(|n| canonical(n, &link, floor)), canonical(&inv, &inv_link, inv_floor))
+            {
+                (Some(a), Some(b)) => same_facts(&a.0, &b.0) && same_cond(&a.1, &b.1),
+                _ => false,
+            };
+        if super::solve::trace() {
+            let show = |fs: &[Fact]| -> String {
+                fs.iter()
+                    .map(|f| {
+                        format!(
+                            "\n    op {} on {:?} {:?} amount {} when {}",
+                            f.op.0,
+                            f.sem.base,
+                            f.sem.offs.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
+                            f.amount,
+                            f.guard
+                        )
+                    })
+                    .collect()
+            };
+            eprintln!(
+                "dma-pass {} pass {pass} closed={closed}\n  inv:{}\n  left:{}\n  next:{}",
+                l.name,
+                show(&inv),
+                show(&left_inv),
+                show(next_inv.as_deref().unwrap_or(&[]))
+            );
+        }
         if closed {
             closed_any = true;
-            result = Some((yielded, needs, own, left_inv));
+            result = Some((yielded, needs, own, left_inv, end_stores, assume));
             break;
         }
         // not yet: this pass's findings were made against another invariant
@@ -199,9 +247,10 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         e.unknown = unknown_before;
         inv = next_inv.unwrap_or_default();
         inv_floor = floor;
-        result = Some((yielded, needs, own, left_inv));
+        inv_link = link;
+        result = Some((yielded, needs, own, left_inv, end_stores, assume));
     }
-    let Some((yielded, needs, mut own, left_inv)) = result else { return l.init.clone() };
+    let Some((yielded, needs, mut own, left_inv, end_stores, assume)) = result else { return l.init.clone() };
     let settled = closed_any;
     // DMAs the loop only accumulates (module doc): counted by the carried value that sums their sizes
     let sums = accumulators(&own, &inv, &left_inv, &body_guard, &heads, &yielded);
@@ -214,7 +263,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     }
     // what the previous iteration left and this one did not take outlives it: not followed
     for f in left_inv.iter().filter(|f| !sums.iter().any(|s| s.op == f.op)) {
-        if !super::solve::check(&f.guard).is_unsat() {
+        if !super::solve::check(&Cond::and([f.guard.clone(), assume.clone()])).is_unsat() {
             let why = format!("a DMA started in one iteration of {} and still outstanding after the next", l.name);
             e.outlived.push((f.op, why));
         }
@@ -324,6 +373,18 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     for &b in stored {
         e.bump(b);
     }
+    // what the last iteration stored is there after the loop (where it ran; else what was there before it)
+    for (b, idx, v) in &end_stores {
+        // (only for buffers some DMA's terms read: the rest would only grow every later question)
+        if !bufs.iter().position(|x| x == b).is_some_and(|k| e.relevant.contains(&(k as u32))) {
+            continue;
+        }
+        let Some(at) = idx.iter().map(|x| x.subst(&exit)).collect::<Option<Vec<Lin>>>() else { continue };
+        let (Some(v), Some(before)) = (v.subst(&exit), read(&entry_mem, &bufs, *b, &at)) else { continue };
+        let val = merge(&runs, &Val::Int(v), &Val::Int(before));
+        e.mem.stores.retain(|(x, i, _)| !(x == b && *i == at));
+        e.mem.stores.push((*b, at, val));
+    }
     let results: Vec<Val> = heads
         .iter()
         .enumerate()
@@ -394,6 +455,17 @@ fn accumulators(own: &[Fact], inv: &[Fact], left: &[Fact], body: &Cond, heads: &
     out
 }
 
+/// The scalars of the loop's stored buffers that memory `mem` knows at the end of an iteration: (buffer, index,
+/// value): the stores the iteration made after its last write to an unknown index. Other indices are not linked
+/// (the next head reads them as unknown).
+fn stored_at_end(mem: &super::exec::Mem, head_version: &HashMap<Base, u32>) -> Vec<(Base, Vec<Lin>, Lin)> {
+    mem.stores
+        .iter()
+        .filter(|(b, _, _)| head_version.contains_key(b))
+        .filter_map(|(b, idx, v)| Some((*b, idx.clone(), as_lin(v)?)))
+        .collect()
+}
+
 /// `k` with `a = k·d`, when there is one.
 fn ratio(a: &Lin, d: &Lin) -> Option<i64> {
     let (t, &c) = d.terms.iter().next()?;
@@ -409,7 +481,7 @@ fn ratio(a: &Lin, d: &Lin) -> Option<i64> {
 /// appearance. Each pass re-runs the body with fresh names for what it computes (an inner loop's results, its
 /// stores' versions); two passes whose leftovers differ only in those names leave the same outstanding DMAs,
 /// for some values of what the iteration computed — the invariant holds up to that renaming.
-fn canonical(facts: &[Fact], floor: (u32, u32)) -> Option<Vec<Fact>> {
+fn canonical(facts: &[Fact], link: &Cond, floor: (u32, u32)) -> Option<(Vec<Fact>, Cond)> {
     const LOCAL: u32 = u32::MAX / 2;
     let mut atoms = Vec::new();
     for f in facts {
@@ -417,6 +489,7 @@ fn canonical(facts: &[Fact], floor: (u32, u32)) -> Option<Vec<Fact>> {
         f.sem.offs.iter().for_each(|o| o.atoms(&mut atoms));
         f.amount.atoms(&mut atoms);
     }
+    link.atoms(&mut atoms);
     let (mut ids, mut versions) = (Vec::new(), Vec::new());
     for a in &atoms {
         match &**a {
@@ -435,24 +508,27 @@ fn canonical(facts: &[Fact], floor: (u32, u32)) -> Option<Vec<Fact>> {
             _ => None,
         }
     };
-    facts
+    let facts = facts
         .iter()
         .map(|f| {
             let (sem, amount) = subst_key(f, &rename)?;
             Some(Fact { guard: f.guard.subst(&rename)?, sem, amount, ..f.clone() })
         })
-        .collect()
+        .collect::<Option<Vec<Fact>>>()?;
+    Some((facts, link.subst(&rename)?))
+}
+
+/// Two conditions that say the same (syntactically, or decided equivalent).
+fn same_cond(a: &Cond, b: &Cond) -> bool {
+    a == b || super::solve::equivalent(a, b) == Some(true)
 }
 
 /// Two fact lists that say the same: the same ops, slots, amounts and guards, in order.
 fn same_facts(a: &[Fact], b: &[Fact]) -> bool {
     a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.op == y.op
-                && x.sem == y.sem
-                && x.amount == y.amount
-                && (x.guard == y.guard || super::solve::equivalent(&x.guard, &y.guard) == Some(true))
-        })
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.op == y.op && x.sem == y.sem && x.amount == y.amount && same_cond(&x.guard, &y.guard))
 }
 
 /// A carried value at the head of an iteration: a variable (not an input).
@@ -508,6 +584,7 @@ fn subst_need(n: &Need, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<Need> {
         amount: n.amount.subst(f)?,
         op: n.op,
         total: n.total.subst(f)?,
+        assume: n.assume.subst(f)?,
     })
 }
 

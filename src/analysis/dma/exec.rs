@@ -82,6 +82,8 @@ pub struct Need {
     pub op: OpId,
     /// What the wait takes in all (`amount` is what is still missing).
     pub total: Lin,
+    /// What holds of the state where it was asked (`Engine::assume`), apart from its guard.
+    pub assume: Cond,
 }
 
 /// A failure found, with the values that reach it when the solver gave them.
@@ -147,6 +149,13 @@ pub struct Engine<'m, 'a> {
     pub outlived: Vec<(OpId, String)>,
     /// The guard at the entry of the innermost loop body (or the kernel): a store under exactly it always runs.
     pub scope_guard: Cond,
+    /// What holds of the state wherever the code being run runs, though no branch tests it: a loop iteration's head
+    /// holds what the previous iteration stored and yielded (`control::induct`). Questions about needs are asked
+    /// under it; facts do not carry it (handed to the next iteration it would speak of the wrong one).
+    pub assume: Cond,
+    /// Buffers whose values some DMA's or wait's condition, slot or size reads: only what a loop stores to them
+    /// is worth linking across iterations (`control::induct`; the rest would only make every question larger).
+    pub relevant: Vec<u32>,
     /// Each loop's (and grid dimension's) index variable with its first value.
     pub first_value: HashMap<u32, Lin>,
 }
@@ -183,8 +192,29 @@ impl<'m, 'a> Engine<'m, 'a> {
             names: HashMap::new(),
             steps: 0,
             scope_guard: Cond::True,
+            assume: Cond::True,
+            relevant: Vec::new(),
             outlived: Vec::new(),
             first_value: HashMap::new(),
+        }
+    }
+
+    /// The host call's constants in memory before the kernel runs, element by element (a buffer index of 0 and an
+    /// init flag of 1 in jax's paged attention): not inputs a witness may choose.
+    pub fn seed(&mut self, seed: &super::Seed) {
+        for (&arg, vals) in seed {
+            let dims =
+                self.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
+            let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
+            for (flat, &v) in vals.iter().enumerate() {
+                let mut idx = vec![Lin::int(0); dims.len()];
+                let mut rest = flat as i64;
+                for (d, n) in dims.iter().enumerate().rev() {
+                    idx[d] = Lin::int(rest % n.max(&1));
+                    rest /= n.max(&1);
+                }
+                self.mem.stores.push((Base::Arg(arg), idx, Val::Int(Lin::int(v))));
+            }
         }
     }
 
@@ -627,14 +657,31 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore);
     /// with `symbolic`, also when the sizes are terms.
     pub fn add_fact(&mut self, f: Fact, symbolic: bool) {
+        self.note_relevant(&f.guard, &f.sem, &f.amount);
         add_onto(&mut self.log, f.clone(), symbolic);
         add_onto(&mut self.facts, f, symbolic);
     }
 
     /// Adds `f` as its own fact, never onto another (what a loop leaves after its last iteration).
     pub fn push_fact(&mut self, f: Fact) {
+        self.note_relevant(&f.guard, &f.sem, &f.amount);
         self.log.push(f.clone());
         self.facts.push(f);
+    }
+
+    /// Records the buffers a DMA's or wait's terms read (see `relevant`).
+    fn note_relevant(&mut self, guard: &Cond, sem: &SemKey, amount: &Lin) {
+        let mut atoms = Vec::new();
+        guard.atoms(&mut atoms);
+        sem.offs.iter().for_each(|o| o.atoms(&mut atoms));
+        amount.atoms(&mut atoms);
+        for a in atoms {
+            if let Atom::Load { buf, .. } = &*a {
+                if !self.relevant.contains(buf) {
+                    self.relevant.push(*buf);
+                }
+            }
+        }
     }
 
     fn signal(&mut self, id: OpId) {
@@ -687,7 +734,8 @@ impl<'m, 'a> Engine<'m, 'a> {
             };
             (sem, bytes)
         };
-        let need = Need { guard: self.guard.clone(), sem, total: amount.clone(), amount, op: id };
+        self.note_relevant(&self.guard.clone(), &sem, &amount);
+        let need = Need { guard: self.guard.clone(), sem, total: amount.clone(), amount, op: id, assume: Cond::True };
         if let Some(left) = self.consume(need) {
             match self.needs.last_mut() {
                 Some(scope) => scope.push(left),
@@ -698,12 +746,13 @@ impl<'m, 'a> Engine<'m, 'a> {
 
     /// A need nothing covers at the top level: a wait with nothing outstanding, or more than is.
     pub fn report_need(&mut self, n: Need) {
-        let when = Cond::and([n.guard.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
+        let core = Cond::and([n.guard.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
+        let when = Cond::and([core.clone(), n.assume.clone()]);
         match solve::check(&when) {
             Answer::Unsat => {}
             Answer::Sat(model) => {
                 let (model, first) = self.first_iterations(&when, model);
-                let exact = self.is_input_witness(&when, &model);
+                let exact = self.exact_witness(&core, &n.assume, &model);
                 let related = self.facts.iter().rev().find(|f| same_key(&f.sem, &n.sem)).map(|f| f.op);
                 // some of what it takes was there: it takes more than was signalled
                 let kind = if n.amount != n.total { "wait-exceeds-signals" } else { "wait-without-start" };
@@ -732,7 +781,10 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// for the earlier start.
     pub fn consume(&mut self, n: Need) -> Option<Need> {
         let mut need = Cond::and([n.guard.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
-        if solve::check(&need).is_unsat() {
+        // every question is asked where the state is possible (`assume`); the guards split here do not carry it
+        let assume = Cond::and([self.assume.clone(), n.assume.clone()]);
+        let under = |c: &Cond| Cond::and([c.clone(), assume.clone()]);
+        if solve::check(&under(&need)).is_unsat() {
             return None;
         }
         let mut amount = n.amount.clone();
@@ -759,7 +811,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             let elsewhere = Cond::and([f.guard.clone(), Cond::negate(keq.clone())]);
             f.guard = Cond::and([f.guard.clone(), keq.clone()]);
             let overlap = Cond::and([need.clone(), f.guard.clone()]);
-            if solve::check(&overlap).is_unsat() {
+            if solve::check(&under(&overlap)).is_unsat() {
                 continue;
             }
             if f.amount == amount {
@@ -769,20 +821,20 @@ impl<'m, 'a> Engine<'m, 'a> {
                 // amounts a constant apart (`256·n` and `256·n - 256`, or two constants)
                 if more > 0 {
                     // part of it: the rest stays outstanding where the wait ran
-                    if keq == Cond::True && solve::implies(&f.guard, &need) == Some(true) {
+                    if keq == Cond::True && solve::implies(&under(&f.guard), &need) == Some(true) {
                         self.facts[i].amount = Lin::int(more);
                     } else {
                         self.facts[i].guard = Cond::and([f.guard.clone(), Cond::negate(need.clone())]);
                         self.facts.push(Fact { guard: overlap, amount: Lin::int(more), ..f.clone() });
                     }
-                    need = if solve::implies(&need, &f.guard) == Some(true) {
+                    need = if solve::implies(&under(&need), &f.guard) == Some(true) {
                         Cond::False
                     } else {
                         Cond::and([need, Cond::negate(f.guard.clone())])
                     };
                 } else {
                     // all of it, and more from the next: only where the fact's guard covers the whole need
-                    if solve::implies(&need, &f.guard) != Some(true) {
+                    if solve::implies(&under(&need), &f.guard) != Some(true) {
                         self.giveup(n.op, "a wait that takes several DMAs under different conditions");
                         return None;
                     }
@@ -791,7 +843,7 @@ impl<'m, 'a> Engine<'m, 'a> {
                 }
             } else {
                 // different symbolic amounts: decided only when they are equal wherever both hold
-                match solve::check(&Cond::and([overlap.clone(), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)])) {
+                match solve::check(&Cond::and([under(&overlap), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)])) {
                     Answer::Unsat => (self.facts[i].guard, need) = take(&f.guard, &need),
                     _ => {
                         if solve::trace() {
@@ -805,7 +857,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             if keq != Cond::True {
                 self.facts[i].guard = Cond::or([elsewhere, self.facts[i].guard.clone()]);
             }
-            if solve::check(&need).is_unsat() {
+            if solve::check(&under(&need)).is_unsat() {
                 self.prune_changed(&touched, first_new);
                 return None;
             }
@@ -817,7 +869,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             self.facts.retain(|f| !f.guard.larger_than(MAX_GUARD));
             return None;
         }
-        Some(Need { guard: need, amount, ..n })
+        Some(Need { guard: need, amount, assume, ..n })
     }
 
     /// Drops facts whose guard cannot hold.
@@ -871,6 +923,41 @@ impl<'m, 'a> Engine<'m, 'a> {
         let mut atoms = Vec::new();
         when.atoms(&mut atoms);
         self.is_input_model(m) && atoms.iter().all(|a| self.is_input(a))
+    }
+
+    /// Whether the model's inputs reach the failure `when` whatever the rest is: all inputs, or the inputs fixed
+    /// to the model's values leave no state that `assume` allows and `when` excludes (a slot read back from SMEM
+    /// is not an input, but what the previous iteration stored there is fixed by the inputs).
+    pub fn exact_witness(&self, when: &Cond, assume: &Cond, m: &Model) -> bool {
+        let both = Cond::and([when.clone(), assume.clone()]);
+        if self.is_input_witness(&both, m) {
+            return true;
+        }
+        let mut atoms = Vec::new();
+        both.atoms(&mut atoms);
+        let fixed: Vec<Cond> = atoms
+            .iter()
+            .filter(|a| self.is_fixed_input(a))
+            .filter_map(|a| {
+                let v = m.get(a).copied().unwrap_or(0);
+                Some(Cond::cmp(Lin::atom((**a).clone()).sub(&Lin::int(v))?, Rel::Eq0))
+            })
+            .collect();
+        let rest = Cond::and(fixed.into_iter().chain([assume.clone(), Cond::negate(when.clone())]).collect::<Vec<_>>());
+        solve::check(&rest).is_unsat()
+    }
+
+    /// An input whose value a witness gives: a kernel argument or a table element at an index of inputs.
+    fn is_fixed_input(&self, a: &Sym) -> bool {
+        match &**a {
+            Atom::Var(_) => self.is_input(a),
+            Atom::Load { idx, .. } => {
+                let mut inner = Vec::new();
+                idx.iter().for_each(|l| l.atoms(&mut inner));
+                self.is_input(a) && inner.iter().all(|x| self.is_input(x))
+            }
+            _ => false,
+        }
     }
 
     fn is_input(&self, a: &Sym) -> bool {

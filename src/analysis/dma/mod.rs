@@ -40,11 +40,15 @@ pub struct Outcome {
     names: Vec<String>,
 }
 
-/// Checks kernel `k` of `m`.
-pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
+/// Scalar-prefetch operands whose values the host program fixes: kernel argument → its elements, row-major.
+pub type Seed = std::collections::BTreeMap<usize, Vec<i64>>;
+
+/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input).
+pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome {
     solve::set_budget(BUDGET);
     term::forget_atoms();
     let mut e = Engine::new(m, k);
+    e.seed(seed);
     let func = m.func(k.func);
     let Some(entry) = m.regions[func.body.idx()].blocks.first().copied() else {
         return finish(e);
@@ -88,7 +92,7 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>) -> Outcome {
         match solve::check(&when) {
             solve::Answer::Unsat => {}
             solve::Answer::Sat(model) => {
-                let exact = e.is_input_witness(&when, &model);
+                let exact = e.exact_witness(&when, &Cond::True, &model);
                 e.problems.push(Problem {
                     op: f.op,
                     kind: "never-waited",

@@ -58,15 +58,24 @@ pub fn exhausted() -> bool {
 }
 
 fn spend() -> bool {
+    spend_n(1)
+}
+
+/// Spends `n` units (all that is left when fewer): false when none was left.
+fn spend_n(n: u64) -> bool {
     BUDGET.with(|b| {
         let v = b.get();
         if v == 0 {
             return false;
         }
-        b.set(v - 1);
+        b.set(v.saturating_sub(n));
         true
     })
 }
+
+/// Row visits of an elimination that cost one unit of the budget: a single question whose rows multiply (each
+/// elimination squares what is left) must not outlast the budget that bounds the kernel.
+const ROWS_PER_UNIT: usize = 4096;
 
 /// Whether `c` holds for some integers, with a model when it does.
 pub fn check(c: &Cond) -> Answer {
@@ -537,6 +546,9 @@ fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
     cur.sort();
     cur.dedup();
     while !live.is_empty() {
+        if !spend_n((cur.len() * live.len() / ROWS_PER_UNIT) as u64) {
+            return Answer::Unknown("the decision procedure's budget for this kernel ran out");
+        }
         // an exact variable first (its integer projection is its rational one: every lower bound, or every upper
         // bound, has a unit coefficient — the Omega test's condition), then the one with the fewest new rows;
         // eliminating `q` of `128·q ≤ x` before `x` would lose the integer gap that decides the question

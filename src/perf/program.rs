@@ -359,7 +359,7 @@ impl Walk<'_, '_, '_> {
         let l = llo_facts(u.path, &u.module, self.files, self.assume);
         let hbm_bytes = hbm_io_bytes(self.m, o);
         let flops = flops_of(self.m, o);
-        let formats: Vec<MxuFormat> = crate::analysis::fp8::llo_formats(&u.module)
+        let formats: Vec<MxuFormat> = crate::analysis::data_format::llo_formats(&u.module)
             .iter()
             .map(|f| MxuFormat { format: f.format.clone(), count: f.count })
             .collect();

@@ -5,10 +5,13 @@
 
 Reads bench/calibration/points.toml (the published measured times, where they come from and what they include),
 compiles every point's program with the driver (`src/driver/hlolint_compile.py --module <module> --target
-<generation>`; only the versions missing from DIR, so a second run only predicts), runs the release hlolint over
-the dumps (`--summary --format json`, the performance model's facts) and prints per point: measured, the source's
-host dispatch removed, predicted, predicted ÷ measured, and the model's terms. Then, per source, whether the
-predicted order of each program's block-size variants is the measured one.
+<generation>` into DIR/<module's folder name>, one driver output folder per module; only the versions missing
+there, so a second run only predicts), runs the release hlolint over the dumps (`--summary --format json`, the
+performance model's facts) and prints per point: measured, the source's host dispatch removed, predicted,
+predicted ÷ measured, and the model's terms. A source whose harness calls the program again and again with the
+same arrays (`same_arguments = true`) is compared with the model's time for such a repeated launch
+(`perf.program.repeated_us`: cross-program prefetches find their operand on chip), else with `predicted_us`.
+Then, per source, whether the predicted order of each program's block-size variants is the measured one.
 
 A benchmark, not a test: it asserts nothing. Dumps go to DIR (default $HLOLINT_CALIBRATION_DUMPS or
 /tmp/hlolint-calibration; several MB per point, so they are not kept in the repository). libtpu allows one compile
@@ -35,19 +38,25 @@ def load(path: Path):
     return doc["sources"], doc["points"]
 
 
+def folder(p, sources) -> str:
+    """A point's dump folder under DIR: the driver's output folder of its module, then `<version>@<generation>`
+    (the driver keeps one module's results per output folder)."""
+    return f"{Path(p['module']).name}/{p['version']}@{sources[p['source']]['generation']}"
+
+
 def compile_missing(points, sources, dumps: Path, recompile: bool):
     """One driver run per (module, generation), for the versions without a dump folder yet."""
     todo = defaultdict(list)
     for p in points:
         gen = sources[p["source"]]["generation"]
         # a failed compile leaves the folder with its compile.log only
-        if recompile or not (dumps / f"{p['version']}@{gen}" / "llo").is_dir():
+        if recompile or not (dumps / folder(p, sources) / "llo").is_dir():
             todo[(p["module"], gen)].append(p["version"])
     for (module, gen), versions in todo.items():
         print(f"calibrate: compiling {len(versions)} version(s) of {module} for {gen}", file=sys.stderr)
         env = dict(os.environ, TPU_SKIP_MDS_QUERY="1")
         cmd = [sys.executable, str(ROOT / "src" / "driver" / "hlolint_compile.py"), "--module", str(ROOT / module),
-               "--target", gen, "--out", str(dumps), "--versions", ",".join(versions)]
+               "--target", gen, "--out", str(dumps / Path(module).name), "--versions", ",".join(versions)]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
         for line in r.stdout.splitlines():
             if '"status":"error"' in line.replace(" ", ""):
@@ -67,7 +76,8 @@ def predictions(exe: Path, dumps: Path, dirs: list[str]) -> dict[str, dict]:
         sys.exit(f"calibrate: hlolint gave no report (exit {r.returncode}): {r.stderr[-2000:]}")
     out = {}
     for c in json.loads(r.stdout)["compilations"]:
-        out[Path(c["dir"]).name] = c.get("perf") or {}
+        d = Path(c["dir"])
+        out[f"{d.parent.name}/{d.name}"] = c.get("perf") or {}
     return out
 
 
@@ -111,7 +121,7 @@ def main():
     dumps.mkdir(parents=True, exist_ok=True)
     if not args.no_compile:
         compile_missing(points, sources, dumps, args.recompile)
-    dirs = [f"{p['version']}@{sources[p['source']]['generation']}" for p in points]
+    dirs = [folder(p, sources) for p in points]
     present = [d for d in dirs if (dumps / d / "llo").is_dir()]
     facts = predictions(Path(args.hlolint) if args.hlolint else hlolint_exe(), dumps, present)
 
@@ -120,7 +130,8 @@ def main():
         src = sources[p["source"]]
         device = p["measured_us"] - (src["dispatch_us"] if "host-dispatch" in p.get("includes", []) else 0.0)
         perf = facts.get(d, {})
-        pred = mid(perf.get("predicted_us"))
+        repeated = (perf.get("program") or {}).get("repeated_us") if src.get("same_arguments") else None
+        pred = mid(repeated or perf.get("predicted_us"))
         ratio = pred / device if pred is not None and device > 0 else None
         rows.append({"id": p["id"], "source": p["source"], "generation": src["generation"],
                      "measured_us": p["measured_us"], "device_us": device, "predicted_us": pred, "ratio": ratio,
@@ -130,7 +141,7 @@ def main():
         for r in rows:
             print(json.dumps(r))
         return
-    head = f"{'point':<20} {'gen':<4} {'measured':>10} {'− dispatch':>11} {'predicted':>10} {'pred÷meas':>9}  " \
+    head = f"{'point':<20} {'gen':<5} {'measured':>10} {'− dispatch':>11} {'predicted':>10} {'pred÷meas':>9}  " \
            f"kernels: bundles / MXU / memory / transfers / exposed; XLA around them (µs)"
     print(head)
     print("-" * len(head))
@@ -138,7 +149,7 @@ def main():
         flag = " data-dependent" if r["data_dependent"] else ""
         flag += " +xla-copy" if "xla-copy" in r["includes"] else ""
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        print(f"{r['id']:<20} {r['generation']:<4} {fmt_us(r['measured_us']):>10} {fmt_us(r['device_us']):>11} "
+        print(f"{r['id']:<20} {r['generation']:<5} {fmt_us(r['measured_us']):>10} {fmt_us(r['device_us']):>11} "
               f"{fmt_us(r['predicted_us']):>10} {ratio:>9}  {r['terms']}{flag}")
     judged = [r for r in rows if r["ratio"] is not None and not r["data_dependent"]]
     inside = [r for r in judged if 0.8 <= r["ratio"] <= 1.25]

@@ -6,6 +6,7 @@
 
 pub mod async_balance;
 pub mod crosslink;
+pub mod data_format;
 pub mod dma;
 pub mod dma_balance;
 pub mod dma_kind;

@@ -243,8 +243,9 @@ fn column(
     let target = args.target.as_deref().or(settings_target.as_deref()).or(g.target.as_deref());
     let (kernels, facts) = describe(g, target, ctx);
     let time = compare::facts::time(&facts);
+    let untimed = if time.is_none() { compare::facts::why_untimed(&facts) } else { None };
     let target = g.target.clone().or(facts.target).unwrap_or_else(|| "unknown".into());
-    let column = Column { dir: g.dir.clone(), version: g.version.clone(), target, verdicts, time };
+    let column = Column { dir: g.dir.clone(), version: g.version.clone(), target, verdicts, time, untimed };
     Ok((Some(column), kernels, outcome.errors))
 }
 

@@ -48,6 +48,44 @@ pub fn time(facts: &CompilationFacts) -> Option<TimeSplit> {
     }
 }
 
+/// Why a compilation has no predicted time, in one line: its whole program's missing instructions grouped by
+/// cause with the first names of each (`353 instructions without an LLO program in the dumps (%fusion.347,
+/// %custom-call.168, …)`), else its kernels' first reason. `None` when the facts say nothing.
+pub fn why_untimed(facts: &CompilationFacts) -> Option<String> {
+    if let Some(p) = facts.program.as_ref().filter(|p| p.predicted_us.is_none() && !p.unknown.is_empty()) {
+        // "%name: reason": grouped by reason, the register names of a run-time loop bound left out
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for u in &p.unknown {
+            let (name, reason) = u.split_once(": ").map_or(("", u.as_str()), |(n, r)| (n, r));
+            let cause = if reason.contains("read at run time") || reason.contains("counter is not") {
+                "a loop whose trip count the LLO reads at run time".to_string()
+            } else if reason == "no LLO program" {
+                "no LLO program in the dumps".to_string()
+            } else {
+                reason.to_string()
+            };
+            match groups.iter_mut().find(|g| g.0 == cause) {
+                Some(g) => g.1.push(name),
+                None => groups.push((cause, vec![name])),
+            }
+        }
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(cause, names)| {
+                let shown: Vec<&str> = names.iter().copied().filter(|n| !n.is_empty()).take(3).collect();
+                let more = if names.len() > shown.len() { ", …" } else { "" };
+                let of = if shown.is_empty() { String::new() } else { format!(" ({}{more})", shown.join(", ")) };
+                match names.len() {
+                    1 => format!("1 instruction: {cause}{of}"),
+                    n => format!("{n} instructions: {cause}{of}"),
+                }
+            })
+            .collect();
+        return Some(format!("the whole program has {}", parts.join("; ")));
+    }
+    facts.kernels.iter().find_map(|k| k.time.unknown.first().map(|u| format!("kernel `{}`: {u}", k.name)))
+}
+
 fn view(c: &Compilation<'_>, k: &KernelFacts) -> KernelView {
     let mut v = KernelView { name: k.name.clone(), ..KernelView::default() };
     v.detail("kernel", "grid", Cell::text(grid(&k.grid)));
@@ -369,6 +407,49 @@ fn overlap(c: &Compilation<'_>, k: &KernelFacts) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_untimed_program_says_why_grouped_by_cause() {
+        let unknown = [
+            "%fusion.347: no LLO program",
+            "%custom-call.168: no LLO program",
+            "%fusion.3: no LLO program",
+            "%fusion.9: no LLO program",
+            "%gather_fusion: dynamic bundles: `%s1 >= %s2`: the bound is read at run time",
+        ];
+        let program = crate::perf::program::ProgramFacts {
+            hlo: "m.hlo".into(),
+            ops: Vec::new(),
+            overhead_us: Some(6.0),
+            orchestration_us: None,
+            kernels_us: None,
+            xla_us: None,
+            copy_waits_us: None,
+            predicted_us: None,
+            repeated_us: None,
+            unknown: unknown.iter().map(|u| u.to_string()).collect(),
+        };
+        let facts = CompilationFacts {
+            dir: "t@v5e".into(),
+            target: Some("v5e".into()),
+            chip: None,
+            hlo_io_bytes: Estimate::Exact(0),
+            kernels: Vec::new(),
+            flops: Estimate::Exact(0),
+            hbm_bytes: Estimate::Exact(0),
+            program: Some(program),
+            predicted_us: None,
+        };
+        assert_eq!(
+            why_untimed(&facts).as_deref(),
+            Some(
+                "the whole program has 4 instructions: no LLO program in the dumps (%fusion.347, %custom-call.168, \
+                 %fusion.3, …); 1 instruction: a loop whose trip count the LLO reads at run time (%gather_fusion)"
+            )
+        );
+        let timed = CompilationFacts { program: None, ..facts };
+        assert_eq!(why_untimed(&timed), None);
+    }
 
     #[test]
     fn numbers_read_short() {

@@ -21,6 +21,7 @@ td.good { color: #17692a; } td.warn { background: #fff4d6; } td.bad { background
 td .loop { display: block; } td .aside, figcaption .aside { color: #888; font-weight: normal; }
 svg.chart { display: block; margin: 0.5em 0 1em; font-size: 11px; }
 svg .overhead { fill: #9e9e9e; } svg .compute { fill: #3b6fd4; } svg .memory { fill: #e08a1e; }
+svg .exposed { fill: #c9a26b; } svg .xla { fill: #7b5ea7; }
 svg .inner-loop { fill: #f3f3f3; } svg .tick { fill: #777; }
 svg .lane-dma-issue { fill: #e08a1e; } svg .lane-dma-wait { fill: #c62828; } svg .lane-sync { fill: #8e24aa; }
 svg .lane-mxu { fill: #3b6fd4; } svg .lane-vector-load { fill: #2e7d32; } svg .lane-vector-store { fill: #66bb6a; }

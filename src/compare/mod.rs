@@ -53,7 +53,7 @@ impl Comparison {
                 .iter()
                 .map(|c| match &c.time {
                     Some(t) => Cell::number(seconds(f(t)), f(t)),
-                    None => Cell::text("unknown"),
+                    None => Cell::text("unknown").note_opt(c.untimed.clone()),
                 })
                 .collect()
         };
@@ -127,6 +127,10 @@ pub struct Column {
     pub verdicts: Verdicts,
     /// The compilation's predicted time (its kernels' sum), when the model could predict every kernel.
     pub time: Option<TimeSplit>,
+    /// Why `time` is missing, in one line (`facts::why_untimed`): shown beside the unknown time and in the
+    /// target's `why`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untimed: Option<String>,
 }
 
 impl Column {

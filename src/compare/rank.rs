@@ -150,6 +150,14 @@ fn rank_target(columns: &[Column], target: &str) -> Option<Ranking> {
         };
         why(&w.version, split(&w.version)?, other.and_then(|o| Some((o.version.as_str(), split(&o.version)?))))
     });
+    // what keeps a version out of the ranking, said where the ranking is explained
+    let untimed: Vec<String> =
+        of.iter().filter_map(|c| Some(format!("{} is not timed: {}", c.version, c.untimed.as_ref()?))).collect();
+    let why = match (why, untimed.is_empty()) {
+        (w, true) => w,
+        (Some(w), false) => Some(format!("{w}; {}", untimed.join("; "))),
+        (None, false) => Some(untimed.join("; ")),
+    };
     Some(Ranking { target: target.to_string(), baseline: first.version.clone(), entries, unranked, pick, why })
 }
 
@@ -245,6 +253,27 @@ mod tests {
         assert!(r[0].entries[0].speedup.is_nan());
         assert_eq!(r[0].unranked, ["v1"]);
         assert_eq!(r[0].line(), "v5e: v2 (1.00 ms) > not timed: v1");
+    }
+
+    #[test]
+    fn why_says_what_keeps_a_version_out_of_the_ranking() {
+        let mut untimed = col("xla", "v5e", None);
+        untimed.untimed = Some("the whole program has 3 instructions: no LLO program in the dumps".into());
+        let r = rank(&[untimed.clone()]);
+        assert_eq!(
+            r[0].why.as_deref(),
+            Some("xla is not timed: the whole program has 3 instructions: no LLO program in the dumps")
+        );
+        let r = rank(&[col("v1", "v5e", Some(1e-3)), untimed]);
+        let why = r[0].why.as_deref().unwrap();
+        assert!(
+            why.starts_with("v1 is fastest")
+                && why.ends_with(
+                    "; xla is not timed: the whole program has 3 \
+             instructions: no LLO program in the dumps"
+                ),
+            "{why}"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ fn column(version: &str, target: &str, compute: f64, memory: f64) -> Column {
         target: target.into(),
         verdicts: Verdicts::default(),
         time: Some(TimeSplit::of(1e-6, compute, memory)),
+        untimed: None,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Inline SVG charts for the HTML report (maud escapes every interpolated string): the predicted time per version
-//! split into overhead, compute and memory, and the timeline of one steady-state loop iteration.
+//! split into its terms — overhead, exposed copies, compute and memory overlapping, XLA's ops around the kernels —
+//! and the timeline of one steady-state loop iteration.
 
 use super::{seconds, Column};
 use crate::perf::timeline::{Mark, Timeline};
@@ -13,26 +14,47 @@ fn px(v: f64) -> String {
     format!("{v:.1}")
 }
 
-/// Horizontal bars, one per column with a predicted time. Compute and memory overlap in time (the slower one sets
-/// the time), so they are drawn as two half-height bars starting where the overhead ends.
+/// Horizontal bars, one per column with a predicted time, its terms in the order the model adds them: the launch
+/// overhead, the copies nothing overlaps (`exposed`), compute and memory — which overlap in time, the slower one
+/// setting it, so they are two half-height bars side by side —, then what XLA runs around the kernels in a whole
+/// program (its fusions and copies, the waits for its async copies, the top-level program). Exposed copies and XLA
+/// ops are drawn, and named in the legend, only where some version has them.
 pub fn time_bars(columns: &[&Column]) -> Markup {
     let timed: Vec<(&Column, super::TimeSplit)> = columns.iter().filter_map(|c| c.time.map(|t| (*c, t))).collect();
     let max = timed.iter().map(|(_, t)| t.total()).fold(0.0_f64, f64::max);
     let scale = if max > 0.0 { (WIDTH - LABEL - 140.0) / max } else { 0.0 };
     let height = 30.0 + timed.len() as f64 * (BAR + 8.0);
-    let title = "Predicted time per version: overhead, then compute and memory overlapping";
+    let title =
+        "Predicted time per version: overhead, exposed copies, then compute and memory overlapping, then XLA ops";
+    let kinds: Vec<&str> = TERMS
+        .iter()
+        .copied()
+        .filter(|k| match *k {
+            "exposed" => timed.iter().any(|(_, t)| t.exposed > 0.0),
+            "xla" => timed.iter().any(|(_, t)| t.xla > 0.0),
+            _ => true,
+        })
+        .collect();
     html! {
         svg.chart.time-bars width=(px(WIDTH)) height=(px(height)) viewBox=(format!("0 0 {WIDTH} {height:.1}")) role="img" aria-label=(title) {
             title { (title) }
-            (legend())
+            (legend(&kinds))
             @for (i, (c, t)) in timed.iter().enumerate() {
                 @let y = 26.0 + i as f64 * (BAR + 8.0);
                 @let x0 = LABEL + t.overhead * scale;
+                @let x1 = x0 + t.exposed * scale;
+                @let x2 = x1 + t.compute.max(t.memory) * scale;
                 g {
                     text x=(px(LABEL - 6.0)) y=(px(y + BAR * 0.7)) text-anchor="end" { (c.version) }
                     (segment("overhead", LABEL, y, t.overhead * scale, BAR, t.overhead))
-                    (segment("compute", x0, y, t.compute * scale, BAR / 2.0, t.compute))
-                    (segment("memory", x0, y + BAR / 2.0, t.memory * scale, BAR / 2.0, t.memory))
+                    @if t.exposed > 0.0 {
+                        (segment("exposed", x0, y, t.exposed * scale, BAR, t.exposed))
+                    }
+                    (segment("compute", x1, y, t.compute * scale, BAR / 2.0, t.compute))
+                    (segment("memory", x1, y + BAR / 2.0, t.memory * scale, BAR / 2.0, t.memory))
+                    @if t.xla > 0.0 {
+                        (segment("xla", x2, y, t.xla * scale, BAR, t.xla))
+                    }
                     text x=(px(LABEL + t.total() * scale + 6.0)) y=(px(y + BAR * 0.7)) {
                         (seconds(t.total())) " · " (t.bound())
                     }
@@ -42,21 +64,33 @@ pub fn time_bars(columns: &[&Column]) -> Markup {
     }
 }
 
+/// The chart's terms, in drawing order, by CSS class (the HTML page colours them).
+const TERMS: [&str; 5] = ["overhead", "exposed", "compute", "memory", "xla"];
+
+/// A term as the legend and the tooltips name it.
+fn term_name(kind: &str) -> &str {
+    match kind {
+        "exposed" => "exposed copies",
+        "xla" => "XLA ops",
+        k => k,
+    }
+}
+
 fn segment(kind: &str, x: f64, y: f64, w: f64, h: f64, secs: f64) -> Markup {
     html! {
         rect class=(kind) x=(px(x)) y=(px(y)) width=(px(w.max(0.5))) height=(px(h)) {
-            title { (kind) ": " (seconds(secs)) }
+            title { (term_name(kind)) ": " (seconds(secs)) }
         }
     }
 }
 
-fn legend() -> Markup {
+fn legend(kinds: &[&str]) -> Markup {
     html! {
         g.legend {
-            @for (i, kind) in ["overhead", "compute", "memory"].iter().enumerate() {
+            @for (i, kind) in kinds.iter().enumerate() {
                 @let x = LABEL + i as f64 * 110.0;
                 rect class=(kind) x=(px(x)) y="4" width="12" height="12" {}
-                text x=(px(x + 16.0)) y="14" { (kind) }
+                text x=(px(x + 16.0)) y="14" { (term_name(kind)) }
             }
         }
     }
@@ -160,6 +194,32 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), 12, "{svg}");
         assert!(!svg.contains("bug<script>") && !svg.contains("bug&lt;script"), "untimed column drawn: {svg}");
         assert!(svg.contains("9.00 µs · compute"), "{svg}");
+    }
+
+    #[test]
+    fn exposed_copies_and_xla_ops_are_drawn_in_turn_after_the_overlap() {
+        let c = sample::comparison();
+        let mut col = c.columns[0].clone();
+        // 1 µs overhead, 2 µs exposed, compute 4 µs beside memory 3 µs, 5 µs of XLA ops: 12 µs
+        col.time = Some(super::super::TimeSplit {
+            exposed: 2e-6,
+            xla: 5e-6,
+            predicted: 12e-6,
+            ..super::super::TimeSplit::of(1e-6, 4e-6, 3e-6)
+        });
+        let svg = time_bars(&[&col]).into_string();
+        assert!(svg.contains("exposed copies: 2.00 µs") && svg.contains("XLA ops: 5.00 µs"), "{svg}");
+        assert!(svg.contains(">XLA ops</text>") && svg.contains(">exposed copies</text>"), "legend: {svg}");
+        // five segments and five legend swatches
+        assert_eq!(svg.matches("<rect").count(), 10, "{svg}");
+        let x = |class: &str| -> f64 {
+            let at = svg.rfind(&format!("<rect class=\"{class}\" x=\"")).expect(class) + class.len() + 18;
+            svg[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let scale = (WIDTH - LABEL - 140.0) / 12e-6;
+        assert!((x("exposed") - (LABEL + 1e-6 * scale)).abs() < 0.1);
+        assert!((x("compute") - (LABEL + 3e-6 * scale)).abs() < 0.1);
+        assert!((x("xla") - (LABEL + 7e-6 * scale)).abs() < 0.1, "after the longer of compute and memory");
     }
 
     #[test]

@@ -496,7 +496,7 @@ fn slot_facts(u: &Utilization<'_>, runs: &[Estimate], dynamic: &Estimate) -> Vec
 
 /// The MXU mode: the matmuls' operand types at the Mosaic op, the LLO's `vmatmul` formats, then the table.
 fn mxu_facts(mm: &[MatmulFacts], llo: Option<&Module<'_>>, chip: Option<&Chip>) -> MxuFacts {
-    let lf = llo.map(crate::analysis::fp8::llo_formats).unwrap_or_default();
+    let lf = llo.map(crate::analysis::data_format::llo_formats).unwrap_or_default();
     let formats = lf.iter().map(|f| MxuFormat { format: f.format.clone(), count: f.count }).collect();
     let narrow = |d: Option<DType>| d.and_then(Narrow::of);
     let requested = mm.iter().find_map(|m| match (narrow(m.lhs), narrow(m.rhs)) {

@@ -76,6 +76,11 @@ pub struct ProgramFacts {
     /// What the async copies add: the waits at their `copy-done`s.
     pub copy_waits_us: Option<Interval>,
     pub predicted_us: Option<Interval>,
+    /// A launch that repeats the previous one with the same operands, as timing loops do: a cross-program
+    /// prefetch finds its operand still on chip and copies nothing (the top-level program reads a flag and sizes
+    /// the DMA 0). Absent when it is `predicted_us` (the program has no cross-program prefetch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeated_us: Option<Interval>,
     /// Why the prediction is missing.
     pub unknown: Vec<String>,
 }
@@ -151,12 +156,12 @@ pub fn program_facts(
     if chip.is_none() {
         w.unknown.push("the target is unknown or not in the hardware table".into());
     }
-    let predicted_us = match (clock.unknown, w.unknown.is_empty(), overhead) {
-        (false, true, Some(o)) => {
-            Some(clock.t.plus(Interval::point(o)).plus(orchestration.unwrap_or(Interval::point(0.0))))
-        }
+    let launch = |t: Interval| match (clock.unknown, w.unknown.is_empty(), overhead) {
+        (false, true, Some(o)) => Some(t.plus(Interval::point(o)).plus(orchestration.unwrap_or(Interval::point(0.0)))),
         _ => None,
     };
+    let predicted_us = launch(clock.t);
+    let repeated_us = launch(clock.repeat).filter(|r| Some(*r) != predicted_us);
     Some(ProgramFacts {
         hlo: hlo.describe(),
         ops: w.ops,
@@ -166,16 +171,33 @@ pub fn program_facts(
         xla_us,
         copy_waits_us,
         predicted_us,
+        repeated_us,
         unknown: w.unknown,
     })
 }
 
-/// Time along the schedule, and the async copies in flight (their `copy-start` and when they complete).
+/// Time along the schedule, and the async copies in flight. `repeat` is the same schedule's time in a launch that
+/// repeats the previous one with the same operands (`ProgramFacts::repeated_us`).
 #[derive(Default)]
 struct Clock {
     t: Interval,
-    in_flight: Vec<(String, Option<Interval>, usize)>,
+    repeat: Interval,
+    in_flight: Vec<InFlight>,
     unknown: bool,
+}
+
+/// An async copy started and not yet waited for: its `copy-start`, when it completes (in either launch) and its
+/// row in `Walk::ops`.
+struct InFlight {
+    start: String,
+    done: Option<Interval>,
+    done_repeat: Option<Interval>,
+    at: usize,
+}
+
+/// The later of two times, bound by bound: a wait ends when the awaited event has happened.
+fn later(a: Interval, b: Interval) -> Interval {
+    Interval { min: a.min.max(b.min), max: a.max.max(b.max) }
 }
 
 struct Walk<'w, 'c, 'p> {
@@ -206,18 +228,19 @@ impl Walk<'_, '_, '_> {
                 "async-start" if self.program_of(op.name).is_none() => self.copy_start(o, 1, runs, clock),
                 "copy-done" | "async-done" => {
                     let start = m.operand_ops(o).next().map(|s| m.op(s).name);
-                    if let Some(pos) = clock.in_flight.iter().position(|(n, ..)| Some(n.as_str()) == start) {
-                        let (_, done, at) = clock.in_flight.remove(pos);
-                        match done {
-                            Some(d) => {
+                    if let Some(pos) = clock.in_flight.iter().position(|f| Some(f.start.as_str()) == start) {
+                        let f = clock.in_flight.remove(pos);
+                        match (f.done, f.done_repeat) {
+                            (Some(d), Some(r)) => {
                                 let waited = Interval {
                                     min: (d.min - clock.t.min).max(0.0),
                                     max: (d.max - clock.t.max).max(0.0),
                                 };
-                                clock.t = Interval { min: clock.t.min.max(d.min), max: clock.t.max.max(d.max) };
-                                self.ops[at].waited_us = Some(waited);
+                                clock.t = later(clock.t, d);
+                                clock.repeat = later(clock.repeat, r);
+                                self.ops[f.at].waited_us = Some(waited);
                             }
-                            None => clock.unknown = true,
+                            _ => clock.unknown = true,
                         }
                     }
                 }
@@ -226,11 +249,11 @@ impl Walk<'_, '_, '_> {
                     let body = op.calls.iter().find(|c| c.role == "body").map(|c| c.func);
                     match (trips, body) {
                         (Some(n), Some(b)) => {
-                            let before = clock.t;
-                            let mut inner = Clock { t: Interval::point(0.0), ..Clock::default() };
+                            let mut inner = Clock::default();
                             self.schedule(b, runs * n, &mut inner, depth + 1);
                             clock.unknown |= inner.unknown;
-                            clock.t = before.plus(inner.t.times(n));
+                            clock.t = clock.t.plus(inner.t.times(n));
+                            clock.repeat = clock.repeat.plus(inner.repeat.times(n));
                         }
                         _ => {
                             self.unknown.push(format!("%{}: a while loop without a known trip count", op.name));
@@ -286,11 +309,18 @@ impl Walk<'_, '_, '_> {
             .unwrap_or_else(|| Estimate::unknown(format!("%{}: shape unknown", op.name)));
         // A cross-program prefetch is skipped at run time when the buffer is still on chip from the previous
         // launch (the top-level program reads a flag and copies 0 bytes): anything from nothing to the copy.
-        let bytes = if op.attr("cross_program_prefetch_index").is_some() { bytes.up_to() } else { bytes };
+        let prefetch = op.attr("cross_program_prefetch_index").is_some();
+        let bytes = if prefetch { bytes.up_to() } else { bytes };
         let us = self.chip.and_then(|c| copy_time(c, &bytes));
         clock.unknown |= us.is_none();
-        let done = us.map(|u| clock.t.plus(u));
-        clock.in_flight.push((op.name.to_string(), done, self.ops.len()));
+        // a repeated launch finds a cross-program prefetch's operand on chip: the DMA moves nothing
+        let us_repeat = if prefetch { us.map(|_| Interval::point(0.0)) } else { us };
+        clock.in_flight.push(InFlight {
+            start: op.name.to_string(),
+            done: us.map(|u| clock.t.plus(u)),
+            done_repeat: us_repeat.map(|u| clock.repeat.plus(u)),
+            at: self.ops.len(),
+        });
         self.ops.push(OpTime {
             name: op.name.to_string(),
             opcode: op.opcode.to_string(),
@@ -330,7 +360,10 @@ impl Walk<'_, '_, '_> {
         };
         let start = clock.t;
         match cost.us {
-            Some(u) => clock.t = clock.t.plus(u),
+            Some(u) => {
+                clock.t = clock.t.plus(u);
+                clock.repeat = clock.repeat.plus(u);
+            }
             None => {
                 clock.unknown = true;
                 self.unknown.push(cost.why.clone().unwrap_or_else(|| format!("%{}: no prediction", op.name)));
@@ -359,7 +392,7 @@ impl Walk<'_, '_, '_> {
         let l = llo_facts(u.path, &u.module, self.files, self.assume);
         let hbm_bytes = hbm_io_bytes(self.m, o);
         let flops = flops_of(self.m, o);
-        let formats: Vec<MxuFormat> = crate::analysis::fp8::llo_formats(&u.module)
+        let formats: Vec<MxuFormat> = crate::analysis::data_format::llo_formats(&u.module)
             .iter()
             .map(|f| MxuFormat { format: f.format.clone(), count: f.count })
             .collect();

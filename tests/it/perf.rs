@@ -231,6 +231,22 @@ fn a_kernel_pays_for_the_xla_copies_and_fusions_in_front_of_it() {
     assert!(kg.hbm_bytes.max() > k.hbm_bytes.max(), "{:?} {:?}", kg.hbm_bytes, k.hbm_bytes);
 }
 
+/// `jnp.matmul`'s program prefetches one operand into VMEM across programs: a single launch may copy it or not
+/// (a range), a launch repeating the previous one with the same operands — a timing loop — finds it on chip and
+/// waits for nothing. A program without a cross-program prefetch has no separate repeated time.
+#[test]
+fn a_repeated_launch_finds_the_cross_program_prefetch_on_chip() {
+    let dir = root().join("fixtures/whole_program/v5e");
+    let f = facts_with(&dir.join("xla_matmul@v5e"), &Assume::default());
+    let p = f[0].program.as_ref().expect("a whole program");
+    let copy = p.ops.iter().find(|o| o.opcode == "copy-start").expect("the prefetch");
+    let (predicted, repeated) = (p.predicted_us.unwrap(), p.repeated_us.expect("a repeated time"));
+    assert!(copy.waited_us.unwrap().max > 0.0 && predicted.max > predicted.min, "{predicted:?}");
+    assert!((repeated.max - predicted.min).abs() < 1e-9 && repeated.min == repeated.max, "{repeated:?}");
+    let g = facts_with(&dir.join("pallas_grid@v5e"), &Assume::default());
+    assert_eq!(g[0].program.as_ref().unwrap().repeated_us, None);
+}
+
 /// Every compilation of the whole-program fixtures has a whole-program prediction, and each instruction of its
 /// schedule that does work has a time.
 #[test]

@@ -652,15 +652,21 @@ class KernelNames:
         @functools.wraps(call)
         def traced(*a, **kw):
             open_frames = {}
+            helpers = []
 
             def hook(frame, event, _arg):
                 if frame.f_code is not code:
+                    # a function of the kernel's own file called while it runs: a helper it may hand its refs
+                    # (`def kernel(*args): body(*args)`, tpu-inference's ragged paged attention), whose parameters
+                    # name them; jax's own calls are in other files and are not looked at
+                    if event == "call" and open_frames and frame.f_code.co_filename == code.co_filename:
+                        helpers.append(_frame_refs(frame))
                     return
                 if event == "call":
                     open_frames[id(frame)] = _frame_refs(frame)
                 elif event == "return" and id(frame) in open_frames:
                     refs, names = open_frames.pop(id(frame))
-                    self._record(name, fn, code, refs, names, frame.f_locals)
+                    self._record(name, fn, code, refs, names, frame.f_locals, helpers)
 
             previous = sys.getprofile()
             sys.setprofile(hook)
@@ -671,7 +677,7 @@ class KernelNames:
 
         return traced
 
-    def _record(self, name, fn, code, refs, names, local_vars):
+    def _record(self, name, fn, code, refs, names, local_vars, helpers=()):
         names = list(names)
         for i, ref in enumerate(refs):
             if names[i] is not None and "[" not in names[i]:
@@ -680,6 +686,10 @@ class KernelNames:
                 if value is ref:
                     names[i] = local
                     break
+            else:
+                # not bound in the kernel's body: the first helper parameter it was passed as
+                bound = (n for h_refs, h_names in helpers for r, n in zip(h_refs, h_names) if r is ref and "[" not in n)
+                names[i] = next(bound, names[i])
         record = {"name": name, "function": getattr(fn, "__qualname__", None), "file": code.co_filename,
                   "line": code.co_firstlineno, "operands": names}
         # a kernel traced again (jvp, vmap, a second call) says the same: the last tracing stands

@@ -690,6 +690,15 @@ def _unnamed(*refs):
     refs[1][...] = refs[0][...]
 
 
+def _body(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 3.0
+
+
+def _forwarding(*args):
+    # the refs named by the helper they are handed to (tpu-inference's ragged paged attention does this)
+    _body(*args)
+
+
 def _call(kernel, x, name, scratch=()):
     return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), name=name,
                           scratch_shapes=list(scratch))(x)
@@ -702,6 +711,7 @@ VERSIONS = {
     "swapped": lambda x: _call(functools.partial(_unpacked, swap=True), x, "by_other_locals",
                                [pltpu.VMEM((8, 128), jnp.float32)]),
     "unnamed": lambda x: _call(_unnamed, x, "nameless"),
+    "forwarded": lambda x: _call(_forwarding, x, "by_helper"),
 }
 
 
@@ -716,6 +726,7 @@ def example_args():
     # which local holds which ref is decided when the kernel runs, whatever order the source writes them in
     ("swapped", "by_other_locals", ["x_ref", "o_ref", "buf"]),
     ("unnamed", "nameless", ["refs[0]", "refs[1]"]),
+    ("forwarded", "by_helper", ["x_ref", "o_ref"]),
 ])
 def test_kernel_names_are_the_locals_the_body_binds_refs_to(tmp_path, version, kernel, operands):
     if not HAVE_JAX:

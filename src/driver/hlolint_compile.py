@@ -19,6 +19,8 @@ Kernel module convention (see docs/driver.md): the module exposes
     MESH = {"v1": {"axes": ("x",), "shape": (4,), "in_specs": (("x",),)}}
                                   optional: versions lowered on a Mesh of the topology's first devices, each
                                   argument sharded by its in_specs entry; fn(..., mesh=Mesh) when fn has `mesh`
+    KERNEL_NAMES = {"v1": [...]}  optional: the names of the kernels a version runs but does not trace when
+                                  lowered (an exported program), as KernelNames records them
 and optionally reference(*arrays) and make_inputs(key) (not used by the driver).
 
 Recipe (compile-only TPU, no TPU needed): jax.experimental.topologies.get_topology_desc(platform="tpu",
@@ -71,6 +73,9 @@ import sys
 import tempfile
 import time
 import traceback
+
+# the kernels' ref names (`KernelNames`): shared with hlolint.check, see its docstring
+from hlolint_kernel_names import KernelNames
 
 SCHEMA_VERSION = 2
 
@@ -539,6 +544,18 @@ def place_args(example: tuple, sharding) -> tuple[list, tuple[int, ...]]:
     return args, tuple(static)
 
 
+def module_kernel_names(mod, version: str) -> list:
+    """The optional KERNEL_NAMES = {version: [record, ...]} of the module: the records `KernelNames` makes, for
+    versions whose kernels are traced before the worker runs them (hlolint.check's exported computations)."""
+    table = getattr(mod, "KERNEL_NAMES", None) or {}
+    if not isinstance(table, dict):
+        raise TypeError("KERNEL_NAMES must map version names to kernel records: {'v1': [{'name': ..., ...}]}")
+    records = table.get(version) or []
+    if not isinstance(records, list) or not all(isinstance(r, dict) and "operands" in r for r in records):
+        raise TypeError(f"KERNEL_NAMES[{version!r}] must be a list of kernel records (name, operands, ...)")
+    return records
+
+
 def module_rules(mod, versions: list[str]) -> dict:
     """The optional RULES = {version: "pack[,pack]"} of the module, checked against VERSIONS."""
     rules = getattr(mod, "RULES", None)
@@ -604,113 +621,6 @@ def _pkg_versions() -> dict:
     return out
 
 
-class KernelNames:
-    """The names a kernel's author gave its refs, per Pallas kernel: the Mosaic dumps number a kernel's arguments
-    (`%arg9`) and carry no names for them, so findings could not say `sem[1, 0]` without this record.
-
-    While installed, `pallas_call` is wrapped so that tracing a kernel runs under a profile hook that sees the
-    kernel function's frame: its refs are its positional arguments (Pallas passes scalar-prefetch, input, output
-    and scratch refs in that order, the order of the Mosaic arguments after the grid indices); at return, each
-    ref is named by the first local the body bound to it (a parameter, or a name unpacked from `*refs`),
-    else `refs[i]`. Nothing about the kernel or its lowering changes: the kernel object passed to Pallas is the
-    user's own.
-    """
-
-    def __init__(self):
-        self.records = []
-        self._patched = []
-
-    def __enter__(self):
-        import jax._src.pallas.pallas_call as impl
-        import jax.experimental.pallas as pl
-
-        original = impl.pallas_call
-        wrapper = functools.wraps(original)(functools.partial(self._pallas_call, original))
-        for mod in (impl, pl):
-            if getattr(mod, "pallas_call", None) is original:
-                self._patched.append((mod, original))
-                mod.pallas_call = wrapper
-        return self
-
-    def __exit__(self, *exc):
-        for mod, original in self._patched:
-            mod.pallas_call = original
-        self._patched = []
-        return False
-
-    def _pallas_call(self, original, kernel, *args, **kwargs):
-        call = original(kernel, *args, **kwargs)
-        fn = kernel
-        while isinstance(fn, functools.partial):
-            fn = fn.func
-        fn = inspect.unwrap(fn)
-        code = getattr(fn, "__code__", None)
-        if code is None:
-            return call
-        name = kwargs.get("name") or getattr(fn, "__name__", None)
-
-        @functools.wraps(call)
-        def traced(*a, **kw):
-            open_frames = {}
-            helpers = []
-
-            def hook(frame, event, _arg):
-                if frame.f_code is not code:
-                    # a function of the kernel's own file called while it runs: a helper it may hand its refs
-                    # (`def kernel(*args): body(*args)`, tpu-inference's ragged paged attention), whose parameters
-                    # name them; jax's own calls are in other files and are not looked at
-                    if event == "call" and open_frames and frame.f_code.co_filename == code.co_filename:
-                        helpers.append(_frame_refs(frame))
-                    return
-                if event == "call":
-                    open_frames[id(frame)] = _frame_refs(frame)
-                elif event == "return" and id(frame) in open_frames:
-                    refs, names = open_frames.pop(id(frame))
-                    self._record(name, fn, code, refs, names, frame.f_locals, helpers)
-
-            previous = sys.getprofile()
-            sys.setprofile(hook)
-            try:
-                return call(*a, **kw)
-            finally:
-                sys.setprofile(previous)
-
-        return traced
-
-    def _record(self, name, fn, code, refs, names, local_vars, helpers=()):
-        names = list(names)
-        for i, ref in enumerate(refs):
-            if names[i] is not None and "[" not in names[i]:
-                continue  # a parameter's own name
-            for local, value in local_vars.items():
-                if value is ref:
-                    names[i] = local
-                    break
-            else:
-                # not bound in the kernel's body: the first helper parameter it was passed as
-                bound = (n for h_refs, h_names in helpers for r, n in zip(h_refs, h_names) if r is ref and "[" not in n)
-                names[i] = next(bound, names[i])
-        record = {"name": name, "function": getattr(fn, "__qualname__", None), "file": code.co_filename,
-                  "line": code.co_firstlineno, "operands": names}
-        # a kernel traced again (jvp, vmap, a second call) says the same: the last tracing stands
-        self.records = [r for r in self.records if r["name"] != name] + [record]
-
-
-def _frame_refs(frame):
-    """A kernel frame's positional arguments at its call, in order, with the names the signature gives them."""
-    code = frame.f_code
-    local_vars = frame.f_locals
-    params = code.co_varnames[:code.co_argcount]
-    refs = [local_vars.get(p) for p in params]
-    names = list(params)
-    if code.co_flags & inspect.CO_VARARGS:
-        star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
-        extra = tuple(local_vars.get(star) or ())
-        refs += list(extra)
-        names += [f"{star}[{i}]" for i in range(len(extra))]
-    return refs, names
-
-
 def worker_compile(module_spec: str, version: str, platform: str, topology: str | None, stage: str,
                    result_path: str) -> int:
     result = {"status": "error", "device_kind": None, "module_name": None, "lower_s": None, "compile_s": None}
@@ -770,7 +680,8 @@ def worker_compile(module_spec: str, version: str, platform: str, topology: str 
         names = KernelNames()
         with jax.default_device(devices[0]) if platform == "tpu" else contextlib.nullcontext(), names:
             lowered = jax.jit(fn, static_argnums=static).lower(*args)
-        result["kernels"] = names.records
+        # a version that traces no kernel here (an exported program: hlolint.check) may declare their names
+        result["kernels"] = names.records or module_kernel_names(mod, version)
         result["lower_s"] = round(time.perf_counter() - t0, 3)
         text = lowered.as_text()
         with open(os.path.join(stage, "stablehlo.mlir"), "w", encoding="utf-8") as fh:

@@ -18,6 +18,9 @@ use std::process::{Command, Stdio};
 
 /// The helper, embedded at build time so an installed `hlolint` needs no repository checkout.
 const HELPER: &str = include_str!("hlolint_compile.py");
+/// The kernels' ref-name recorder the helper imports (one file with `hlolint.check`'s, which records them in the
+/// user's process: python/hlolint/_kernel_names.py), written beside it under the name it imports.
+const KERNEL_NAMES: &str = include_str!("../../python/hlolint/_kernel_names.py");
 
 /// The targets `--target` takes: the hardware table's generations and `cpu` (`lint::target::GENERATIONS`). The
 /// helper's own `TARGETS` adds each one's default topology; a test holds the two lists equal.
@@ -229,6 +232,7 @@ impl Helper {
         std::fs::create_dir_all(&dir)?;
         let path = dir.join("hlolint_compile.py");
         std::fs::write(&path, HELPER)?;
+        std::fs::write(dir.join("hlolint_kernel_names.py"), KERNEL_NAMES)?;
         Ok(Helper { dir, path })
     }
 }

@@ -746,6 +746,20 @@ def test_kernel_names_are_the_locals_the_body_binds_refs_to(tmp_path, version, k
     assert record["file"].endswith(f"named_{version}.py") and record["line"] > 1
 
 
+def test_declared_kernel_names_are_checked():
+    record = {"name": "k", "operands": ["x_ref", "o_ref"]}
+
+    class Mod:
+        KERNEL_NAMES = {"v1": [record]}
+
+    assert hc.module_kernel_names(Mod, "v1") == [record]
+    assert hc.module_kernel_names(Mod, "v2") == []
+    for bad, match in [(["k"], "must map version names"), ({"v1": [{"name": "k"}]}, "list of kernel records")]:
+        Mod.KERNEL_NAMES = bad
+        with pytest.raises(TypeError, match=match):
+            hc.module_kernel_names(Mod, "v1")
+
+
 # ------------------------------------------------------------------------------------------------
 # multi-device versions: MESH = {version: {"axes": ..., "shape": ..., "in_specs": ...}}
 # ------------------------------------------------------------------------------------------------

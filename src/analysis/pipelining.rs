@@ -466,6 +466,25 @@ mod tests {
         assert_eq!(h[0].captures["window"], "256x512");
     }
 
+    /// With the names the driver recorded, the message names the window as its author did; the finding's identity
+    /// (the `operand` capture) stays the dump's name.
+    #[test]
+    fn a_window_is_named_by_its_author() {
+        let files = case_files("invalid/buffered_1.mlir");
+        let parsed: Vec<Parsed> = parse_texts(&files).into_iter().map(|r| r.expect("parses")).collect();
+        let c = Compilation::new("case".into(), &parsed, None);
+        let record = crate::lint::manifest::KernelRecord {
+            name: Some("mm_buffered_1".into()),
+            operands: ["x_ref", "y_ref", "o_ref"].iter().map(|s| Some(s.to_string())).collect(),
+            ..Default::default()
+        };
+        c.names.set(crate::lint::names::KernelNames::from_records(vec![record])).expect("names not read yet");
+        let h: Vec<Hit> = (0..c.units.len()).flat_map(|u| run(&c, u, &Options::new())).collect();
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert!(h[0].captures["detail"].starts_with("windowed operand `y_ref` (%arg4) of `@mm_buffered_1`"));
+        assert_eq!(h[0].captures["operand"], "%arg4");
+    }
+
     #[test]
     fn manual_dma_operands_are_not_windows() {
         assert!(kinds("valid/manual_dma_operands.mlir").is_empty());

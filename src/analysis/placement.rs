@@ -114,7 +114,7 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                     Some(_) => {}
                     None if !decided => out.push(AnyArg {
                         name: format!("%{}", a.name),
-                        shown: crate::lint::names::arg_text(&a),
+                        shown: crate::lint::names::arg_text(a),
                         declared,
                         ty: a.ty.as_ref().map(|t| t.to_string()).unwrap_or_default(),
                         operand,

@@ -341,10 +341,16 @@ fn py_frame(m: &Module<'_>, op: OpId) -> Option<PySource> {
     })
 }
 
-/// Where in the user's Python an op comes from: its own location, or for a Mosaic dump (which has none) the same
-/// op decoded from the HLO's custom call (same kernel, opcode and ordinal), else that call's `pallas_call` line.
+/// Where in the user's Python an op comes from: the frame of its call chain that tells it apart from its
+/// function's other ops ([`Compilation::blamed_frame`]: the call site, not a helper's line two call sites share) —
+/// from its own location, or for a Mosaic dump (which has none) the same op decoded from the HLO's custom call
+/// (same kernel, opcode and ordinal) —, else that call's `pallas_call` line.
 pub(crate) fn python_source(c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Option<PySource> {
     let m = &unit.module;
+    let ui = c.units.iter().position(|u| std::ptr::eq(u, unit));
+    if let Some(l) = ui.zip(op).and_then(|(ui, o)| c.blamed_frame(ui, o)) {
+        return Some(PySource { file: l.file, line: l.line, column: l.column });
+    }
     if let Some(p) = op.and_then(|o| py_frame(m, o)) {
         return Some(p);
     }

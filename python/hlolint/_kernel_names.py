@@ -98,10 +98,26 @@ class KernelNames:
                 # not bound in the kernel's body: the first helper parameter it was passed as
                 bound = (n for h_refs, h_names in helpers for r, n in zip(h_refs, h_names) if r is ref and "[" not in n)
                 names[i] = next(bound, names[i])
+        names = [n for name_, ref in zip(names, refs) for n in _leaf_names(name_, ref)]
         record = {"name": name, "function": getattr(fn, "__qualname__", None), "file": code.co_filename,
                   "line": code.co_firstlineno, "operands": names}
         # a kernel traced again (jvp, vmap, a second call) says the same: the last tracing stands
         self.records = [r for r in self.records if r["name"] != name] + [record]
+
+
+def _leaf_names(name, value):
+    """The names of the kernel arguments one positional argument is: itself when it is a ref, else one per leaf of
+    the pytree of refs it is, in jax's flattening order (`rhs_ref.weight`, `rhs_ref.bias`: tpu-inference's gmm takes
+    a NamedTuple of a weight, its scale and its bias), none for None (an absent optional ref Pallas passes as None).
+    """
+    try:
+        import jax
+    except ImportError:  # pragma: no cover - the recorder only runs while jax traces
+        return [name]
+    leaves = jax.tree_util.tree_flatten_with_path(value)[0]
+    if len(leaves) == 1 and not leaves[0][0]:
+        return [name]
+    return [f"{name}{jax.tree_util.keystr(path)}" for path, _ in leaves]
 
 
 def _frame_refs(frame):

@@ -667,6 +667,7 @@ def test_compile_with_per_version_args_on_cpu(tmp_path):
 # ------------------------------------------------------------------------------------------------
 NAMED_MODULE = """\
 import functools
+from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
@@ -694,6 +695,16 @@ def _body(x_ref, o_ref):
     o_ref[...] = x_ref[...] * 3.0
 
 
+class _Pair(NamedTuple):
+    weight: object
+    bias: object
+
+
+def _pytree(x_ref, pair_ref, absent_ref, o_ref):
+    # a NamedTuple of refs is two kernel arguments; None (an absent optional ref) is none
+    o_ref[...] = x_ref[...] * pair_ref.weight[...] + pair_ref.bias[...]
+
+
 def _forwarding(*args):
     # the refs named by the helper they are handed to (tpu-inference's ragged paged attention does this)
     _body(*args)
@@ -712,6 +723,11 @@ VERSIONS = {
                                [pltpu.VMEM((8, 128), jnp.float32)]),
     "unnamed": lambda x: _call(_unnamed, x, "nameless"),
     "forwarded": lambda x: _call(_forwarding, x, "by_helper"),
+    "pytree": lambda x: pl.pallas_call(
+        _pytree, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), name="by_leaves",
+        in_specs=[pl.BlockSpec(x.shape, lambda: (0, 0)), _Pair(pl.BlockSpec(x.shape, lambda: (0, 0)),
+                                                               pl.BlockSpec(x.shape, lambda: (0, 0))), None],
+    )(x, _Pair(x, x), None),
 }
 
 
@@ -727,6 +743,7 @@ def example_args():
     ("swapped", "by_other_locals", ["x_ref", "o_ref", "buf"]),
     ("unnamed", "nameless", ["refs[0]", "refs[1]"]),
     ("forwarded", "by_helper", ["x_ref", "o_ref"]),
+    ("pytree", "by_leaves", ["x_ref", "pair_ref.weight", "pair_ref.bias", "o_ref"]),
 ])
 def test_kernel_names_are_the_locals_the_body_binds_refs_to(tmp_path, version, kernel, operands):
     if not HAVE_JAX:

@@ -53,10 +53,10 @@ import jax
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "exported.pkl"), "rb") as _fh:
     _EXPORTED = pickle.load(_fh)
 
-VERSIONS = {NAME: _EXPORTED.call}
+VERSIONS = {@NAME@: _EXPORTED.call}
 
 # what the kernels called their refs, recorded while hlolint.check exported the computation
-KERNEL_NAMES = {NAME: KERNELS}
+KERNEL_NAMES = {@NAME@: @KERNELS@}
 
 
 def example_args():
@@ -241,7 +241,7 @@ def check(obj, *args, target: str = "tpu7x", name: str | None = None, rules=(), 
             pickle.dump(_flat_exported(exported), fh)
         module = os.path.join(work, "hlolint_check_module.py")
         with open(module, "w", encoding="utf-8") as fh:
-            fh.write(MODULE.replace("NAME", repr(name)).replace("KERNELS", repr(kernels)))
+            fh.write(MODULE.replace("@NAME@", repr(name)).replace("@KERNELS@", repr(kernels)))
         cmd = [exe, "compile", module, "--target", target, "--out", folder, "--python", sys.executable,
                "--versions", name, "--format", "json", "--quiet", *lint]
         proc = _run(cmd, timeout, lock_wait)

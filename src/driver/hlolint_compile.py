@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except UsageError as exc:
         emit({"event": "usage_error", "message": str(exc)})
-        print(f"hlolint_compile: error: {exc}", file=sys.stderr)
+        if "--events-only" not in argv:
+            print(f"hlolint_compile: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

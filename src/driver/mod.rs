@@ -266,6 +266,8 @@ fn helper_command(args: &CompileArgs, py: &Path, helper: &Path) -> Command {
         .arg("--out")
         .arg(&args.out)
         .args(["--timeout", &args.timeout.to_string()])
+        // a usage error comes back as an event, printed once below
+        .arg("--events-only")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if let Some(v) = &args.versions {

@@ -136,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--module-args", default="[]",
                    help="JSON list of arguments the module sees as sys.argv[1:] when it is imported")
     # internal: worker modes
+    # the hlolint binary reads the events and prints a usage error itself: the helper's own line would repeat it
+    p.add_argument("--events-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", choices=["list", "compile"], help=argparse.SUPPRESS)
     p.add_argument("--version", dest="worker_version", help=argparse.SUPPRESS)
     p.add_argument("--platform", help=argparse.SUPPRESS)

@@ -9,6 +9,11 @@ version calls it. The worker compiles that module like any other, for the target
 
 The Exported's argument and result trees are flattened first: a pytree node class of the user's (a NamedTuple of
 weights) is unpickled by reference, and the worker could not import it.
+
+The worker traces no kernel (an Exported is already lowered), so the names the kernels' authors gave their refs
+are recorded here, while a function is exported, by the recorder the driver's worker runs (`_kernel_names`), and
+handed to the worker as the module's `KERNEL_NAMES`: findings then say `sem[1, 0]`, not `%arg9[1, 0]`. A Traced,
+Lowered or Compiled was traced before `check` saw it: its kernels keep their dump names.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import time
 
 from ._binary import find_hlolint_bin
 from ._findings import Findings, finding_from_json
+from ._kernel_names import KernelNames
 
 # The driver's targets (`hlolint compile --help`), and the device kind jax reports for each.
 DEVICE_KINDS = {
@@ -47,7 +53,10 @@ import jax
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "exported.pkl"), "rb") as _fh:
     _EXPORTED = pickle.load(_fh)
 
-VERSIONS = {NAME: _EXPORTED.call}
+VERSIONS = {@NAME@: _EXPORTED.call}
+
+# what the kernels called their refs, recorded while hlolint.check exported the computation
+KERNEL_NAMES = {@NAME@: @KERNELS@}
 
 
 def example_args():
@@ -107,7 +116,8 @@ def _is_array_like(x) -> bool:
 
 def _export_callable(fn, args: tuple, platform: str):
     """`fn(*args)` exported for `platform`: array leaves of the arguments (arrays or ShapeDtypeStructs) are the
-    computation's inputs, any other value is a constant of it (as jax.jit's static arguments are)."""
+    computation's inputs, any other value is a constant of it (as jax.jit's static arguments are). With the
+    records of the kernels traced meanwhile (`_kernel_names.KernelNames`)."""
     jax = _jax()
     leaves, treedef = jax.tree_util.tree_flatten(args)
     dynamic = [i for i, leaf in enumerate(leaves) if _is_array_like(leaf)]
@@ -121,7 +131,8 @@ def _export_callable(fn, args: tuple, platform: str):
     flat.__name__ = getattr(fn, "__name__", "computation")
     specs = [jax.ShapeDtypeStruct(leaves[i].shape, leaves[i].dtype) for i in dynamic]
     try:
-        return jax.export.export(jax.jit(flat), platforms=[platform])(*specs)
+        with KernelNames() as names:
+            return jax.export.export(jax.jit(flat), platforms=[platform])(*specs), names.records
     except Exception as exc:
         if "Unsupported TPU device kind" in str(exc):
             raise HlolintError(
@@ -218,10 +229,11 @@ def check(obj, *args, target: str = "tpu7x", name: str | None = None, rules=(), 
             return _check_compiled(obj, exe, name, target, folder, keep, lint, timeout)
         if isinstance(obj, stages.Traced):
             obj = obj.lower(lowering_platforms=(platform,))
+        kernels = []
         if isinstance(obj, stages.Lowered):
             exported = _export_lowered(obj, name, platform)
         elif callable(obj):
-            exported = _export_callable(obj, args, platform)
+            exported, kernels = _export_callable(obj, args, platform)
         else:
             raise TypeError(f"hlolint.check takes a function, or jax's Traced, Lowered or Compiled; got {type(obj)}")
         os.makedirs(work, exist_ok=True)
@@ -229,7 +241,7 @@ def check(obj, *args, target: str = "tpu7x", name: str | None = None, rules=(), 
             pickle.dump(_flat_exported(exported), fh)
         module = os.path.join(work, "hlolint_check_module.py")
         with open(module, "w", encoding="utf-8") as fh:
-            fh.write(MODULE.replace("NAME", repr(name)))
+            fh.write(MODULE.replace("@NAME@", repr(name)).replace("@KERNELS@", repr(kernels)))
         cmd = [exe, "compile", module, "--target", target, "--out", folder, "--python", sys.executable,
                "--versions", name, "--format", "json", "--quiet", *lint]
         proc = _run(cmd, timeout, lock_wait)

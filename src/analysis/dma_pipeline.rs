@@ -265,10 +265,10 @@ fn single_slot(m: &Module<'_>, s: &State, b: &Refills<'_>) -> Option<(OpId, Pipe
         kind: "single-slot",
         failure: Some(DmaFailure::SingleSlot),
         detail: format!(
-            "every DMA refilling {} targets the same slot [{slot}] ({} region(s) over {} transfers): {why}; give it a leading dimension of 2 and alternate the slot (`k % 2`)",
+            "every DMA refilling {} targets the same slot [{slot}] ({} transfers into {} slot(s)): {why}; give it a leading dimension of 2 and alternate the slot (`k % 2`)",
             b.buffer,
-            b.regions.len(),
-            b.idx.len()
+            b.idx.len(),
+            b.regions.len()
         ),
         buffer: b.ssa.clone(),
         slots: b.regions.len(),

@@ -198,8 +198,9 @@ fn grid_steps(k: &Kernel<'_>) -> (i64, bool) {
 /// The `no-grid-steps` finding: windowed operands but one grid step, so nothing to overlap.
 fn single_step_hit(site: &KernelSite<'_, '_>, windows: &[(usize, &kernel::WindowParam<'_>)]) -> Hit {
     let k = site.k;
-    let names: Vec<String> =
-        windows.iter().filter_map(|(w, _)| site.arg_of(*w)).map(|a| format!("`%{}`", a.name)).collect();
+    let args: Vec<&kernel::KernelArg<'_>> = windows.iter().filter_map(|(w, _)| site.arg_of(*w)).collect();
+    let names: Vec<String> = args.iter().map(|a| format!("`%{}`", a.name)).collect();
+    let shown: Vec<String> = args.iter().map(|a| crate::lint::names::arg_text(a)).collect();
     let grid = if k.iteration_bounds.is_empty() {
         "no grid".to_string()
     } else {
@@ -210,7 +211,7 @@ fn single_step_hit(site: &KernelSite<'_, '_>, windows: &[(usize, &kernel::Window
          back in sequence with nothing to overlap",
         k.name,
         windows.len(),
-        names.join(", ")
+        shown.join(", ")
     );
     Hit::new(site.at_arg(None), "single grid step", detail)
         .capture("kind", "no-grid-steps")
@@ -249,7 +250,10 @@ fn window_facts(
 /// One window of a kernel, as the per-window findings see it.
 struct WindowCase<'a> {
     w: usize,
+    /// As the finding's identity names it: the dump's name (`%arg4`).
     name: String,
+    /// As its message does: the author's name first (`` `w_ref` (%arg4) ``).
+    shown: String,
     bounds: &'a [i64],
     synchronous: bool,
     steps: i64,
@@ -265,6 +269,7 @@ fn whole_array_hit(
     total: Option<f64>,
 ) -> Option<Hit> {
     let (k, w, steps, name, bounds) = (site.k, win.w, win.steps, win.name, win.bounds);
+    let shown = win.shown;
     let (array, _, _, bytes) = facts;
     let share = bytes.zip(total).filter(|&(_, t)| t > 0.0).map(|(b, t)| b / t);
     let share = share.filter(|&s| s >= EXPOSED_SHARE)?;
@@ -277,7 +282,7 @@ fn whole_array_hit(
         format!("copied in once{forced}, before the first of the {steps} grid steps")
     };
     let detail = format!(
-        "windowed operand `{name}` of `@{}` has a window of {} that is its whole array {}: it is {when}, and \
+        "windowed operand {shown} of `@{}` has a window of {} that is its whole array {}: it is {when}, and \
          that copy ({}, {:.0}% of the bytes the kernel's windows move) overlaps with no compute; a block along \
          a grid dimension would be pipelined",
         k.name,
@@ -298,8 +303,9 @@ fn whole_array_hit(
 /// The `single-buffered` finding for a window whose block index varies over the grid.
 fn single_buffered_hit(site: &KernelSite<'_, '_>, win: WindowCase<'_>, array: Option<&[i64]>) -> Hit {
     let (k, w, steps, name, bounds) = (site.k, win.w, win.steps, win.name, win.bounds);
+    let shown = win.shown;
     let detail = format!(
-        "windowed operand `{name}` of `@{}` (window {}) has one buffer (`#tpu.pipeline_mode<synchronous>`, \
+        "windowed operand {shown} of `@{}` (window {}) has one buffer (`#tpu.pipeline_mode<synchronous>`, \
          `pl.Buffered(1)`): the next block is not prefetched while the current one is computed, so each of \
          the {steps} grid steps waits for its copy",
         k.name,
@@ -343,9 +349,11 @@ fn check_kernel(
         let Some(bounds) = wp.window_bounds.as_ref() else { continue };
         let facts = &info[i];
         let (array, full, invariant, _) = facts;
-        let name = site.arg_of(w).map(|a| format!("%{}", a.name)).unwrap_or_else(|| format!("window {w}"));
+        let arg = site.arg_of(w);
+        let name = arg.map(|a| format!("%{}", a.name)).unwrap_or_else(|| format!("window {w}"));
+        let shown = arg.map(crate::lint::names::arg_text).unwrap_or_else(|| format!("window {w}"));
         let synchronous = wp.pipeline_mode.is_some_and(|p| p == "synchronous");
-        let win = WindowCase { w, name, bounds, synchronous, steps };
+        let win = WindowCase { w, name, shown, bounds, synchronous, steps };
         if *full && steps > 1 {
             hits.extend(whole_array_hit(&site, arrays.as_ref(), win, facts, total));
         } else if synchronous && steps > 1 && !*full {
@@ -362,7 +370,12 @@ pub fn check_module(c: Option<&Compilation<'_>>, m: &Module<'_>, unit: usize, ho
     if m.layer != Layer::Mosaic {
         return Vec::new();
     }
-    kernel::kernels(m).iter().flat_map(|k| check_kernel(c, m, unit, host_span, k)).collect()
+    // the kernels named by their authors when the compilation knows the names
+    let ks = match c {
+        Some(c) => c.named_kernels(unit, m),
+        None => kernel::kernels(m),
+    };
+    ks.iter().flat_map(|k| check_kernel(c, m, unit, host_span, k)).collect()
 }
 
 pub fn run(c: &Compilation<'_>, unit: usize, _opts: &Options) -> Vec<Hit> {
@@ -451,6 +464,25 @@ mod tests {
         assert_eq!(h[0].captures["kind"], "single-buffered");
         assert_eq!(h[0].captures["operand"], "%arg4");
         assert_eq!(h[0].captures["window"], "256x512");
+    }
+
+    /// With the names the driver recorded, the message names the window as its author did; the finding's identity
+    /// (the `operand` capture) stays the dump's name.
+    #[test]
+    fn a_window_is_named_by_its_author() {
+        let files = case_files("invalid/buffered_1.mlir");
+        let parsed: Vec<Parsed> = parse_texts(&files).into_iter().map(|r| r.expect("parses")).collect();
+        let c = Compilation::new("case".into(), &parsed, None);
+        let record = crate::lint::manifest::KernelRecord {
+            name: Some("mm_buffered_1".into()),
+            operands: ["x_ref", "y_ref", "o_ref"].iter().map(|s| Some(s.to_string())).collect(),
+            ..Default::default()
+        };
+        c.names.set(crate::lint::names::KernelNames::from_records(vec![record])).expect("names not read yet");
+        let h: Vec<Hit> = (0..c.units.len()).flat_map(|u| run(&c, u, &Options::new())).collect();
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert!(h[0].captures["detail"].starts_with("windowed operand `y_ref` (%arg4) of `@mm_buffered_1`"));
+        assert_eq!(h[0].captures["operand"], "%arg4");
     }
 
     #[test]

@@ -114,10 +114,7 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                     Some(_) => {}
                     None if !decided => out.push(AnyArg {
                         name: format!("%{}", a.name),
-                        shown: match &a.python {
-                            Some(p) => format!("`{p}` (%{})", a.name),
-                            None => format!("%{}", a.name),
-                        },
+                        shown: crate::lint::names::arg_text(a),
                         declared,
                         ty: a.ty.as_ref().map(|t| t.to_string()).unwrap_or_default(),
                         operand,
@@ -371,7 +368,7 @@ mod tests {
         assert_eq!(h.captures["call"], "k.1");
         assert_eq!(h.captures["kernel_arg"], "%arg1");
         let d = &h.captures["detail"];
-        assert!(d.contains("operand 0 of `k.1` (%arg1 of @k, declared memory_space=ANY) was placed in VMEM"), "{d}");
+        assert!(d.contains("operand 0 of `k.1` (`%arg1` of @k, declared memory_space=ANY) was placed in VMEM"), "{d}");
         assert!(d.contains("`copy-start` copies `x` to S(1)") && d.contains("copy VMEM→VMEM"), "{d}");
         assert!(
             h.related.iter().any(|r| r.starts_with("LLO `k.1`: inlined_call_operand.vmem index 0")),

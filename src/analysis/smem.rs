@@ -349,10 +349,10 @@ fn scales_in_vmem_hit(site: &ArgSite<'_, '_, '_>, u: &ArgUse, space: &str) -> Hi
     let load = u.loads.first().copied().unwrap_or(mul);
     let lop = m.op(load).opcode;
     let detail = format!(
-        "`%{}` ({}, {memref}) holds per-block scale factors in {}: each block's factor is read with `{lop}`, \
+        "{} ({}, {memref}) holds per-block scale factors in {}: each block's factor is read with `{lop}`, \
          reduced to one element and broadcast to multiply {on} (`{}`); in SMEM a scalar read would replace \
          the vector load and broadcast per block",
-        a.name,
+        crate::lint::names::arg_text(a),
         role_text(a.role),
         if space.is_empty() { "the default (VMEM) memory space".to_string() } else { space.to_uppercase() },
         m.op(mul).opcode,
@@ -377,9 +377,9 @@ fn data_in_smem_hit(site: ArgSite<'_, '_, '_>, u: &ArgUse, elems: Option<i64>, m
         return None;
     };
     let detail = format!(
-        "`%{}` ({}, {}) is data placed in SMEM: {why}; SMEM is for scalars (indices, per-block \
+        "{} ({}, {}) is data placed in SMEM: {why}; SMEM is for scalars (indices, per-block \
          scales), read one word at a time, and data belongs in VMEM",
-        a.name,
+        crate::lint::names::arg_text(a),
         role_text(a.role),
         site.memref
     );
@@ -393,11 +393,16 @@ fn data_in_smem_hit(site: ArgSite<'_, '_, '_>, u: &ArgUse, elems: Option<i64>, m
 }
 
 pub fn check_module(m: &Module<'_>, unit: usize, decoded: bool, max_elems: i64) -> Vec<Hit> {
+    check_kernels(m, kernel::kernels(m), unit, decoded, max_elems)
+}
+
+/// The hits of kernels `ks` of module `m` (named by their authors when the compilation knows the names).
+fn check_kernels(m: &Module<'_>, ks: Vec<Kernel<'_>>, unit: usize, decoded: bool, max_elems: i64) -> Vec<Hit> {
     let mut hits = Vec::new();
     if m.layer != Layer::Mosaic {
         return hits;
     }
-    for k in kernel::kernels(m) {
+    for k in ks {
         let uses = analyze_kernel(m, k.func, &k);
         let func = m.func(k.func);
         for a in &k.args {
@@ -429,7 +434,7 @@ pub fn check_module(m: &Module<'_>, unit: usize, decoded: bool, max_elems: i64) 
 pub fn run(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
     let max = opts.get("max_scale_elements").and_then(|v| v.as_i64()).unwrap_or(DEFAULT_MAX_SCALE_ELEMENTS);
     match c.units.get(unit) {
-        Some(u) => check_module(&u.module, unit, u.host.is_some(), max),
+        Some(u) => check_kernels(&u.module, c.named_kernels(unit, &u.module), unit, u.host.is_some(), max),
         None => Vec::new(),
     }
 }

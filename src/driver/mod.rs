@@ -16,8 +16,21 @@ use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The helper, embedded at build time so an installed `hlolint` needs no repository checkout.
-const HELPER: &str = include_str!("hlolint_compile.py");
+/// The helper's files, embedded at build time so an installed `hlolint` needs no repository checkout, by the path
+/// each is written to in the helper's folder: the entry point, its package (`hlolint_driver`, one module per part),
+/// and the kernels' ref-name recorder it imports — one file with `hlolint.check`'s, which records them in the
+/// user's process (python/hlolint/_kernel_names.py) —, under the name it imports.
+const HELPER_FILES: &[(&str, &str)] = &[
+    ("hlolint_compile.py", include_str!("hlolint_compile.py")),
+    ("hlolint_driver/__init__.py", include_str!("hlolint_driver/__init__.py")),
+    ("hlolint_driver/errors.py", include_str!("hlolint_driver/errors.py")),
+    ("hlolint_driver/kernel_module.py", include_str!("hlolint_driver/kernel_module.py")),
+    ("hlolint_driver/layout.py", include_str!("hlolint_driver/layout.py")),
+    ("hlolint_driver/manifest.py", include_str!("hlolint_driver/manifest.py")),
+    ("hlolint_driver/parent.py", include_str!("hlolint_driver/parent.py")),
+    ("hlolint_driver/worker.py", include_str!("hlolint_driver/worker.py")),
+    ("hlolint_kernel_names.py", include_str!("../../python/hlolint/_kernel_names.py")),
+];
 
 /// The targets `--target` takes: the hardware table's generations and `cpu` (`lint::target::GENERATIONS`). The
 /// helper's own `TARGETS` adds each one's default topology; a test holds the two lists equal.
@@ -227,8 +240,14 @@ impl Helper {
     fn write() -> std::io::Result<Helper> {
         let dir = std::env::temp_dir().join(format!("hlolint-compile-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
+        for (name, text) in HELPER_FILES {
+            let to = dir.join(name);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(to, text)?;
+        }
         let path = dir.join("hlolint_compile.py");
-        std::fs::write(&path, HELPER)?;
         Ok(Helper { dir, path })
     }
 }
@@ -247,6 +266,8 @@ fn helper_command(args: &CompileArgs, py: &Path, helper: &Path) -> Command {
         .arg("--out")
         .arg(&args.out)
         .args(["--timeout", &args.timeout.to_string()])
+        // a usage error comes back as an event, printed once below
+        .arg("--events-only")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if let Some(v) = &args.versions {
@@ -344,19 +365,41 @@ mod tests {
         assert!(e.to_string().starts_with("unknown target `tpu9`; known: tpu7x,"), "{e}");
     }
 
+    /// The helper's module that names targets and which dump files are kept.
+    const LAYOUT: &str = include_str!("hlolint_driver/layout.py");
+
+    /// Every Python file of the helper's folder is embedded (a module added to it and not here would be missing
+    /// from an installed binary's helper).
+    #[test]
+    fn every_helper_module_is_embedded() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/driver");
+        let mut on_disk: Vec<String> = walkdir::WalkDir::new(&dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.path().extension().is_some_and(|x| x == "py") && !e.path().to_string_lossy().contains("__pycache__")
+            })
+            .map(|e| e.path().strip_prefix(&dir).unwrap().to_string_lossy().replace('\\', "/"))
+            .collect();
+        on_disk.sort();
+        let mut embedded: Vec<String> = HELPER_FILES.iter().map(|(n, _)| n.to_string()).collect();
+        embedded.sort();
+        assert_eq!(embedded, on_disk);
+    }
+
     /// The helper's `TARGETS = { "tpu7x": ("tpu", "tpu7x:2x2x1"), ... }` names the same targets as the table.
     #[test]
     fn the_helper_knows_the_tables_targets() {
         let block =
-            HELPER.split("\nTARGETS = {").nth(1).and_then(|b| b.split("\n}").next()).expect("TARGETS in the helper");
+            LAYOUT.split("\nTARGETS = {").nth(1).and_then(|b| b.split("\n}").next()).expect("TARGETS in the helper");
         let helper: Vec<&str> = block.lines().filter_map(|l| l.trim().strip_prefix('"')?.split('"').next()).collect();
         assert_eq!(helper, targets().collect::<Vec<_>>());
     }
 
     /// The string literals of the helper's `NAME = ...` assignment (a tuple or one string; comments skipped).
     fn helper_strings(name: &str) -> Vec<String> {
-        let start = HELPER.find(&format!("\n{name} = ")).unwrap_or_else(|| panic!("{name} in the helper"));
-        let rest = &HELPER[start + 1..];
+        let start = LAYOUT.find(&format!("\n{name} = ")).unwrap_or_else(|| panic!("{name} in the helper"));
+        let rest = &LAYOUT[start + 1..];
         // a tuple up to its `)` (no kept name holds one), or one line
         let end = if rest[name.len() + 3..].starts_with('(') { rest.find(')') } else { rest.find('\n') };
         let end = end.unwrap_or(rest.len());

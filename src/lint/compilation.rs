@@ -162,6 +162,9 @@ pub struct Compilation<'p> {
     pub units: Vec<Unit<'p>>,
     /// The kernels' Python names, read on first use ([`Compilation::kernel_names`]).
     pub(crate) names: std::sync::OnceLock<super::names::KernelNames>,
+    /// The Python call chains of each function's ops, made on first use ([`Compilation::python_chains`]): every
+    /// finding's Python place asks for its function's ([`Compilation::blamed_frame`]).
+    pub(crate) chains: super::names::ChainCache,
 }
 
 impl<'p> Compilation<'p> {
@@ -204,7 +207,7 @@ impl<'p> Compilation<'p> {
                 host: Some(Host { unit: host_unit, call: d.call, call_name: d.call_name.clone(), span: d.span }),
             });
         }
-        let mut c = Compilation { dir, target: None, units, names: std::sync::OnceLock::new() };
+        let mut c = Compilation { dir, target: None, units, names: Default::default(), chains: Default::default() };
         c.target = Target::detect(flag, Path::new(&c.dir), &c);
         c
     }

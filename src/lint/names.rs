@@ -14,6 +14,14 @@ use crate::ir::{FuncId, Layer, Module, OpId, SourceLoc};
 use crate::semantic::kernel::Kernel;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// The Python call chain of each op of a function that has one, innermost frame first.
+pub type Chains = BTreeMap<OpId, Vec<SourceLoc>>;
+
+/// [`Compilation::python_chains`]'s answers by (unit, function), shared by the rules' threads.
+#[derive(Debug, Default)]
+pub struct ChainCache(Mutex<HashMap<(usize, FuncId), Arc<Chains>>>);
 
 /// The Python names of the kernels of one compilation, by kernel (Mosaic function) name.
 #[derive(Clone, Debug, Default)]
@@ -75,7 +83,18 @@ impl Compilation<'_> {
     /// first: from the ops' own locations (a kernel decoded from a `tpu_custom_call`), else — a libtpu Mosaic dump
     /// carries no locations — from the same kernel decoded from the compilation's HLO, op for op by opcode and
     /// ordinal (the two have the same ops in the same order).
-    pub fn python_chains(&self, unit: usize, f: FuncId) -> BTreeMap<OpId, Vec<SourceLoc>> {
+    pub fn python_chains(&self, unit: usize, f: FuncId) -> Arc<Chains> {
+        if let Some(c) = self.chains.0.lock().ok().and_then(|m| m.get(&(unit, f)).cloned()) {
+            return c;
+        }
+        let chains = Arc::new(self.chains_of(unit, f));
+        if let Ok(mut m) = self.chains.0.lock() {
+            m.insert((unit, f), chains.clone());
+        }
+        chains
+    }
+
+    fn chains_of(&self, unit: usize, f: FuncId) -> Chains {
         let Some(u) = self.units.get(unit) else { return BTreeMap::new() };
         let m = &u.module;
         let ops = m.func_ops(f);
@@ -112,7 +131,19 @@ impl Compilation<'_> {
     pub fn python_places(&self, unit: usize, f: FuncId) -> BTreeMap<OpId, String> {
         let Some(u) = self.units.get(unit) else { return BTreeMap::new() };
         let m = &u.module;
-        self.python_chains(unit, f).into_iter().map(|(o, chain)| (o, place(m, o, &chain))).collect()
+        self.python_chains(unit, f).iter().map(|(&o, chain)| (o, place(m, o, chain))).collect()
+    }
+
+    /// The Python frame a finding on `op` (of unit `unit`) is placed at — its header, its SARIF location, the line
+    /// an ignore comment silences it on, the line `--add-noqa` writes: the frame of its call chain that tells it
+    /// apart from the other ops of its function ([`blame`]), so that a comment on a helper's line shared by two
+    /// call sites silences neither call site's findings. `None` when the op has no Python frame.
+    pub fn blamed_frame(&self, unit: usize, op: OpId) -> Option<SourceLoc> {
+        let m = &self.units.get(unit)?.module;
+        let chains = self.python_chains(unit, m.func_of(op));
+        let chain = chains.get(&op)?;
+        let others: Vec<&[SourceLoc]> = chains.values().map(Vec::as_slice).collect();
+        blame(chain, &others).cloned()
     }
 }
 
@@ -181,6 +212,15 @@ pub fn blame<'c>(chain: &'c [SourceLoc], others: &[&[SourceLoc]]) -> Option<&'c 
         .max()
         .unwrap_or(0);
     chain.get(shared.min(chain.len().saturating_sub(1)))
+}
+
+/// A kernel argument as messages name it: the author's name with the dump's after it (`` `x_hbm` (%arg2) ``), or
+/// the dump's alone (`` `%arg2` ``) when the driver recorded none.
+pub fn arg_text(a: &crate::semantic::kernel::KernelArg<'_>) -> String {
+    match &a.python {
+        Some(p) => format!("`{p}` (%{})", a.name),
+        None => format!("`%{}`", a.name),
+    }
 }
 
 /// A view of a buffer or semaphore as the kernel's author indexes it: `sem[1, 0]` (written `sem.at[1, 0]`), `wbuf`

@@ -341,15 +341,51 @@ fn py_frame(m: &Module<'_>, op: OpId) -> Option<PySource> {
     })
 }
 
-/// Where in the user's Python an op comes from: its own location, or for a Mosaic dump (which has none) the same
-/// op decoded from the HLO's custom call (same kernel, opcode and ordinal), else that call's `pallas_call` line.
+/// For an op XLA made itself (no metadata: a `copy-start` moving a kernel's operand into VMEM), the Python line of
+/// the nearest op using its value that the author wrote (the `pallas_call` it feeds), breadth first and at most
+/// [`USER_DEPTH`] steps away: the line the author reads the finding at and silences it on.
+fn first_user_frame(m: &Module<'_>, op: OpId) -> Option<PySource> {
+    let mut seen = std::collections::HashSet::from([op]);
+    let mut level = vec![op];
+    for _ in 0..USER_DEPTH {
+        let mut next = Vec::new();
+        for &o in &level {
+            for &u in m.op(o).users.iter() {
+                if !seen.insert(u) {
+                    continue;
+                }
+                if let Some(p) = py_frame(m, u) {
+                    return Some(p);
+                }
+                next.push(u);
+            }
+        }
+        level = next;
+    }
+    None
+}
+
+/// How far [`first_user_frame`] looks: a copy's start, its done, the call reading it, through a tuple or two.
+const USER_DEPTH: usize = 4;
+
+/// Where in the user's Python an op comes from: the frame of its call chain that tells it apart from its
+/// function's other ops ([`Compilation::blamed_frame`]: the call site, not a helper's line two call sites share) —
+/// from its own location, or for a Mosaic dump (which has none) the same op decoded from the HLO's custom call
+/// (same kernel, opcode and ordinal) —, else that call's `pallas_call` line.
 pub(crate) fn python_source(c: &Compilation<'_>, unit: &Unit<'_>, op: Option<OpId>) -> Option<PySource> {
     let m = &unit.module;
+    let ui = c.units.iter().position(|u| std::ptr::eq(u, unit));
+    if let Some(l) = ui.zip(op).and_then(|(ui, o)| c.blamed_frame(ui, o)) {
+        return Some(PySource { file: l.file, line: l.line, column: l.column });
+    }
     if let Some(p) = op.and_then(|o| py_frame(m, o)) {
         return Some(p);
     }
     if let Some(h) = &unit.host {
         return c.units.get(h.unit).and_then(|u| py_frame(&u.module, h.call));
+    }
+    if matches!(unit.layer(), Layer::Hlo | Layer::StableHlo) {
+        return op.and_then(|o| first_user_frame(m, o));
     }
     if unit.layer() != Layer::Mosaic {
         return None;

@@ -707,6 +707,78 @@ fn add_noqa_writes_ignores_and_unused_ones_are_warned_about() {
     assert!(!err.contains("unused_ignore"), "{err}");
 }
 
+/// A pack reporting every DMA start of a kernel: bug_unwaited_dma's kernel starts its DMAs through one helper
+/// line from two call sites, the prologue and the loop's prefetch.
+const EVERY_START: &str = r#"pack: starts
+rules:
+  - id: every-dma-start
+    code: TS001
+    layer: mosaic
+    severity: error
+    summary: every DMA start
+    select: { op: dma-start }
+    message: "a DMA starts here"
+    doc: "Reports DMA starts."
+"#;
+
+#[test]
+fn ignore_comments_go_by_the_frame_that_tells_a_call_site_apart() {
+    if Path::new("/work/wt-driver").join(KERNELS).exists() {
+        return;
+    }
+    // The kernel's DMA starts, as jax recorded them: the prologue's at kernels.py:158, the loop's prefetch at
+    // 158 ← 167 ← 179 (line 158 is innermost in both). The prefetch is told apart at 167, the prologue at 158.
+    let tmp = unwaited_copy();
+    std::fs::write(tmp.path().join("starts.yaml"), EVERY_START).unwrap();
+    let run = |args: &[&str]| {
+        let out = hlolint()
+            .args(["--rules", "starts.yaml", "--output-format", "concise"])
+            .args(args)
+            .arg("out/bug_unwaited_dma@tpu7x")
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let lines: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(": TS001 "))
+            .map(|l| l.split(':').nth(1).unwrap().parse().unwrap())
+            .collect();
+        (lines, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let original = std::fs::read_to_string(tmp.path().join(KERNELS)).unwrap();
+    let with_comment = |line: usize| {
+        let text: Vec<String> = original
+            .lines()
+            .enumerate()
+            .map(|(i, l)| if i + 1 == line { format!("{l}  # hlolint: ignore[TS001]") } else { l.to_string() })
+            .collect();
+        std::fs::write(tmp.path().join(KERNELS), text.join("\n") + "\n").unwrap();
+    };
+    // each finding's Python location is its blamed frame (the concise line leads with it)
+    assert_eq!(run(&[]).0, [158, 158, 167, 167]);
+    // the helper line silences the prologue's starts only; the prefetch's stay
+    with_comment(158);
+    assert_eq!(run(&[]).0, [167, 167]);
+    // the prefetch's own frame silences exactly the prefetch's
+    with_comment(167);
+    assert_eq!(run(&[]).0, [158, 158]);
+    // an outer frame of the chain is not where the finding is: nothing silenced, and the comment is unused
+    with_comment(179);
+    let (lines, err) = run(&[]);
+    assert_eq!(lines, [158, 158, 167, 167]);
+    assert!(err.contains(&format!("{KERNELS}:179: `TS001` in this ignore comment")), "{err}");
+    // --add-noqa writes on the blamed lines, and the comments silence what they were written for
+    std::fs::write(tmp.path().join(KERNELS), &original).unwrap();
+    let (_, err) = run(&["--add-noqa"]);
+    assert!(err.contains("added 2 ignore comment(s) in 1 file(s)"), "{err}");
+    let text = std::fs::read_to_string(tmp.path().join(KERNELS)).unwrap();
+    let commented: Vec<usize> =
+        text.lines().enumerate().filter(|(_, l)| l.contains("# hlolint: ignore[TS001]")).map(|(i, _)| i + 1).collect();
+    assert_eq!(commented, [158, 167]);
+    let (lines, err) = run(&[]);
+    assert!(lines.is_empty() && !err.contains("unused_ignore"), "{lines:?} {err}");
+}
+
 #[test]
 fn config_key_value_settings_beat_the_file() {
     let tmp = tempfile::tempdir().unwrap();

@@ -100,6 +100,13 @@ fn subsets_merge_per_version_and_target() {
     assert_eq!(m.runs.len(), 3);
     assert_eq!(m.schema, hlolint::lint::manifest::SCHEMA);
     assert_eq!(m.result("a", "cpu").and_then(|r| r.rules.as_deref()), Some("v2-dma"));
+    // another module into the same folder is a usage error, said once (not by the helper and again by hlolint)
+    let other = tmp.path().join("other.py");
+    std::fs::write(&other, MODULE).unwrap();
+    let (code, stderr) = compile(&py, &other, &out, &["--target", "cpu"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.matches("records the results of module").count(), 1, "{stderr}");
+    assert!(stderr.contains("pass --clean to replace them"), "{stderr}");
     // written through a temporary file renamed over it: none is left, and the helper is not left in OUT either
     let names: Vec<String> =
         std::fs::read_dir(&out).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();

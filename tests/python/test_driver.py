@@ -356,7 +356,7 @@ def inspect_result_keys():
     """The keys of a unit's result, as `run` writes them (read from its source: the record is built inline)."""
     import re
 
-    src = open(DRIVER, encoding="utf-8").read()
+    src = open(os.path.join(os.path.dirname(DRIVER), "hlolint_driver", "parent.py"), encoding="utf-8").read()
     body = src.split('rec = {"version": version')[1].split("\n        if ")[0]
     return ["version"] + re.findall(r'"([a-z_]+)":', body)
 
@@ -667,6 +667,7 @@ def test_compile_with_per_version_args_on_cpu(tmp_path):
 # ------------------------------------------------------------------------------------------------
 NAMED_MODULE = """\
 import functools
+from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
@@ -690,6 +691,25 @@ def _unnamed(*refs):
     refs[1][...] = refs[0][...]
 
 
+def _body(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 3.0
+
+
+class _Pair(NamedTuple):
+    weight: object
+    bias: object
+
+
+def _pytree(x_ref, pair_ref, absent_ref, o_ref):
+    # a NamedTuple of refs is two kernel arguments; None (an absent optional ref) is none
+    o_ref[...] = x_ref[...] * pair_ref.weight[...] + pair_ref.bias[...]
+
+
+def _forwarding(*args):
+    # the refs named by the helper they are handed to (tpu-inference's ragged paged attention does this)
+    _body(*args)
+
+
 def _call(kernel, x, name, scratch=()):
     return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), name=name,
                           scratch_shapes=list(scratch))(x)
@@ -702,6 +722,12 @@ VERSIONS = {
     "swapped": lambda x: _call(functools.partial(_unpacked, swap=True), x, "by_other_locals",
                                [pltpu.VMEM((8, 128), jnp.float32)]),
     "unnamed": lambda x: _call(_unnamed, x, "nameless"),
+    "forwarded": lambda x: _call(_forwarding, x, "by_helper"),
+    "pytree": lambda x: pl.pallas_call(
+        _pytree, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), name="by_leaves",
+        in_specs=[pl.BlockSpec(x.shape, lambda: (0, 0)), _Pair(pl.BlockSpec(x.shape, lambda: (0, 0)),
+                                                               pl.BlockSpec(x.shape, lambda: (0, 0))), None],
+    )(x, _Pair(x, x), None),
 }
 
 
@@ -716,6 +742,8 @@ def example_args():
     # which local holds which ref is decided when the kernel runs, whatever order the source writes them in
     ("swapped", "by_other_locals", ["x_ref", "o_ref", "buf"]),
     ("unnamed", "nameless", ["refs[0]", "refs[1]"]),
+    ("forwarded", "by_helper", ["x_ref", "o_ref"]),
+    ("pytree", "by_leaves", ["x_ref", "pair_ref.weight", "pair_ref.bias", "o_ref"]),
 ])
 def test_kernel_names_are_the_locals_the_body_binds_refs_to(tmp_path, version, kernel, operands):
     if not HAVE_JAX:
@@ -733,6 +761,20 @@ def test_kernel_names_are_the_locals_the_body_binds_refs_to(tmp_path, version, k
     [record] = names.records
     assert (record["name"], record["operands"]) == (kernel, operands)
     assert record["file"].endswith(f"named_{version}.py") and record["line"] > 1
+
+
+def test_declared_kernel_names_are_checked():
+    record = {"name": "k", "operands": ["x_ref", "o_ref"]}
+
+    class Mod:
+        KERNEL_NAMES = {"v1": [record]}
+
+    assert hc.module_kernel_names(Mod, "v1") == [record]
+    assert hc.module_kernel_names(Mod, "v2") == []
+    for bad, match in [(["k"], "must map version names"), ({"v1": [{"name": "k"}]}, "list of kernel records")]:
+        Mod.KERNEL_NAMES = bad
+        with pytest.raises(TypeError, match=match):
+            hc.module_kernel_names(Mod, "v1")
 
 
 # ------------------------------------------------------------------------------------------------

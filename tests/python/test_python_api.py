@@ -87,6 +87,32 @@ def test_check_a_function_with_static_arguments_and_a_pytree(exe):
     assert all(f.compilation == "matmul@tpu7x" for f in found)
 
 
+def test_check_a_function_names_buffers_and_semaphores_as_its_kernel_does(exe, tmp_path):
+    """The worker traces no kernel of an exported computation: check records the names while it exports, as the
+    driver's worker does while it lowers, and the findings use them."""
+    m = fp8()
+    out = tmp_path / "out"
+    found = hlolint.check(m.VERSIONS["bug_unwaited_dma"], *m.example_args(), target="tpu7x", rules="v2-dma",
+                          out=out, name="unwaited")
+    manifest = json.loads((out / "manifest.json").read_text())
+    [kernel] = manifest["results"][0]["kernels"]
+    assert kernel["name"] == "fp8_mm_bug_unwaited_dma"
+    assert kernel["operands"] == ["x_hbm", "w_hbm", "xs_ref", "ws_ref", "o_ref", "xbuf", "wbuf", "sem"], kernel
+    assert found.codes() == {"MO010", "MO021"}, found
+    messages = " ".join(f.message for f in found)
+    assert "sem[" in messages and "%arg" not in messages, messages
+    # a Lowered was traced before check saw it: its kernels keep their dump names, and nothing breaks
+    lowered = jax_lowered(m, "bug_unwaited_dma")
+    again = hlolint.check(lowered, target="tpu7x", rules="v2-dma", out=tmp_path / "lowered", name="unwaited")
+    assert again.codes() == {"MO010", "MO021"}, again
+
+
+def jax_lowered(m, version):
+    import jax
+
+    return jax.jit(m.VERSIONS[version]).trace(*m.example_args()).lower(lowering_platforms=("tpu",))
+
+
 def test_check_a_compiled_lints_its_hlo(exe, tmp_path):
     """A Compiled made on a compile-only topology (in a process of its own: libtpu's lock) is linted as it is."""
     script = tmp_path / "compiled.py"

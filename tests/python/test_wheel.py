@@ -67,7 +67,7 @@ def outside(tmp_path):
 
 
 PACKAGE = {"hlolint/__init__.py", "hlolint/__main__.py", "hlolint/_binary.py", "hlolint/_check.py",
-           "hlolint/_findings.py"}
+           "hlolint/_findings.py", "hlolint/_kernel_names.py"}
 
 
 def test_the_wheel_holds_the_binary_the_python_package_and_metadata_only(wheel):

@@ -134,7 +134,7 @@ pub struct Dma {
     pub target: Option<RefV>,
     /// `128x128xf8E4M3FN`: the transfer's shape and element type (`None` when unknown, LLO).
     pub size: Option<String>,
-    /// Where it was started: `grid step (0, 1), iteration 3 of scf.for at line 40`.
+    /// Where it was started: `grid step (0, 1), iteration 3 of the loop at kernels.py:185 (dump: line 40)`.
     pub when: String,
     /// Trace index of its start and of the wait that consumed it.
     pub started: usize,
@@ -587,7 +587,9 @@ impl<'m, 'a> Sim<'m, 'a> {
             .take(3)
             .map(|(op, n)| {
                 let at = self.line(**op).unwrap_or_else(|| "an op".into());
-                format!("{at} ({}) ×{n}", self.m.op(**op).opcode)
+                // the control flow by what the author wrote (a loop, a `pl.when`/`lax.cond`), not the op's name
+                let what = if crate::semantic::op::is_loop(self.m.op(**op).opcode) { "the loop" } else { "the branch" };
+                format!("{what} at {at} ×{n}")
             })
             .collect()
     }
@@ -612,10 +614,11 @@ impl<'m, 'a> Sim<'m, 'a> {
         } else {
             format!("in grid step ({})", s.step.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
         };
+        // a loop by where the author wrote it (`lax.fori_loop`, `pl.loop`, a `while`), not by the op it became
         for (op, iv) in &s.ctx {
             match self.line(*op) {
-                Some(l) => w.push_str(&format!(", iteration {iv} of the {} at {l}", self.m.op(*op).opcode)),
-                None => w.push_str(&format!(", iteration {iv} of the {}", self.m.op(*op).opcode)),
+                Some(l) => w.push_str(&format!(", iteration {iv} of the loop at {l}")),
+                None => w.push_str(&format!(", iteration {iv} of a loop")),
             }
         }
         w

@@ -1,0 +1,1 @@
+../../python/hlolint/_kernel_names.py

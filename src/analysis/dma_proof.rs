@@ -5,6 +5,7 @@
 //! it, and the tests that run every analysis on every case would pay for its slow cases).
 
 use super::dma;
+use super::dma_kind::DmaFailure;
 use super::{At, Hit, Options};
 use crate::ir::{Layer, OpId};
 use crate::lint::Compilation;
@@ -35,7 +36,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     name: "dma-balance-symbolic",
     layers: &[Layer::Mosaic],
     doc: DOC,
-    captures: &["kind", "semaphore", "slot"],
+    captures: &["kind", "semaphore", "slot", "failure", "help"],
     kinds: &["never-waited", "wait-without-start", "wait-exceeds-signals", "inconclusive", "explored"],
     options: &[],
     run,
@@ -108,6 +109,9 @@ fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outcome) -> Vec<Hit> 
         if let Some(r) = p.related {
             h = h.with_label(At::Op { unit, op: r }, "the DMA outstanding on that semaphore");
         }
+        if let Some(f) = failure_of(p.kind, !p.at.is_empty()) {
+            h = f.tag(h);
+        }
         if !hits.iter().any(|x: &Hit| x.at == h.at && x.captures.get("kind") == h.captures.get("kind")) {
             hits.push(h);
         }
@@ -138,6 +142,19 @@ fn hits_of(unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outcome) -> Vec<Hit> 
     hits
 }
 
+/// The failure a problem stands for. A DMA never waited that a loop's (or the grid's) last iteration left is a
+/// prefetch of an iteration that does not exist (the other iterations' copies were waited, or the induction would
+/// not have closed); one left by straight-line code lacks its wait.
+fn failure_of(kind: &str, left_by_last_iteration: bool) -> Option<DmaFailure> {
+    Some(match kind {
+        "wait-without-start" => DmaFailure::WaitWithoutDma,
+        "wait-exceeds-signals" => DmaFailure::WaitExceedsSignals,
+        "never-waited" if left_by_last_iteration => DmaFailure::UnguardedPrefetch,
+        "never-waited" => DmaFailure::MissingWait,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +169,15 @@ mod tests {
     fn the_balance_cases_get_their_verdicts() {
         // the same valid/invalid cases as the path simulation
         assert_case_verdicts("dma-balance", run, 4);
+    }
+
+    #[test]
+    fn each_problem_gets_the_help_of_its_failure() {
+        assert_eq!(failure_of("never-waited", true), Some(DmaFailure::UnguardedPrefetch));
+        assert_eq!(failure_of("never-waited", false), Some(DmaFailure::MissingWait));
+        assert_eq!(failure_of("wait-without-start", false), Some(DmaFailure::WaitWithoutDma));
+        assert_eq!(failure_of("wait-exceeds-signals", true), Some(DmaFailure::WaitExceedsSignals));
+        assert_eq!(failure_of("inconclusive", false), None);
     }
 
     #[test]

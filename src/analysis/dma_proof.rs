@@ -181,6 +181,27 @@ mod tests {
     }
 
     #[test]
+    fn a_removed_receive_wait_blames_its_own_hop() {
+        // jax's all_gather: three hops signal one receive semaphore; without the first hop's wait, the copy left
+        // unwaited is the first hop's (the later waits name their own hops' copies), not the last one's
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/jax_pallas_ops/all_gather@tpu7x/mosaic");
+        let path = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with("post-deserialization.txt"))
+            .unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(run_text(&text, run).is_empty());
+        let wait = "    tpu.wait_dma2 semaphore(%arg5 : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) src(%49 : memref<512x512xbf16, #tpu.memory_space<vmem>>) dst(%47 : memref<512x512xbf16, #tpu.memory_space<vmem>>) device_id(%45)\n";
+        assert!(text.contains(wait));
+        let first_hop = crate::ir::LineIndex::new(&text).line(text.find("tpu.enqueue_dma source(%27 :").unwrap());
+        let hits = run_text(&text.replacen(wait, "", 1), run);
+        assert!(hits.iter().any(|h| h.0 == "never-waited" && h.2 == first_hop), "{first_hop}: {hits:?}");
+    }
+
+    #[test]
     fn paged_attention_is_proven_balanced() {
         assert!(run_text(&data("dma-balance/valid/paged_attention.mlir"), run).is_empty());
         assert!(run_text(&data("dma-balance/valid/paged_attention_dynamic.mlir"), run).is_empty());

@@ -585,6 +585,7 @@ fn subst_need(n: &Need, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<Need> {
         op: n.op,
         total: n.total.subst(f)?,
         assume: n.assume.subst(f)?,
+        dst: n.dst.clone(),
     })
 }
 

@@ -70,6 +70,8 @@ pub struct Fact {
     pub at: Vec<(String, Lin)>,
     /// Outstanding at the head of a loop iteration, from the previous one (the induction's invariant).
     pub inherited: bool,
+    /// Where it copies to (`target`, as the start names it): which of several like DMAs a wait is for (blame only).
+    pub dst: Option<View>,
 }
 
 /// A wait's need that nothing before it in the same scope covers: inside a loop, the loop's induction matches it
@@ -84,6 +86,8 @@ pub struct Need {
     pub total: Lin,
     /// What holds of the state where it was asked (`Engine::assume`), apart from its guard.
     pub assume: Cond,
+    /// The `dst` its descriptor names (see `Fact::dst`).
+    pub dst: Option<View>,
 }
 
 /// A failure found, with the values that reach it when the solver gave them.
@@ -618,6 +622,14 @@ impl<'m, 'a> Engine<'m, 'a> {
         }
     }
 
+    /// The view an op's operand of `role` names.
+    fn view_of(&self, id: OpId, role: &str) -> Option<View> {
+        match self.get(self.m.op(id).operands.iter().find(|o| o.role == Some(role))?) {
+            Val::Ref(v) => Some(v),
+            _ => None,
+        }
+    }
+
     fn start(&mut self, id: OpId) {
         let op = self.m.op(id);
         let mut roles = vec!["target_semaphore"];
@@ -648,6 +660,7 @@ impl<'m, 'a> Engine<'m, 'a> {
                     signal: false,
                     at: Vec::new(),
                     inherited: false,
+                    dst: self.view_of(id, "target"),
                 },
                 false,
             );
@@ -687,7 +700,10 @@ impl<'m, 'a> Engine<'m, 'a> {
     fn signal(&mut self, id: OpId) {
         let Some((sem, amount)) = self.sem_amount(id) else { return };
         let guard = Cond::and([self.guard.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
-        self.add_fact(Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), inherited: false }, false);
+        self.add_fact(
+            Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), inherited: false, dst: None },
+            false,
+        );
     }
 
     fn sem_amount(&mut self, id: OpId) -> Option<(SemKey, Lin)> {
@@ -735,7 +751,9 @@ impl<'m, 'a> Engine<'m, 'a> {
             (sem, bytes)
         };
         self.note_relevant(&self.guard.clone(), &sem, &amount);
-        let need = Need { guard: self.guard.clone(), sem, total: amount.clone(), amount, op: id, assume: Cond::True };
+        let dst = self.view_of(id, "dst");
+        let need =
+            Need { guard: self.guard.clone(), sem, total: amount.clone(), amount, op: id, assume: Cond::True, dst };
         if let Some(left) = self.consume(need) {
             match self.needs.last_mut() {
                 Some(scope) => scope.push(left),
@@ -788,6 +806,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             return None;
         }
         let mut amount = n.amount.clone();
+        self.prefer_own_copy(&n);
         // facts whose guard this wait changed: only they can have become impossible
         let first_new = self.facts.len();
         let mut touched = Vec::new();
@@ -870,6 +889,27 @@ impl<'m, 'a> Engine<'m, 'a> {
             return None;
         }
         Some(Need { guard: need, amount, assume, ..n })
+    }
+
+    /// Of DMAs alike in all the accounting sees (slot, bytes, condition, iteration), the one a wait takes first
+    /// is the one its descriptor names (its `dst`): a semaphore only counts, so which is taken changes nothing
+    /// but the blame — a removed receive wait leaves its own hop's copy unwaited, not the next hop's.
+    fn prefer_own_copy(&mut self, n: &Need) {
+        let Some(dst) = &n.dst else { return };
+        let Some(j) = self.facts.iter().position(|f| same_key(&f.sem, &n.sem) && f.dst.as_ref() == Some(dst)) else {
+            return;
+        };
+        let like = |a: &Fact, b: &Fact| {
+            same_key(&a.sem, &b.sem)
+                && a.amount == b.amount
+                && a.guard == b.guard
+                && a.inherited == b.inherited
+                && a.at == b.at
+                && a.signal == b.signal
+        };
+        if let Some(i) = (0..j).find(|&i| like(&self.facts[i], &self.facts[j])) {
+            self.facts.swap(i, j);
+        }
     }
 
     /// Drops facts whose guard cannot hold.

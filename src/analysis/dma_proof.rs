@@ -47,7 +47,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (m, k) in super::dma_balance::balanced_kernels(c, unit) {
-        let out = dma::check(m, &k, &super::dma_sim::seed_from_host(c, unit, &k));
+        let out = dma::check(m, &k, &dma::seed_from_host(c, unit, &k));
         hits.extend(hits_of(unit, &k, &out));
     }
     hits

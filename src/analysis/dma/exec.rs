@@ -209,14 +209,9 @@ impl<'m, 'a> Engine<'m, 'a> {
         for (&arg, vals) in seed {
             let dims =
                 self.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
-            let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
-            for (flat, &v) in vals.iter().enumerate() {
-                let mut idx = vec![Lin::int(0); dims.len()];
-                let mut rest = flat as i64;
-                for (d, n) in dims.iter().enumerate().rev() {
-                    idx[d] = Lin::int(rest % n.max(&1));
-                    rest /= n.max(&1);
-                }
+            let Some(dims) = dims else { continue };
+            for (idx, v) in super::seed::elements(&dims, vals) {
+                let idx = idx.into_iter().map(Lin::int).collect();
                 self.mem.stores.push((Base::Arg(arg), idx, Val::Int(Lin::int(v))));
             }
         }

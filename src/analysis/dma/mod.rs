@@ -10,11 +10,13 @@
 mod arith;
 pub(crate) mod control;
 mod exec;
+pub mod seed;
 pub mod solve;
 pub mod term;
 
 use exec::{key, Engine, Val};
 pub use exec::{Base, Problem, SemKey};
+pub use seed::{seed_from_host, Seed};
 use term::{Atom, Cond, Lin, Sym};
 
 use crate::ir::*;
@@ -39,9 +41,6 @@ pub struct Outcome {
     pub bufs: Vec<Base>,
     names: Vec<String>,
 }
-
-/// Scalar-prefetch operands whose values the host program fixes: kernel argument → its elements, row-major.
-pub type Seed = std::collections::BTreeMap<usize, Vec<i64>>;
 
 /// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input).
 pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome {

@@ -38,14 +38,13 @@ use std::hash::Hash;
 mod control;
 mod paths;
 mod sample;
-mod seed;
 mod semaphores;
 mod symbolic;
 
+pub use crate::analysis::dma::seed::{seed_from_host, Seed};
 use paths::*;
 use sample::{resolve, symbolic};
 pub use sample::{witness_note, Rng, MIN_WITNESSES};
-pub use seed::{seed_from_host, Seed};
 pub use symbolic::Step;
 use symbolic::*;
 
@@ -351,14 +350,8 @@ fn seeded_state(sim: &Sim<'_, '_>, seed: &Seed) -> State {
     let mut state = State::default();
     for (&arg, vals) in seed {
         let dims = sim.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
-        let Some(dims) = dims.filter(|d| d.iter().product::<i64>() == vals.len() as i64) else { continue };
-        for (flat, &v) in vals.iter().enumerate() {
-            let mut idx = vec![0i64; dims.len()];
-            let mut rest = flat as i64;
-            for (d, n) in dims.iter().enumerate().rev() {
-                idx[d] = rest % n.max(&1);
-                rest /= n.max(&1);
-            }
+        let Some(dims) = dims else { continue };
+        for (idx, v) in crate::analysis::dma::seed::elements(&dims, vals) {
             state.mem.insert((Base::Arg(arg), idx), SimValue::Int(v));
         }
     }

@@ -1,9 +1,28 @@
 //! The kernel's scalar-prefetch memory as its host program fixes it.
 
-use super::*;
+use crate::ir::*;
+use crate::semantic::kernel;
+use crate::semantic::op::op_name;
+use std::collections::BTreeMap;
 
 /// Scalar-prefetch operands whose values the host program fixes: kernel argument → its elements, row-major.
 pub type Seed = BTreeMap<usize, Vec<i64>>;
+
+/// The elements of a seeded operand of shape `dims`, each with its index (`vals` row-major); nothing when the
+/// shape does not hold exactly that many.
+pub fn elements<'v>(dims: &[i64], vals: &'v [i64]) -> impl Iterator<Item = (Vec<i64>, i64)> + 'v {
+    let dims = dims.to_vec();
+    let fits = dims.iter().product::<i64>() == vals.len() as i64;
+    vals.iter().enumerate().filter(move |_| fits).map(move |(flat, &v)| {
+        let mut idx = vec![0i64; dims.len()];
+        let mut rest = flat as i64;
+        for (d, n) in dims.iter().enumerate().rev() {
+            idx[d] = rest % n.max(&1);
+            rest /= n.max(&1);
+        }
+        (idx, v)
+    })
+}
 
 /// The scalar-prefetch operands of a kernel that its host call passes as constants (jax's paged attention
 /// passes `buffer_index = 0` and `init_flag = 1` this way): read from the HLO or StableHLO that calls it.
@@ -55,7 +74,7 @@ fn broadcast_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
 }
 
 /// The integers of a constant op: `constant({1})` (HLO), `stablehlo.constant dense<1>`, `arith.constant 1`.
-pub(super) fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
+fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
     if let Some(x) = kernel::const_int(m, op) {
         return Some(vec![x]);
     }
@@ -63,7 +82,7 @@ pub(super) fn literal_ints(m: &Module<'_>, op: OpId) -> Option<Vec<i64>> {
     if !crate::semantic::op::is_constant(o.opcode) {
         return None;
     }
-    pub(super) fn flat(v: &Value<'_>, out: &mut Vec<i64>) -> Option<()> {
+    fn flat(v: &Value<'_>, out: &mut Vec<i64>) -> Option<()> {
         match v.items() {
             [] => out.push(v.as_int()?),
             items => {

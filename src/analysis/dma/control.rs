@@ -191,12 +191,9 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         });
         // and each scalar the previous iteration stored last is what this head reads there (a buffer index in
         // SMEM that the prefetch flips and the next wait reads)
-        let end_stores = stored_at_end(&e.mem, &head_version);
+        let end_stores = stored_at_end(e, &head_version, &bufs);
         let stored = end_stores.iter().filter_map(|(b, idx, v)| {
             let buf = bufs.iter().position(|x| x == b)? as u32;
-            if !e.relevant.contains(&buf) {
-                return None;
-            }
             let at: Vec<Lin> = idx.iter().map(|x| x.subst(&prev)).collect::<Option<_>>()?;
             let here = Lin::atom(Atom::Load { buf, idx: at, version: head_version[b] });
             Some(Cond::cmp(here.sub(&v.subst(&prev)?)?, Rel::Eq0))
@@ -215,27 +212,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
                 _ => false,
             };
         if super::solve::trace() {
-            let show = |fs: &[Fact]| -> String {
-                fs.iter()
-                    .map(|f| {
-                        format!(
-                            "\n    op {} on {:?} {:?} amount {} when {}",
-                            f.op.0,
-                            f.sem.base,
-                            f.sem.offs.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
-                            f.amount,
-                            f.guard
-                        )
-                    })
-                    .collect()
-            };
-            eprintln!(
-                "dma-pass {} pass {pass} closed={closed}\n  inv:{}\n  left:{}\n  next:{}",
-                l.name,
-                show(&inv),
-                show(&left_inv),
-                show(next_inv.as_deref().unwrap_or(&[]))
-            );
+            trace_pass(&l.name, pass, closed, &inv, &left_inv, next_inv.as_deref().unwrap_or(&[]));
         }
         if closed {
             closed_any = true;
@@ -375,10 +352,6 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     }
     // what the last iteration stored is there after the loop (where it ran; else what was there before it)
     for (b, idx, v) in &end_stores {
-        // (only for buffers some DMA's terms read: the rest would only grow every later question)
-        if !bufs.iter().position(|x| x == b).is_some_and(|k| e.relevant.contains(&(k as u32))) {
-            continue;
-        }
         let Some(at) = idx.iter().map(|x| x.subst(&exit)).collect::<Option<Vec<Lin>>>() else { continue };
         let (Some(v), Some(before)) = (v.subst(&exit), read(&entry_mem, &bufs, *b, &at)) else { continue };
         let val = merge(&runs, &Val::Int(v), &Val::Int(before));
@@ -455,15 +428,36 @@ fn accumulators(own: &[Fact], inv: &[Fact], left: &[Fact], body: &Cond, heads: &
     out
 }
 
-/// The scalars of the loop's stored buffers that memory `mem` knows at the end of an iteration: (buffer, index,
-/// value): the stores the iteration made after its last write to an unknown index. Other indices are not linked
-/// (the next head reads them as unknown).
-fn stored_at_end(mem: &super::exec::Mem, head_version: &HashMap<Base, u32>) -> Vec<(Base, Vec<Lin>, Lin)> {
-    mem.stores
+/// The scalars of the loop's stored buffers that memory knows at the end of an iteration: (buffer, index, value):
+/// the stores the iteration made after its last write to an unknown index. Other indices are not linked (the next
+/// head reads them as unknown), and neither are buffers no DMA's terms read (`Engine::relevant`: they would only
+/// grow every later question).
+fn stored_at_end(e: &Engine<'_, '_>, head_version: &HashMap<Base, u32>, bufs: &[Base]) -> Vec<(Base, Vec<Lin>, Lin)> {
+    let relevant = |b: &Base| bufs.iter().position(|x| x == b).is_some_and(|k| e.relevant.contains(&(k as u32)));
+    e.mem
+        .stores
         .iter()
-        .filter(|(b, _, _)| head_version.contains_key(b))
+        .filter(|(b, _, _)| head_version.contains_key(b) && relevant(b))
         .filter_map(|(b, idx, v)| Some((*b, idx.clone(), as_lin(v)?)))
         .collect()
+}
+
+/// One induction pass under `HLOLINT_DMA_TRACE`: what it started from, what it left of that, what it hands on.
+fn trace_pass(name: &str, pass: usize, closed: bool, inv: &[Fact], left: &[Fact], next: &[Fact]) {
+    let show = |fs: &[Fact]| -> String {
+        fs.iter()
+            .map(|f| {
+                let slot: Vec<String> = f.sem.offs.iter().map(|o| o.to_string()).collect();
+                format!("\n    op {} on {:?} {slot:?} amount {} when {}", f.op.0, f.sem.base, f.amount, f.guard)
+            })
+            .collect()
+    };
+    eprintln!(
+        "dma-pass {name} pass {pass} closed={closed}\n  inv:{}\n  left:{}\n  next:{}",
+        show(inv),
+        show(left),
+        show(next)
+    );
 }
 
 /// `k` with `a = k·d`, when there is one.

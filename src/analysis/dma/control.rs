@@ -706,7 +706,7 @@ fn switch_op(e: &mut Engine<'_, '_>, id: OpId) {
     bind_results(e, id, out.unwrap_or_default());
 }
 
-fn line(e: &Engine<'_, '_>, id: OpId) -> String {
+pub(super) fn line(e: &Engine<'_, '_>, id: OpId) -> String {
     let o = e.m.op(id);
     let n = e.m.text.get(..o.span.start as usize).map(|t| t.matches('\n').count() + 1).unwrap_or(0);
     format!("the loop at line {n}")
@@ -729,6 +729,9 @@ fn for_op(e: &mut Engine<'_, '_>, id: OpId) {
         e.giveup(id, "a loop whose bounds or step the engine cannot follow");
         return;
     };
+    if super::summary::for_loop(e, id, body, &lb, &ub, step) {
+        return;
+    }
     let init: Vec<Val> = inits.iter().map(|o| e.get(o)).collect();
     let stored = stored_in(e, id);
     let l = Loop { name: line(e, id), lb, ub, step, init };

@@ -745,8 +745,14 @@ impl<'m, 'a> Engine<'m, 'a> {
             };
             (sem, bytes)
         };
-        self.note_relevant(&self.guard.clone(), &sem, &amount);
         let dst = self.view_of(id, "dst");
+        self.wait_for(id, sem, amount, dst);
+    }
+
+    /// A wait at op `id` for `amount` on `sem` under the current guard: taken from what is outstanding, the rest
+    /// a need of the enclosing loop (or a problem at the top level).
+    pub fn wait_for(&mut self, id: OpId, sem: SemKey, amount: Lin, dst: Option<View>) {
+        self.note_relevant(&self.guard.clone(), &sem, &amount);
         let need =
             Need { guard: self.guard.clone(), sem, total: amount.clone(), amount, op: id, assume: Cond::True, dst };
         if let Some(left) = self.consume(need) {
@@ -857,10 +863,21 @@ impl<'m, 'a> Engine<'m, 'a> {
                 }
             } else {
                 // different symbolic amounts: decided only when they are equal wherever both hold
-                match solve::check(&Cond::and([under(&overlap), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)])) {
+                let same = solve::equal_by_parts(&under(&overlap), &f.amount, &amount);
+                match if same {
+                    Answer::Unsat
+                } else {
+                    solve::check(&Cond::and([under(&overlap), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)]))
+                } {
                     Answer::Unsat => (self.facts[i].guard, need) = take(&f.guard, &need),
-                    _ => {
+                    other => {
                         if solve::trace() {
+                            let why = match &other {
+                                Answer::Sat(m) => format!("sat {m:?}"),
+                                Answer::Unknown(w) => format!("unknown {w}"),
+                                Answer::Unsat => String::new(),
+                            };
+                            eprintln!("dma-size {why}");
                             eprintln!("dma-size wait {} takes {amount} from {} under {overlap}", n.op.0, f.amount);
                         }
                         self.giveup(n.op, "a wait whose size may differ from its DMA's");

@@ -12,6 +12,7 @@ pub(crate) mod control;
 mod exec;
 pub mod seed;
 pub mod solve;
+mod summary;
 pub mod term;
 
 use exec::{key, Engine, Val};
@@ -44,7 +45,7 @@ pub struct Outcome {
 
 /// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input).
 pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome {
-    solve::set_budget(BUDGET);
+    solve::set_budget(std::env::var("HLOLINT_DMA_BUDGET").ok().and_then(|b| b.parse().ok()).unwrap_or(BUDGET));
     term::forget_atoms();
     let mut e = Engine::new(m, k);
     e.seed(seed);

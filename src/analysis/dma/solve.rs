@@ -85,6 +85,84 @@ pub fn check(c: &Cond) -> Answer {
     if *c == Cond::True {
         return Answer::Sat(Model::new());
     }
+    let parts = components(c);
+    if parts.len() < 2 {
+        return check_whole(c);
+    }
+    // independent parts: satisfiable together exactly when each is; a refuted part refutes the whole even when
+    // another is undecided
+    let mut model = Model::new();
+    let mut unknown = None;
+    for p in &parts {
+        match check_whole(p) {
+            Answer::Unsat => return Answer::Unsat,
+            Answer::Sat(m) => model.extend(m),
+            Answer::Unknown(why) => unknown = unknown.or(Some(why)),
+        }
+    }
+    match unknown {
+        Some(why) => Answer::Unknown(why),
+        None => Answer::Sat(model),
+    }
+}
+
+/// The conjuncts of `c` grouped into parts that share nothing: no atom, and no buffer or function that two reads
+/// or applications could be equal through (their congruences stay in one part). A question about whether a wait
+/// has its DMA carries the whole state of the loop nest in its context; the part that decides it is often small.
+fn components(c: &Cond) -> Vec<Cond> {
+    let Cond::And(xs) = c else { return vec![c.clone()] };
+    #[derive(PartialEq, Eq, Hash)]
+    enum Node {
+        Atom(Sym),
+        Read(u32, u32),
+        Op(std::rc::Rc<str>),
+    }
+    let mut owner: HashMap<Node, usize> = HashMap::new();
+    let mut parent: Vec<usize> = (0..xs.len()).collect();
+    fn root(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    for (k, x) in xs.iter().enumerate() {
+        let mut atoms = Vec::new();
+        x.atoms(&mut atoms);
+        for a in atoms {
+            let mut nodes = vec![];
+            match &*a {
+                Atom::Load { buf, version, .. } => nodes.push(Node::Read(*buf, *version)),
+                Atom::App(n, _) => nodes.push(Node::Op(n.clone())),
+                _ => {}
+            }
+            nodes.push(Node::Atom(a));
+            for n in nodes {
+                match owner.get(&n) {
+                    Some(&j) => {
+                        let (a, b) = (root(&mut parent, j), root(&mut parent, k));
+                        parent[a] = b;
+                    }
+                    None => {
+                        owner.insert(n, k);
+                    }
+                }
+            }
+        }
+    }
+    let mut groups: Vec<(usize, Vec<Cond>)> = Vec::new();
+    for (k, x) in xs.iter().enumerate() {
+        let r = root(&mut parent, k);
+        match groups.iter_mut().find(|(g, _)| *g == r) {
+            Some((_, v)) => v.push(x.clone()),
+            None => groups.push((r, vec![x.clone()])),
+        }
+    }
+    groups.into_iter().map(|(_, v)| Cond::and(v)).collect()
+}
+
+/// [`check`] of one question as a whole, renamed for the cache.
+fn check_whole(c: &Cond) -> Answer {
     let Some((key, names)) = Renaming::of(c) else { return ask(c) };
     let answer = ask(&key);
     match answer {
@@ -257,6 +335,73 @@ pub fn implies(a: &Cond, b: &Cond) -> Option<bool> {
     }
 }
 
+/// Whether `a = b` wherever `ctx` holds, shown part by part before the whole is asked: two applications of one
+/// function are equal where their arguments are (an uninterpreted op, a read of one buffer, a loop's sum, a min, a
+/// select with equivalent conditions). A size computed twice the same way from values proven equal — a prefetch's
+/// `min(len[next] - 128·j, 8)` against the next iteration's `min(len[i] - 128·j, 8)` — is then a few small
+/// questions, where the whole `a ≠ b` is a case split over every select and min at once.
+pub fn equal_under(ctx: &Cond, a: &Lin, b: &Lin) -> bool {
+    if a == b {
+        return true;
+    }
+    let Some(d) = a.sub(b) else { return false };
+    if let Some(k) = d.as_int() {
+        return k == 0;
+    }
+    equal_by_parts(ctx, a, b) || check(&Cond::and([ctx.clone(), Cond::cmp(d, Rel::Ne0)])).is_unsat()
+}
+
+/// `a = b` where `ctx` holds, shown only by pairing the atoms of `a − b` as applications of one function to
+/// arguments equal under `ctx` ([`equal_under`]); `false` when they do not pair up (not a disproof).
+pub fn equal_by_parts(ctx: &Cond, a: &Lin, b: &Lin) -> bool {
+    let Some(d) = a.sub(b) else { return false };
+    if d.c != 0 || exhausted() {
+        return false;
+    }
+    type Terms<'t> = Vec<(&'t Sym, i64)>;
+    let (pos, neg): (Terms<'_>, Terms<'_>) = d.terms.iter().map(|(s, k)| (s, *k)).partition(|(_, k)| *k > 0);
+    if pos.len() != neg.len() {
+        return false;
+    }
+    let mut used = vec![false; neg.len()];
+    'next: for (x, k) in pos {
+        for (j, (y, l)) in neg.iter().enumerate() {
+            if !used[j] && *l == -k && same_application(ctx, x, y) {
+                used[j] = true;
+                continue 'next;
+            }
+        }
+        return false;
+    }
+    true
+}
+
+/// Two atoms that are one function applied to arguments equal under `ctx`.
+fn same_application(ctx: &Cond, x: &Sym, y: &Sym) -> bool {
+    let all = |xs: &[Lin], ys: &[Lin]| xs.len() == ys.len() && xs.iter().zip(ys).all(|(a, b)| equal_under(ctx, a, b));
+    let either = |(a, b): (&Lin, &Lin), (c, d): (&Lin, &Lin)| {
+        (equal_under(ctx, a, c) && equal_under(ctx, b, d)) || (equal_under(ctx, a, d) && equal_under(ctx, b, c))
+    };
+    match (&**x, &**y) {
+        (Atom::App(n, xs), Atom::App(m, ys)) => n == m && all(xs, ys),
+        (Atom::Load { buf, idx, version }, Atom::Load { buf: b2, idx: i2, version: v2 }) => {
+            buf == b2 && version == v2 && all(idx, i2)
+        }
+        (Atom::Div { x, d, floor }, Atom::Div { x: x2, d: d2, floor: f2 }) => {
+            d == d2 && floor == f2 && equal_under(ctx, x, x2)
+        }
+        (Atom::Rem { x, d }, Atom::Rem { x: x2, d: d2 }) => d == d2 && equal_under(ctx, x, x2),
+        (Atom::Min(a, b), Atom::Min(c, d))
+        | (Atom::Max(a, b), Atom::Max(c, d))
+        | (Atom::Mul(a, b), Atom::Mul(c, d)) => either((a, b), (c, d)),
+        (Atom::Select(c, a, b), Atom::Select(c2, a2, b2)) => {
+            let under = |x: &Cond, y: &Cond| implies(&Cond::and([ctx.clone(), x.clone()]), y) == Some(true);
+            under(c, c2) && under(c2, c) && equal_under(ctx, a, a2) && equal_under(ctx, b, b2)
+        }
+        _ => false,
+    }
+}
+
 /// Whether `a ⇔ b` for every integer assignment.
 pub fn equivalent(a: &Cond, b: &Cond) -> Option<bool> {
     Some(implies(a, b)? && implies(b, a)?)
@@ -297,6 +442,10 @@ fn definition(a: &Sym) -> Option<Cond> {
             Cond::and([(**c).clone(), eq(me.sub(x))?]),
             Cond::and([Cond::negate((**c).clone()), eq(me.sub(y))?]),
         ]),
+        // a loop's sum (`summary`) is zero when the loop runs no iteration
+        Atom::App(n, xs) if n.starts_with(super::summary::SUM) && xs.len() >= 2 => {
+            Cond::or([ge(xs[1].sub(&xs[0]).and_then(|d| d.add(&Lin::int(-1))))?, eq(Some(me))?])
+        }
         Atom::Var(_) | Atom::Load { .. } | Atom::Mul(..) | Atom::App(..) => return None,
     })
 }
@@ -668,6 +817,40 @@ mod tests {
         let guarded = Cond::and([same, Cond::cmp(v(1, "n").add(&Lin::int(-1)).unwrap(), Rel::Ge0)]);
         let a = check(&guarded);
         assert!(a.is_unsat(), "{guarded} {a:?}");
+    }
+
+    #[test]
+    fn independent_parts_are_decided_apart_but_reads_of_one_buffer_stay_together() {
+        set_budget(10_000);
+        let (a, b, x) = (v(0, "a"), v(1, "b"), v(2, "x"));
+        let is = |l: &Lin, k: i64| Cond::cmp(l.add(&Lin::int(-k)).unwrap(), Rel::Eq0);
+        // x = 1 ∧ x = 2 refutes the whole, whatever the other part
+        let c = Cond::and([is(&x, 1), is(&x, 2), is(&a, 3)]);
+        assert_eq!(components(&c).len(), 2);
+        assert!(check(&c).is_unsat());
+        // buf[a] and buf[b] share no atom, but a = b = 3 makes them one read: the congruence must see both
+        let read = |i: &Lin| Lin::atom(Atom::Load { buf: 4, idx: vec![i.clone()], version: 0 });
+        let c = Cond::and([is(&read(&a), 1), is(&a, 3), is(&read(&b), 0), is(&b, 3)]);
+        assert_eq!(components(&c).len(), 1);
+        assert!(check(&c).is_unsat(), "{c}");
+    }
+
+    #[test]
+    fn equal_sizes_are_shown_by_their_parts() {
+        set_budget(10_000);
+        let (p, q, j) = (v(0, "p"), v(1, "q"), v(2, "j"));
+        let read = |i: &Lin| Lin::atom(Atom::Load { buf: 4, idx: vec![i.clone()], version: 0 });
+        let c = Cond::cmp(j.clone(), Rel::Eq0);
+        // a prefetch's `min(len[j = 0 ? p : q] - 8, 8)` is the wait's `min(len[p] - 8, 8)` where j = 0
+        let next = Lin::select(&c, &p, &q);
+        let size = |at: &Lin| read(at).add(&Lin::int(-8)).unwrap().min_of(&Lin::int(8));
+        assert!(equal_by_parts(&c, &size(&next), &size(&p)));
+        // not where j may be anything
+        assert!(!equal_by_parts(&Cond::True, &size(&next), &size(&p)));
+        // a loop's sums of one shape over equal bounds are equal
+        let sum = |n: &Lin| super::super::summary::sum(&size(&j), 2, &Lin::int(0), n, 1);
+        assert!(equal_by_parts(&c, &sum(&next), &sum(&p)));
+        assert!(!equal_by_parts(&c, &sum(&next), &sum(&q)));
     }
 
     #[test]

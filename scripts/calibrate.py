@@ -106,6 +106,15 @@ def terms(perf: dict) -> str:
     return " / ".join(parts)
 
 
+def untimed(perf: dict) -> str | None:
+    """Why the model gave a compilation no time: the whole program's first reason, else a kernel's."""
+    prog = perf.get("program") or {}
+    reasons = list(prog.get("unknown") or [])
+    for k in perf.get("kernels") or []:
+        reasons += [f"kernel `{k['name']}`: {u}" for u in (k.get("time") or {}).get("unknown") or []]
+    return reasons[0] if reasons else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dumps", default=os.environ.get("HLOLINT_CALIBRATION_DUMPS", "/tmp/hlolint-calibration"))
@@ -136,7 +145,8 @@ def main():
         rows.append({"id": p["id"], "source": p["source"], "generation": src["generation"],
                      "measured_us": p["measured_us"], "device_us": device, "predicted_us": pred, "ratio": ratio,
                      "includes": p.get("includes", []), "data_dependent": p.get("data_dependent", False),
-                     "terms": terms(perf) if perf else "—", "program": p["version"]})
+                     "terms": terms(perf) if perf else "—", "program": p["version"],
+                     "untimed": None if pred is not None else untimed(perf)})
     if args.json:
         for r in rows:
             print(json.dumps(r))
@@ -153,9 +163,11 @@ def main():
               f"{fmt_us(r['predicted_us']):>10} {ratio:>9}  {r['terms']}{flag}")
     judged = [r for r in rows if r["ratio"] is not None and not r["data_dependent"]]
     inside = [r for r in judged if 0.8 <= r["ratio"] <= 1.25]
-    missing = [r["id"] for r in rows if r["ratio"] is None]
+    missing = [r for r in rows if r["ratio"] is None]
     print(f"\n{len(inside)} of {len(judged)} data-independent points with a prediction within 0.8–1.25"
-          + (f"; no prediction: {', '.join(missing)}" if missing else ""))
+          + (f"; no prediction: {', '.join(r['id'] for r in missing)}" if missing else ""))
+    for r in missing:
+        print(f"  {r['id']}: {r['untimed'] or 'no dumps'}")
     ranking(rows)
 
 

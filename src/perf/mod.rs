@@ -35,6 +35,16 @@ use crate::semantic::kernel::kernels;
 use crate::semantic::tpu::{Chip, Hardware};
 use serde::Serialize;
 
+/// Why a SparseCore program has no time (docs/performance-model.md, "SparseCore programs"): the TensorCore's
+/// terms would describe the wrong core, and nothing public times a SparseCore instead.
+pub const SPARSECORE_UNTIMED: &str = "runs on a SparseCore: libtpu dumps no SparseCore LLO program, and no public \
+     SparseCore clock, HBM bandwidth or per-row cost exists to time it";
+
+/// Is a Mosaic kernel of this `tpu.core_type` a SparseCore program (`sc_vector_subcore`, `sc_scalar_subcore`)?
+pub fn is_sparsecore_core(core_type: Option<&str>) -> bool {
+    core_type.is_some_and(|t| t.starts_with("sc_"))
+}
+
 /// What the model needs besides the compilation.
 #[derive(Clone, Copy, Debug)]
 pub struct Context<'h> {
@@ -252,13 +262,21 @@ fn kernel_facts(
     let llo = llo_unit.map(|u| llo_facts(u.path, &u.module, files, assume));
     let mxu = mxu_facts(&mf.matmuls, llo_unit.map(|u| &*u.module), chip);
     let flops = Estimate::sum(mf.matmuls.iter().map(|m| &m.flops));
-    let hbm_bytes = Estimate::sum(
-        mf.buffers
-            .iter()
-            .filter(|b| !b.placed_on_chip)
-            .map(|b| &b.hbm_bytes)
-            .chain(mf.dmas.iter().map(|d| &d.hbm_bytes)),
-    );
+    let sparsecore = is_sparsecore_core(k.core_type);
+    // A SparseCore kernel's DMAs are per subcore and its gathers indexed by data (`x_hbm.at[idx_vmem]`): the
+    // TensorCore pipeline's byte count reads them as whole-window copies per grid step (128 GiB for the
+    // SparseCore guide's 2 GiB gather), a number about the wrong core.
+    let hbm_bytes = if sparsecore {
+        Estimate::unknown("a SparseCore kernel: its DMAs are not counted")
+    } else {
+        Estimate::sum(
+            mf.buffers
+                .iter()
+                .filter(|b| !b.placed_on_chip)
+                .map(|b| &b.hbm_bytes)
+                .chain(mf.dmas.iter().map(|d| &d.hbm_bytes)),
+        )
+    };
     let footprint = |space: &str, cap: Option<u64>| {
         let parts: Vec<Estimate> = mf
             .buffers
@@ -287,7 +305,11 @@ fn kernel_facts(
     let transfers = transfers(&mf);
     let issued = llo.as_ref().map(|l| issued_bundles(l, &cross_checks));
     let mxu_us = mxu_time(&flops, peak, &mxu);
-    let time = time::predict(chip, issued.as_ref(), &hbm_bytes, &flops, &transfers, mxu_us);
+    let time = if sparsecore {
+        TimeFacts::untimed(SPARSECORE_UNTIMED.to_string())
+    } else {
+        time::predict(chip, issued.as_ref(), &hbm_bytes, &flops, &transfers, mxu_us)
+    };
     Some(KernelFacts {
         name: name.to_string(),
         mosaic: unit.describe(),
@@ -559,4 +581,19 @@ fn cross_checks(l: &LloFacts, mf: &mosaic::MosaicFacts) -> Vec<CrossCheck> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparsecore_core_types_are_told_apart_from_the_tensorcore() {
+        // `tpu.core_type` as jax 0.10.2's Mosaic prints it: the SparseCore guide's gather body and its launcher
+        // (tests/data/perf/sparsecore), and a TensorCore kernel (`#tpu.core_type<tc>`)
+        assert!(is_sparsecore_core(Some("sc_vector_subcore")));
+        assert!(is_sparsecore_core(Some("sc_scalar_subcore")));
+        assert!(!is_sparsecore_core(Some("tc")));
+        assert!(!is_sparsecore_core(None));
+    }
 }

@@ -16,7 +16,7 @@
 
 use super::estimate::{Assume, Estimate};
 use super::time::{self, Bound, Interval, TimeFacts, Transfers};
-use super::{llo_facts, mxu_time, KernelFacts, MxuFacts, MxuFormat, MxuMode};
+use super::{llo_facts, mxu_time, KernelFacts, MxuFacts, MxuFormat, MxuMode, SPARSECORE_UNTIMED};
 use crate::analysis::crosslink;
 use crate::ir::{Dim, FuncId, Layer, Module, OpId, Shape, Value};
 use crate::lint::compilation::{Compilation, Parsed};
@@ -34,6 +34,9 @@ pub enum OpKind {
     /// A `copy-start` (or an `async-start` of a slice without a program of its own): a DMA the top-level
     /// program issues; its done waits for it.
     AsyncCopy,
+    /// An async call of a SparseCore program (`async-start` on the `sparsecore` execution thread): the TensorCore
+    /// starts it and waits at its done; nothing times the program itself (`super::SPARSECORE_UNTIMED`).
+    SparseCore,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -102,6 +105,18 @@ fn is_bookkeeping(opcode: &str) -> bool {
             | "domain"
     ) || opcode.ends_with("-done")
         || opcode.ends_with("-update")
+}
+
+/// Does `async-start` `o` call a computation XLA runs on a SparseCore (`async_execution_thread="sparsecore"`:
+/// a Pallas SparseCore kernel, an offloaded gather)?
+fn is_sparsecore_call(m: &Module<'_>, o: OpId) -> bool {
+    m.op(o).attr("async_execution_thread").and_then(|v| v.string()).as_deref() == Some("sparsecore")
+}
+
+/// The custom calls with which the top-level program prepares an async call (`PrepareAsyncCallStart` and
+/// `PrepareAsyncCallDone`, before a SparseCore call's `async-start`): part of the call, no program of their own.
+fn is_async_call_handshake(m: &Module<'_>, o: OpId) -> bool {
+    matches!(m.custom_call_target(o).as_deref(), Some("PrepareAsyncCallStart" | "PrepareAsyncCallDone"))
 }
 
 /// The optimized HLO the compilation's schedule is read from: the scheduled dump, not a kernel's host.
@@ -223,6 +238,10 @@ impl Walk<'_, '_, '_> {
             let op = m.op(o);
             match op.opcode {
                 "copy-start" => self.copy_start(o, 0, runs, clock),
+                // a SparseCore program: not a DMA of the top-level program, whatever its result's size
+                "async-start" if is_sparsecore_call(m, o) => self.sparsecore_call(o, runs),
+                // the top-level program's handshake around such a call: no program of its own
+                "custom-call" if is_async_call_handshake(m, o) => {}
                 // an async slice or copy libtpu runs as a DMA of the top-level program (no program of its own):
                 // ((operands), result, context)
                 "async-start" if self.program_of(op.name).is_none() => self.copy_start(o, 1, runs, clock),
@@ -269,6 +288,27 @@ impl Walk<'_, '_, '_> {
                 _ => self.program(o, runs, clock),
             }
         }
+    }
+
+    /// An async call of a SparseCore program: listed with the reason it has no time, which leaves the whole
+    /// program without one (a lower bound from the TensorCore's side alone would read as the program's time).
+    fn sparsecore_call(&mut self, o: OpId, runs: u64) {
+        let op = self.m.op(o);
+        let why = format!("%{}: {SPARSECORE_UNTIMED}", op.name);
+        self.unknown.push(why.clone());
+        self.ops.push(OpTime {
+            name: op.name.to_string(),
+            opcode: op.opcode.to_string(),
+            kind: OpKind::SparseCore,
+            runs,
+            start_us: None,
+            us: None,
+            waited_us: None,
+            hbm_bytes: Estimate::unknown("a SparseCore program"),
+            flops: Estimate::Exact(0),
+            bound: None,
+            unknown: Some(why),
+        });
     }
 
     /// The LLO unit of an instruction's own program.

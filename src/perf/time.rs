@@ -101,6 +101,28 @@ pub struct TimeFacts {
     pub unknown: Vec<String>,
 }
 
+impl TimeFacts {
+    /// No time at all, for one reason: a program the model has nothing to time it with (a SparseCore kernel),
+    /// where the TensorCore's terms would be numbers about the wrong core.
+    pub fn untimed(why: String) -> TimeFacts {
+        TimeFacts {
+            overhead_us: None,
+            compute_us: None,
+            mxu_us: None,
+            memory_us: None,
+            dma_latency_us: None,
+            transfer_us: None,
+            latency_us: None,
+            exposed_us: None,
+            predicted_us: None,
+            bound: None,
+            achieved_tflops: None,
+            achieved_gbps: None,
+            unknown: vec![why],
+        }
+    }
+}
+
 pub fn predict(
     chip: Option<&Chip>,
     bundles: Option<&Estimate>,

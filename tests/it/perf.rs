@@ -258,3 +258,32 @@ fn every_whole_program_fixture_is_timed() {
         assert!(c.predicted_us.is_some_and(|t| t.max > p.overhead_us.unwrap()), "{}", c.dir);
     }
 }
+
+/// jax's SparseCore guide's gather as a Pallas SparseCore kernel, compiled for tpu7x
+/// (tests/data/perf/sparsecore: the optimized HLO, the two Mosaic kernels, the top-level LLO program). libtpu dumps
+/// no SparseCore LLO program: the kernels and the `async-start` calling them have no time, each saying why, and
+/// the call is not taken for a 2 GiB DMA of the top-level program (its result's size), which it was before.
+#[test]
+fn a_sparsecore_program_is_not_timed_and_says_why() {
+    let f = facts_with(&root().join("tests/data/perf/sparsecore"), &Assume::default());
+    assert_eq!(f.len(), 1);
+    let c = &f[0];
+    assert_eq!(c.target.as_deref(), Some("tpu7x"));
+    // the vector-subcore gather and its scalar-subcore launcher
+    assert_eq!(c.kernels.len(), 2, "{:?}", c.kernels.iter().map(|k| &k.name).collect::<Vec<_>>());
+    for k in &c.kernels {
+        assert_eq!(k.time.predicted_us, None, "{}", k.name);
+        assert_eq!(k.time.memory_us, None, "{}: no TensorCore term for a SparseCore program", k.name);
+        assert_eq!(k.time.unknown, vec![hlolint::perf::SPARSECORE_UNTIMED.to_string()], "{}", k.name);
+        // the TensorCore pipeline's byte count read the gather's per-subcore, data-indexed DMAs as 128 GiB
+        assert_eq!(k.hbm_bytes.bounds(), None, "{}: {:?}", k.name, k.hbm_bytes);
+    }
+    let p = c.program.as_ref().expect("a whole program");
+    let call = p.ops.iter().find(|o| o.opcode == "async-start").expect("the SparseCore call");
+    assert_eq!(call.kind, hlolint::perf::program::OpKind::SparseCore);
+    assert_eq!(call.us, None);
+    assert!(p.ops.iter().all(|o| o.kind != hlolint::perf::program::OpKind::AsyncCopy), "{:?}", p.ops);
+    // the handshake custom calls around it are part of the call, not programs without a dump
+    assert_eq!(p.unknown, vec![format!("%sc_gather.3.cloned.1.call-start: {}", hlolint::perf::SPARSECORE_UNTIMED)]);
+    assert_eq!((p.predicted_us, c.predicted_us), (None, None));
+}

@@ -23,6 +23,27 @@ pub fn is_dma_wait(opcode: &str) -> bool {
     (b.contains("dma") || b.contains("async_copy")) && (b.contains("wait") || b.contains("done"))
 }
 
+/// The role of the end whose size is an indirect DMA's (`tpu.enqueue_indirect_dma`, `tpu.wait_indirect_dma`: a
+/// gather or scatter by row offsets): the rows moved, on chip (VMEM or SMEM); the other end is the whole table
+/// the offsets index, in HBM, and says nothing of the size. `None` for a plain DMA, or when not exactly one end
+/// is on chip.
+pub fn indirect_dma_rows_role(op: &crate::ir::Op<'_>) -> Option<&'static str> {
+    if !op_name(op.opcode).contains("indirect") {
+        return None;
+    }
+    let on_chip = |role: &str| {
+        op.operands.iter().find(|o| o.role == Some(role)).is_some_and(|o| {
+            let space = o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.memory_space());
+            matches!(space, Some("vmem") | Some("smem"))
+        })
+    };
+    let ends: Vec<&'static str> = ["source", "target", "src", "dst"].into_iter().filter(|r| on_chip(r)).collect();
+    match ends.as_slice() {
+        [r] => Some(r),
+        _ => None,
+    }
+}
+
 /// `tpu.sem_signal`: adds units to a semaphore, locally or on another device.
 pub fn is_semaphore_signal(opcode: &str) -> bool {
     op_name(opcode).starts_with("sem_signal")

@@ -107,6 +107,33 @@ fn all_gather_remote_dmas_and_barrier_balance() {
 }
 
 #[test]
+fn a_sparsecore_gather_waits_its_indirect_dmas() {
+    // jax's SparseCore guide's gather (TPU 7x): each step gathers 128 rows by `tpu.enqueue_indirect_dma` (its
+    // semaphore is `semaphore`, its size the on-chip end's 64 KiB, not the 2 MiB table the offsets index) and
+    // waits by `tpu.wait_indirect_dma`. Read as a plain DMA, the start had no semaphore and the wait took the
+    // table's size: a false "this wait has no DMA outstanding" error.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/perf/sparsecore/sc_gather@tpu7x");
+    let out = crate::common::hlolint()
+        .args(["--select", "MO010", "--format", "json", "--isolated"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    assert!(findings.iter().all(|f| f["severity"] != "error" && f["severity"] != "warning"), "{findings:?}");
+    let text = std::fs::read_to_string(
+        std::fs::read_dir(dir.join("mosaic"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(text.contains("tpu.enqueue_indirect_dma") && text.contains("tpu.wait_indirect_dma"));
+}
+
+#[test]
 fn every_folder_parses_and_finds_its_kernel() {
     let mut failures = Vec::new();
     for (version, func, call) in KERNELS {

@@ -17,8 +17,8 @@ use crate::ir::shape::Dim;
 use crate::ir::*;
 use crate::semantic::kernel;
 use crate::semantic::op::{
-    is_constant, is_dma_start, is_dma_wait, is_load, is_semaphore_alloc, is_semaphore_signal, is_semaphore_wait,
-    is_store, is_view, op_name,
+    indirect_dma_rows_role, is_constant, is_dma_start, is_dma_wait, is_load, is_semaphore_alloc, is_semaphore_signal,
+    is_semaphore_wait, is_store, is_view, op_name,
 };
 use std::collections::HashMap;
 
@@ -522,6 +522,11 @@ impl<'m, 'a> Engine<'m, 'a> {
         roles.iter().filter_map(|r| op.operands.iter().find(|o| o.role == Some(*r))).find_map(|o| self.operand_bytes(o))
     }
 
+    /// An indirect DMA's size: its on-chip end's ([`indirect_dma_rows_role`]).
+    fn on_chip_bytes(&self, id: OpId) -> Option<Lin> {
+        self.bytes_of(id, &[indirect_dma_rows_role(self.m.op(id))?])
+    }
+
     fn operand_bytes(&self, o: &Operand<'_>) -> Option<Lin> {
         let sh = o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped());
         let bits = i64::from(sh.and_then(|s| s.elem.dtype()).map(|d| d.bits()).unwrap_or(0));
@@ -627,7 +632,8 @@ impl<'m, 'a> Engine<'m, 'a> {
 
     fn start(&mut self, id: OpId) {
         let op = self.m.op(id);
-        let mut roles = vec!["target_semaphore"];
+        let indirect = op_name(op.opcode).contains("indirect");
+        let mut roles = vec![if indirect { "semaphore" } else { "target_semaphore" }];
         if op.operands.iter().any(|o| o.role == Some("source_semaphore")) {
             roles.push("source_semaphore");
         }
@@ -635,7 +641,8 @@ impl<'m, 'a> Engine<'m, 'a> {
             self.giveup(id, "a DMA whose semaphore the engine cannot follow");
             return;
         };
-        let Some(bytes) = self.bytes_of(id, &["source", "target"]) else {
+        let bytes = if indirect { self.on_chip_bytes(id) } else { self.bytes_of(id, &["source", "target"]) };
+        let Some(bytes) = bytes else {
             self.giveup(id, "a DMA whose size the engine cannot compute");
             return;
         };
@@ -739,7 +746,12 @@ impl<'m, 'a> Engine<'m, 'a> {
                 self.giveup(id, "a DMA wait whose semaphore the engine cannot follow");
                 return;
             };
-            let Some(bytes) = self.bytes_of(id, &["src", "dst", "ref"]) else {
+            let bytes = if op_name(op.opcode).contains("indirect") {
+                self.on_chip_bytes(id)
+            } else {
+                self.bytes_of(id, &["src", "dst", "ref"])
+            };
+            let Some(bytes) = bytes else {
                 self.giveup(id, "a DMA wait whose size the engine cannot compute");
                 return;
             };

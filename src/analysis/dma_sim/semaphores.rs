@@ -49,7 +49,9 @@ impl<'a> Sim<'_, 'a> {
     pub(super) fn start(&mut self, id: OpId, s: &mut State) {
         let op = self.m.op(id);
         s.executed.insert(id);
-        let mut sems = self.sem_operands(s, op, &["target_semaphore"]);
+        let indirect = crate::semantic::op::indirect_dma_rows_role(op);
+        let plain = !crate::semantic::op::op_name(op.opcode).contains("indirect");
+        let mut sems = self.sem_operands(s, op, &[if plain { "target_semaphore" } else { "semaphore" }]);
         if op.operands.iter().any(|o| o.role == Some("source_semaphore")) {
             sems.extend(self.sem_operands(s, op, &["source_semaphore"]));
         }
@@ -63,7 +65,13 @@ impl<'a> Sim<'_, 'a> {
         });
         let keys: Vec<SemSlot> =
             sems.iter().map(|r| SemSlot { base: r.base, offs: r.offs.clone(), bytes: r.bytes }).collect();
-        let bytes = bytes_of(op, &["target", "source"]);
+        // an indirect DMA (a gather or scatter) moves the rows of its on-chip end
+        let ends: &[&str] = match indirect {
+            Some(r) => &[r],
+            None if plain => &["target", "source"],
+            None => &[],
+        };
+        let bytes = bytes_of(op, ends);
         let d = Dma {
             op: id,
             left: vec![bytes.unwrap_or(1); keys.len()],
@@ -181,7 +189,11 @@ impl<'a> Sim<'_, 'a> {
             }
         } else {
             let sem = self.sem_operands(s, op, &["semaphore", "sem"]).into_iter().next();
-            (sem, bytes_of(op, &["src", "dst", "ref"]).map(Need::Units).unwrap_or(Need::OneTransfer))
+            let ends: &[&str] = match crate::semantic::op::indirect_dma_rows_role(op) {
+                Some(r) => &[r],
+                None => &["src", "dst", "ref"],
+            };
+            (sem, bytes_of(op, ends).map(Need::Units).unwrap_or(Need::OneTransfer))
         };
         let Some(sem) = sem else {
             self.unaccountable.get_or_insert(id);

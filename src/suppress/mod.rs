@@ -2,7 +2,7 @@
 //!
 //! 1. an inline comment in the Python source, on the line the finding points to (`# hlolint: ignore[MO021]`,
 //!    `inline.rs`);
-//! 2. `per-path-ignores` / `per-kernel-ignores` in the configuration (`cli::settings`);
+//! 2. `per-path-ignores` / `per-kernel-ignores` in the configuration (`settings`);
 //! 3. a baseline file of stable fingerprints (`baseline.rs`, `--baseline`, `--write-baseline`).
 //!
 //! A suppressed finding is not reported and does not count for the exit status; the summary line and

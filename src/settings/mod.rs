@@ -4,12 +4,13 @@
 //!
 //! Nothing here knows the command line: `cli` maps its arguments onto [`Settings`].
 
-pub mod config;
+pub(crate) mod config;
 mod error;
 mod resolve;
 
-pub use error::{rule_hint, SettingsError};
-pub use resolve::{absolute, Profile, Resolver, Shown, DEFAULT_EXCLUDE};
+pub(crate) use error::rule_hint;
+pub use error::SettingsError;
+pub(crate) use resolve::{absolute, Profile, Resolver};
 use std::path::PathBuf;
 
 /// Which rules run and how their findings count: packs, selectors and severity overrides, as `--rules`,

@@ -1,6 +1,6 @@
 fn main() {
     keep_freed_memory();
-    std::process::exit(hlolint::cli::run());
+    std::process::exit(hlolint::main());
 }
 
 // Parsing builds many small nodes; mimalloc is markedly faster than the system allocator at that.

@@ -1,10 +1,9 @@
-//! `hlolint check`: a lint run ([`super::run`]) written in the chosen format, and `hlolint graph`.
+//! `hlolint check`: a lint run (`crate::lint`) written in the chosen format, and `hlolint graph`.
 
 use super::output::{emit, stderr};
-use super::run::{self, Request};
-use super::settings::Resolver;
 use super::{CheckArgs, GraphArgs, OutputFormat};
 use crate::report::{self, WriteOptions};
+use crate::settings::{Resolver, Settings};
 use crate::source::{self, Format};
 use crate::summary::graph_dump;
 use std::path::PathBuf;
@@ -12,29 +11,29 @@ use std::path::PathBuf;
 pub fn check(args: &CheckArgs) -> i32 {
     let default_paths = [PathBuf::from(".")];
     let paths: &[PathBuf] = if args.paths.is_empty() { &default_paths } else { &args.paths };
+    let settings = args.settings();
     if args.lint.settings.show_settings {
-        return show_settings(args, paths, &mut Resolver::new(&args.lint));
+        return show_settings(args, paths, &mut Resolver::new(&settings));
     }
     if args.show_files {
-        return show_files(args, paths);
+        return show_files(args, &settings, paths);
     }
-    let request = Request {
-        paths,
-        target: args.target.as_deref(),
-        all_stages: args.all_stages,
-        force_exclude: args.force_exclude,
-        verbose: args.verbose,
-        perf: args.summary && args.format == OutputFormat::Json,
-        summaries: args.summary || args.format == OutputFormat::Json,
-        lint: &args.lint,
-    };
-    let outcome = match run::run(&request) {
+    let mut outcome = match crate::lint(&settings, paths) {
         Ok(o) => o,
         Err(e) => {
             stderr(report::excerpt::render(&e));
             return 2;
         }
     };
+    if outcome.nothing_found && outcome.errors.is_empty() {
+        // a folder named like a subcommand was read as a path: say how to run the command
+        for p in paths.iter().filter_map(|p| p.to_str()).filter(|p| super::SUBCOMMANDS.contains(p)) {
+            outcome.notices.push(format!(
+                "note: `{p}` names a folder here, so it was read as a path; run `hlolint {p}` from another folder for \
+                 the command"
+            ));
+        }
+    }
     if args.add_noqa {
         return add_noqa(&outcome);
     }
@@ -56,8 +55,8 @@ pub fn check(args: &CheckArgs) -> i32 {
 
 /// `--show-files`: each compilation's folder, then the files of it a run would read (after excludes), indented;
 /// nothing is read.
-fn show_files(args: &CheckArgs, paths: &[PathBuf]) -> i32 {
-    let (groups, errors) = match run::files(paths, args.all_stages, args.force_exclude, &args.lint) {
+fn show_files(args: &CheckArgs, settings: &Settings, paths: &[PathBuf]) -> i32 {
+    let (groups, errors) = match crate::run::files(settings, paths) {
         Ok(g) => g,
         Err(e) => {
             stderr(report::excerpt::render(&e));

@@ -4,10 +4,7 @@
 //! and its kernels are described by the performance model; `crate::compare` puts it in columns and renders it.
 
 use super::output::{emit, stderr};
-use super::run::{self, Request};
-use super::settings::Resolver;
 use super::usage::UsageError;
-use super::LintArgs;
 use crate::analysis::Verdict;
 use crate::compare::kernels::KernelView;
 use crate::compare::{self, inputs, Column, Comparison, Verdicts};
@@ -17,6 +14,7 @@ use crate::perf::{self, Assume, CompilationFacts, Context};
 use crate::report::{self, CompilationReport};
 use crate::rules::Severity;
 use crate::semantic::tpu::Hardware;
+use crate::settings::{Resolver, Selection, Settings};
 use crate::source::{self, Candidate};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -85,7 +83,7 @@ pub fn compare(args: &CompareArgs) -> i32 {
         Err(e) => return fail(e.into()),
     };
     let ctx = Context { hardware: &hardware, assume: &assume };
-    let lint = lint_args(args);
+    let lint = settings(args);
     let mut resolver = Resolver::new(&lint);
     for p in &args.paths {
         if let Err(e) = resolver.for_path(p) {
@@ -160,15 +158,21 @@ fn notes(args: &CompareArgs, assume: &Assume) -> Vec<String> {
     notes
 }
 
-/// The run's settings as `check` takes them (config, packs, selection).
-fn lint_args(args: &CompareArgs) -> LintArgs {
-    LintArgs {
-        rules: args.rules.clone(),
-        select: args.select.clone(),
-        ignore: args.ignore.clone(),
+/// The run's settings as `check` takes them (config, packs, selection); each compilation is linted with them.
+fn settings(args: &CompareArgs) -> Settings {
+    Settings {
+        selection: Selection {
+            rules: args.rules.clone(),
+            select: args.select.clone(),
+            ignore: args.ignore.clone(),
+            ..Selection::default()
+        },
         config: args.config.clone(),
         isolated: args.isolated,
-        ..LintArgs::default()
+        target: args.target.clone(),
+        // the files a walk of the folder took, named again: taken as a walk takes them
+        force_exclude: true,
+        ..Settings::default()
     }
 }
 
@@ -214,25 +218,14 @@ fn column(
     g: &Group<'_>,
     args: &CompareArgs,
     ctx: Context<'_>,
-    lint: &LintArgs,
+    lint: &Settings,
     resolver: &mut Resolver<'_>,
 ) -> Result<ColumnOutcome, miette::Report> {
     let first = g.files.first().map(|c| c.path.clone()).unwrap_or_else(|| PathBuf::from(&g.dir));
     let profile = resolver.for_path(&first)?;
     let settings_target = resolver.all[profile].target.clone();
     let paths: Vec<PathBuf> = g.files.iter().map(|c| c.path.clone()).collect();
-    let request = Request {
-        paths: &paths,
-        target: args.target.as_deref(),
-        // the files a walk of the folder took, named again: taken as a walk takes them
-        all_stages: false,
-        force_exclude: true,
-        verbose: false,
-        perf: false,
-        summaries: false,
-        lint,
-    };
-    let outcome = run::run(&request)?;
+    let outcome = crate::lint(lint, &paths)?;
     // a version beside a manifest that does not list it was linted without its module's pack: said, not failed
     outcome.warnings.iter().for_each(|w| stderr(report::excerpt::render(w)));
     let Some(report) = outcome.compilations.into_iter().find(|r| r.files > 0) else {

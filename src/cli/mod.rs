@@ -11,14 +11,12 @@
 pub(crate) mod check;
 pub(crate) mod compare;
 mod compile_cmd;
-pub mod config;
 pub mod output;
 pub(crate) mod rules_cmd;
 mod rules_test;
-pub mod run;
-pub mod settings;
 pub mod usage;
 
+use crate::settings::{Resolver, Selection, Settings};
 use clap::{CommandFactory, Parser, Subcommand};
 use output::ColorChoice;
 use std::ffi::OsString;
@@ -215,13 +213,51 @@ pub struct ConfigArgs {
     pub isolated: bool,
 }
 
+impl LintArgs {
+    /// The library's settings these options give (what to read and how to report is `CheckArgs`'s).
+    pub fn settings(&self) -> Settings {
+        Settings {
+            selection: Selection {
+                rules: self.rules.clone(),
+                select: self.select.clone(),
+                extend_select: self.extend_select.clone(),
+                ignore: self.ignore.clone(),
+                severity: self.severity.clone(),
+            },
+            config: self.config.clone(),
+            isolated: self.isolated,
+            baseline: self.settings.baseline.clone(),
+            write_baseline: self.settings.write_baseline.clone(),
+            exit_zero: self.exit_zero,
+            ..Settings::default()
+        }
+    }
+}
+
+impl CheckArgs {
+    /// The library's settings for this check: the lint options, what to read, and what the report shows.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            target: self.target.clone(),
+            all_stages: self.all_stages,
+            force_exclude: self.force_exclude,
+            verbose: self.verbose,
+            // the performance model's facts are in the JSON summary only
+            perf: self.summary && self.format == OutputFormat::Json,
+            // JSON always holds each file's summary
+            summaries: self.summary || self.format == OutputFormat::Json,
+            ..self.lint.settings()
+        }
+    }
+}
+
 impl ConfigArgs {
     /// The packs the configuration names (paths resolved against its folder); empty without one.
     pub fn packs(&self) -> Result<Vec<String>, miette::Report> {
-        let lint = LintArgs { config: self.config.clone(), isolated: self.isolated, ..LintArgs::default() };
-        let mut r = settings::Resolver::new(&lint);
+        let settings = Settings { config: self.config.clone(), isolated: self.isolated, ..Settings::default() };
+        let mut r = Resolver::new(&settings);
         let s = r.here()?;
-        Ok(if s.explicit { s.lint.rules.clone() } else { Vec::new() })
+        Ok(if s.explicit { s.selection.rules.clone() } else { Vec::new() })
     }
 }
 

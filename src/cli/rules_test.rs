@@ -104,7 +104,7 @@ fn case_outcome(
     if !case.exists() {
         return (CaseVerdict::Error(format!("{} does not exist", rules::embedded::display(case))), None);
     }
-    let (reports, errors) = super::run::lint_paths(&[case.to_path_buf()], set, only, None);
+    let (reports, errors) = crate::run::lint_paths(&[case.to_path_buf()], set, only, None);
     // an inconclusive verdict proves neither side; what was explored is not a verdict
     let findings: Vec<&Finding> =
         reports.iter().flat_map(|c| &c.findings).filter(|f| f.verdict != crate::analysis::Verdict::Explored).collect();

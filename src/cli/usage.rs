@@ -5,30 +5,6 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum UsageError {
-    #[error("unknown target `{target}`")]
-    #[diagnostic(code(hlolint::usage::target), help("targets: {}", known.join(", ")))]
-    UnknownTarget { target: String, known: Vec<&'static str> },
-    #[error("no rule matches `{pattern}` in the selected packs nor in any built-in pack")]
-    #[diagnostic(code(hlolint::usage::rule))]
-    NoSuchRule {
-        pattern: String,
-        /// The closest code or id, and where the rules are listed.
-        #[help]
-        help: String,
-    },
-    #[error("--severity takes RULE=LEVEL, got `{got}`")]
-    #[diagnostic(code(hlolint::usage::severity))]
-    SeveritySyntax { got: String },
-    #[error("unknown severity `{level}`")]
-    #[diagnostic(code(hlolint::usage::severity), help("levels: error, warning, info, off"))]
-    UnknownSeverity { level: String },
-    #[error("--severity: no rule matches `{pattern}` in the selected packs nor in any built-in pack")]
-    #[diagnostic(code(hlolint::usage::rule))]
-    SeverityNoRule {
-        pattern: String,
-        #[help]
-        help: String,
-    },
     #[error("no rule or analysis `{rule}`")]
     #[diagnostic(code(hlolint::usage::rule))]
     NoSuchRuleOrAnalysis {
@@ -52,13 +28,4 @@ pub enum UsageError {
     #[error("--assume {0}")]
     #[diagnostic(code(hlolint::usage::assume), help("--assume NAME=VALUE, e.g. --assume region95=8"))]
     Assume(#[from] crate::perf::AssumeError),
-}
-
-/// `did you mean `MO010`? ` before `then` when a code or id of `rules` is close to `word`.
-pub fn rule_hint<'r>(word: &str, rules: impl IntoIterator<Item = &'r crate::rules::Rule>, then: &str) -> String {
-    let names = rules.into_iter().flat_map(|r| r.code.as_deref().into_iter().chain([r.id.as_str()]));
-    match crate::suggest::hint(word, names) {
-        Some(h) => format!("{h} {then}"),
-        None => then.to_string(),
-    }
 }

@@ -133,13 +133,6 @@ pub struct Column {
     pub untimed: Option<String>,
 }
 
-impl Column {
-    /// `v2@tpu7x`.
-    pub fn name(&self) -> String {
-        format!("{}@{}", self.version, self.target)
-    }
-}
-
 /// The rules' findings on one compilation, by severity.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Verdicts {
@@ -194,7 +187,8 @@ pub struct TimeSplit {
 }
 
 impl TimeSplit {
-    /// One kernel's split, without pipeline terms.
+    /// One kernel's split, without pipeline terms (the tests' columns).
+    #[cfg(test)]
     pub fn of(overhead: f64, compute: f64, memory: f64) -> TimeSplit {
         TimeSplit { overhead, compute, memory, predicted: overhead + compute.max(memory), ..TimeSplit::default() }
     }

@@ -1,13 +1,13 @@
 //! Reports of findings: human (miette diagnostics grouped per compilation, i.e. per kernel version), JSON,
 //! SARIF 2.1.0, GitHub workflow annotations, concise lines, GitLab code quality and JUnit XML.
 
-pub mod excerpt;
-pub mod fingerprint;
-pub mod machine;
-pub mod outcome;
-pub mod sarif;
-pub mod suppressed;
-pub mod write;
+pub(crate) mod excerpt;
+pub(crate) mod fingerprint;
+pub(crate) mod machine;
+pub(crate) mod outcome;
+pub(crate) mod sarif;
+pub(crate) mod suppressed;
+pub(crate) mod write;
 
 use crate::analysis::Verdict;
 use crate::ir::LineIndex;

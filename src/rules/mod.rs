@@ -15,9 +15,10 @@ pub mod matcher;
 pub mod model;
 pub mod position;
 pub mod props;
+#[cfg(test)]
+mod robustness;
 pub mod schema;
 pub mod template;
 
-pub use error::{RuleError, RuleErrorKind};
 pub use load::{load, RuleSet};
 pub use model::{Rule, Severity};

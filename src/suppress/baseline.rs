@@ -74,10 +74,7 @@ impl Baseline {
         self.fingerprints.contains(&fingerprint::fingerprint(f))
     }
 
-    pub fn len(&self) -> usize {
-        self.fingerprints.len()
-    }
-
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.fingerprints.is_empty()
     }

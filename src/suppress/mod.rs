@@ -2,7 +2,7 @@
 //!
 //! 1. an inline comment in the Python source, on the line the finding points to (`# hlolint: ignore[MO021]`,
 //!    `inline.rs`);
-//! 2. `per-path-ignores` / `per-kernel-ignores` in the configuration (`cli::settings`);
+//! 2. `per-path-ignores` / `per-kernel-ignores` in the configuration (`settings`);
 //! 3. a baseline file of stable fingerprints (`baseline.rs`, `--baseline`, `--write-baseline`).
 //!
 //! A suppressed finding is not reported and does not count for the exit status; the summary line and
@@ -14,7 +14,7 @@ pub mod unused;
 
 use crate::rules::engine::Finding;
 
-pub use crate::report::suppressed::{Counts, Suppression};
+pub use crate::report::suppressed::Suppression;
 
 /// Whether a rule selector names this finding's rule: `ALL`, the rule id, its code or a prefix of the code
 /// (case-insensitive), as `--select`/`--ignore` read them.
@@ -43,6 +43,7 @@ mod tests {
         assert!(code_matches("ALL", None, "x"));
         assert!(!code_matches("MO010", Some("MO021"), "dma-double-buffering"));
         assert!(!code_matches(" ", Some("MO021"), "dma-double-buffering"));
+        use crate::report::suppressed::Counts;
         let c = Counts { inline: 2, config: 1, baseline: 5 };
         assert_eq!(c.describe(), "3 suppressed (2 inline, 1 config) · 5 baselined");
         assert_eq!(Counts::default().describe(), "");

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Lowest first: `ir ← parse ← semantic ← source ← lint ← analysis ← perf ← summary ← rules ← report ← suppress ←
-/// compare ← cli`, the driver beside the command line, `suggest` and `testing` (no dependency on the crate) beside `ir`.
+/// settings ← run ← compare ← cli`, the driver beside the command line, `suggest` and `testing` (no dependency on the crate) beside `ir`.
 const LAYERS: &[&[&str]] = &[
     &["ir", "suggest", "testing"],
     &["parse"],
@@ -19,6 +19,8 @@ const LAYERS: &[&[&str]] = &[
     &["rules"],
     &["report"],
     &["suppress"],
+    &["settings"],
+    &["run"],
     &["compare"],
     &["cli", "driver"],
 ];

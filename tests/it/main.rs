@@ -29,7 +29,6 @@ mod real_mutants;
 mod robustness;
 mod rule_language;
 mod rules;
-mod rules_robustness;
 mod settings;
 mod threads;
 mod verdicts;

@@ -1,12 +1,12 @@
-//! The settings a path is linted with: the command line completed by the configuration file that applies to the
-//! path (`config.rs`), with the file's relative paths resolved against its folder and its globs compiled.
+//! The settings a path is linted with: the caller's [`Settings`] completed by the configuration file that applies
+//! to the path (`config.rs`), with the file's relative paths resolved against its folder and its globs compiled.
 //!
 //! [`Resolver`] finds the file per linted path (from the path's folder upward, cached per folder; a path with no
-//! file above it gets the one above the current directory, as in ruff) and builds one [`Settings`] per distinct
+//! file above it gets the one above the current directory, as in ruff) and builds one [`Profile`] per distinct
 //! file; `--config FILE` gives every path that one, `--isolated` none.
 
 use super::config::{self, Loaded};
-use super::LintArgs;
+use super::{Selection, Settings};
 use crate::rules::engine::Finding;
 use crate::suppress;
 use serde::Serialize;
@@ -70,15 +70,15 @@ pub struct Ignore {
     pub codes: Vec<String>,
 }
 
-/// What one configuration file (or none) makes of the command line.
+/// What one configuration file (or none) makes of the caller's settings.
 #[derive(Debug)]
-pub struct Settings {
+pub struct Profile {
     /// The configuration file, absolute; `None`: defaults (no file found, or `--isolated`).
     pub file: Option<PathBuf>,
     /// Where relative paths and path globs start: the file's folder, else the current directory.
     pub root: PathBuf,
-    /// The lint options: the command line completed by the file (packs as paths resolved against `root`).
-    pub lint: LintArgs,
+    /// The rule selection: the caller's completed by the file (packs as paths resolved against `root`).
+    pub selection: Selection,
     /// Whether packs were chosen (command line or file): a kernel module's own pack is then not used.
     pub explicit: bool,
     pub target: Option<String>,
@@ -145,8 +145,8 @@ fn file_packs(cfg: &config::Config, loaded: Option<&Loaded>, root: &Path) -> Res
     Ok(cfg_rules)
 }
 
-/// The command line's lint options completed by the file's.
-fn merge_lint_options(cli: &LintArgs, cfg: &config::Config, cfg_rules: Vec<String>) -> LintArgs {
+/// The caller's rule selection completed by the file's.
+fn merge_selection(cli: &Selection, cfg: &config::Config, cfg_rules: Vec<String>) -> Selection {
     let mut lint = cli.clone();
     // Packs: the command line's, else the file's (paths relative to the file), else `core`.
     if lint.rules.is_empty() {
@@ -203,9 +203,9 @@ fn ignore_lists(
         .collect()
 }
 
-impl Settings {
-    /// The settings from the command line and an optional configuration file.
-    pub fn resolve(cli: &LintArgs, loaded: Option<&Loaded>, cwd: &Path) -> Result<Settings, config::ConfigError> {
+impl Profile {
+    /// The settings from the caller's and an optional configuration file.
+    pub fn resolve(cli: &Settings, loaded: Option<&Loaded>, cwd: &Path) -> Result<Profile, config::ConfigError> {
         let default = config::Config::default();
         let cfg = loaded.map(|l| &l.config).unwrap_or(&default);
         let root = loaded.map(|l| absolute(cwd, &l.dir())).unwrap_or_else(|| cwd.to_path_buf());
@@ -217,21 +217,21 @@ impl Settings {
             known.extend(crate::rules::load(&cfg_rules).map(|s| s.rules).unwrap_or_default());
             config::check_codes(l, &known)?;
         }
-        let explicit = !cli.rules.is_empty() || !cfg_rules.is_empty();
-        let lint = merge_lint_options(cli, cfg, cfg_rules);
+        let explicit = !cli.selection.rules.is_empty() || !cfg_rules.is_empty();
+        let selection = merge_selection(&cli.selection, cfg, cfg_rules);
         let target = cfg.target.as_ref().map(|t| t.get_ref().clone());
         let exclude = exclude_globs(cfg, loaded)?;
         let per_path_ignores = ignore_lists(&cfg.per_path_ignores, loaded)?;
         let per_kernel_ignores = ignore_lists(&cfg.per_kernel_ignores, loaded)?;
-        let baseline = match (&cli.settings.baseline, &cfg.baseline) {
+        let baseline = match (&cli.baseline, &cfg.baseline) {
             (Some(b), _) => Some(absolute(cwd, b)),
             (None, Some(b)) => Some(absolute(&root, Path::new(b.get_ref()))),
             (None, None) => None,
         };
-        Ok(Settings {
+        Ok(Profile {
             file: loaded.map(|l| absolute(cwd, &l.path)),
             root,
-            lint,
+            selection,
             explicit,
             target,
             exclude,
@@ -275,12 +275,12 @@ impl Settings {
             path: path.display().to_string(),
             config_file: self.file.as_ref().map(|p| p.display().to_string()),
             root: self.root.display().to_string(),
-            rules: self.lint.rules.clone(),
+            rules: self.selection.rules.clone(),
             rules_chosen: self.explicit,
-            select: self.lint.select.clone(),
-            extend_select: self.lint.extend_select.clone(),
-            ignore: self.lint.ignore.clone(),
-            severity: self.lint.severity.clone(),
+            select: self.selection.select.clone(),
+            extend_select: self.selection.extend_select.clone(),
+            ignore: self.selection.ignore.clone(),
+            severity: self.selection.severity.clone(),
             target: cli_target.map(str::to_string).or_else(|| self.target.clone()),
             exclude: globs(&self.exclude),
             per_path_ignores: ignores(&self.per_path_ignores),
@@ -317,13 +317,13 @@ pub struct Shown {
     pub per_kernel_ignores: BTreeMap<String, Vec<String>>,
 }
 
-/// The settings of each linted path, one [`Settings`] per configuration file.
+/// The settings of each linted path, one [`Profile`] per configuration file.
 pub struct Resolver<'c> {
-    /// The command line as given.
-    given: &'c LintArgs,
-    /// The command line with the `--config KEY=VALUE` settings that have a command-line option applied to it;
+    /// The caller's settings as given.
+    given: &'c Settings,
+    /// The caller's settings with the `--config KEY=VALUE` settings that have a field there applied to them;
     /// `None` until the settings are read (on the first path).
-    cli: Option<LintArgs>,
+    cli: Option<Settings>,
     /// The `--config KEY=VALUE` settings that have no command-line option (excludes, per-path and per-kernel
     /// ignores, target): laid over every file's.
     overlay: Vec<(config::Loaded, Vec<String>)>,
@@ -332,11 +332,11 @@ pub struct Resolver<'c> {
     found: HashMap<PathBuf, Option<PathBuf>>,
     /// Config file → index into `all`.
     index: HashMap<Option<PathBuf>, usize>,
-    pub all: Vec<Settings>,
+    pub all: Vec<Profile>,
 }
 
 impl<'c> Resolver<'c> {
-    pub fn new(cli: &'c LintArgs) -> Resolver<'c> {
+    pub fn new(cli: &'c Settings) -> Resolver<'c> {
         let cwd = std::env::current_dir().unwrap_or_default();
         Resolver {
             given: cli,
@@ -389,7 +389,7 @@ impl<'c> Resolver<'c> {
             target = o.config.target.as_ref().map(|t| t.get_ref().clone()).or(target);
         }
         let cli = self.cli.as_ref().unwrap_or(self.given);
-        let mut s = Settings::resolve(cli, loaded.as_ref(), &self.cwd).map_err(miette::Report::new)?;
+        let mut s = Profile::resolve(cli, loaded.as_ref(), &self.cwd).map_err(miette::Report::new)?;
         if target.is_some() {
             s.target = target;
         }
@@ -412,14 +412,15 @@ impl<'c> Resolver<'c> {
             let mut rest = Vec::new();
             for k in &keys {
                 match k.as_str() {
-                    "rules" => cli.rules = values(&c.rules),
-                    "select" => cli.select = values(&c.select),
-                    "extend-select" => cli.extend_select.extend(values(&c.extend_select)),
-                    "ignore" => cli.ignore.extend(values(&c.ignore)),
-                    "severity" => {
-                        cli.severity.extend(c.severity.iter().map(|(k, v)| format!("{}={}", k.get_ref(), v.get_ref())))
-                    }
-                    "baseline" => cli.settings.baseline = c.baseline.as_ref().map(|b| PathBuf::from(b.get_ref())),
+                    "rules" => cli.selection.rules = values(&c.rules),
+                    "select" => cli.selection.select = values(&c.select),
+                    "extend-select" => cli.selection.extend_select.extend(values(&c.extend_select)),
+                    "ignore" => cli.selection.ignore.extend(values(&c.ignore)),
+                    "severity" => cli
+                        .selection
+                        .severity
+                        .extend(c.severity.iter().map(|(k, v)| format!("{}={}", k.get_ref(), v.get_ref()))),
+                    "baseline" => cli.baseline = c.baseline.as_ref().map(|b| PathBuf::from(b.get_ref())),
                     _ => rest.push(k.clone()),
                 }
             }
@@ -442,7 +443,7 @@ impl<'c> Resolver<'c> {
     }
 
     /// The settings that apply in the current directory (`rules`, `explain`, `test`, and a run without paths).
-    pub fn here(&mut self) -> Result<&Settings, miette::Report> {
+    pub fn here(&mut self) -> Result<&Profile, miette::Report> {
         let cwd = self.cwd.clone();
         let i = self.for_path(&cwd)?;
         Ok(&self.all[i])

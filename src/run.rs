@@ -1,16 +1,14 @@
 //! One lint run: paths and settings in, a [`RunOutcome`] out. Settings per path → expand (excludes) → group per
 //! dump folder → the packs of each compilation (the run's, or a compiled version's own) → load, parse and lint
-//! each compilation (in parallel inside it) → suppressions. `check` writes the outcome; `compile` lints through
-//! it; anything else that needs linted compilations (a comparison of versions) calls [`run`] too.
+//! each compilation (in parallel inside it) → suppressions. `crate::lint` is [`lint`]; the command line's
+//! `check` (and `compile`, through it) writes the outcome, `compare` puts it in columns.
 
-use super::settings::{self, Resolver};
-use super::usage::UsageError;
-use super::LintArgs;
 use crate::analysis::Verdict;
 use crate::lint::compilation::{group_dir, parse_file_keeping, Keep, Parsed};
 use crate::lint::Compilation;
 use crate::report::{CompilationReport, QuotedText, RunOutcome, Texts};
 use crate::rules::{self, engine, RuleSet, Severity};
+use crate::settings::{self, Resolver, Selection, Settings, SettingsError};
 use crate::source::{self, SourceFile};
 use crate::summary::FileSummary;
 use rayon::prelude::*;
@@ -19,42 +17,26 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-/// What to lint and how.
-pub struct Request<'a> {
-    /// Files, folders, globs, `-` (`.` when the user named none).
-    pub paths: &'a [PathBuf],
-    /// `--target`: the generation every compilation was built for (else each one's settings, else detected).
-    pub target: Option<&'a str>,
-    pub all_stages: bool,
-    pub force_exclude: bool,
-    /// Keep what analyses explored (`--verbose`).
-    pub verbose: bool,
-    /// Compute the performance model's facts per compilation (`--summary --format json`).
-    pub perf: bool,
-    /// Summarise every parsed file (`--summary`, JSON): of an LLO dump they read what `summary::llo::reads` names.
-    pub summaries: bool,
-    pub lint: &'a LintArgs,
-}
-
-/// Lints `req.paths`. The `Err` is what stops a run before any work or in the middle (a broken config, pack or
-/// baseline, an unknown target); errors in the inputs are the outcome's `errors`.
-pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
-    if let Some(t) = req.target {
+/// Lints `paths` (files, folders, globs, `-` for stdin). The `Err` is what stops a run before any work or in the
+/// middle (a broken config, pack or baseline, an unknown target); errors in the inputs are the outcome's `errors`.
+/// Of an LLO dump, summaries (`Settings::summaries`) read what `summary::llo::reads` names.
+pub fn lint(req: &Settings, paths: &[PathBuf]) -> Result<RunOutcome, miette::Report> {
+    if let Some(t) = req.target.as_deref() {
         if crate::lint::Target::lookup(t).is_none() {
             let known = crate::lint::target::GENERATIONS.iter().map(|g| g.name).collect();
-            return Err(UsageError::UnknownTarget { target: t.to_string(), known }.into());
+            return Err(SettingsError::UnknownTarget { target: t.to_string(), known }.into());
         }
     }
     // The settings of every named path, and their packs: a broken config or pack stops the run before any work.
-    let mut resolver = Resolver::new(req.lint);
+    let mut resolver = Resolver::new(req);
     let mut base: Vec<Rules> = Vec::new();
-    for p in req.paths {
+    for p in paths {
         resolver.for_path(p)?;
     }
     load_profiles(&resolver, &mut base)?;
-    let (candidates, input_errors) = source::expand_with(req.paths, req.all_stages, req.force_exclude);
+    let (candidates, input_errors) = source::expand_with(paths, req.all_stages, req.force_exclude);
     let mut errors: Vec<miette::Report> = input_errors.into_iter().map(miette::Report::new).collect();
-    let groups = group(req, &mut resolver, &candidates)?;
+    let groups = group(req, paths, &mut resolver, &candidates)?;
     load_profiles(&resolver, &mut base)?;
     let by_pack = version_packs(&resolver, &groups, &mut errors);
     let warnings = unlisted_in_manifests(&resolver, &groups);
@@ -71,7 +53,7 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
     };
     // Compilations in batches (see `batches`): a batch's compilations in parallel, each one's files in parallel
     // inside it; outcomes taken in path order, so the report does not depend on the threads.
-    let mut run = RunOutcome { exit_zero: req.lint.exit_zero, ..RunOutcome::default() };
+    let mut run = RunOutcome { exit_zero: req.exit_zero, ..RunOutcome::default() };
     let mut profiles = Vec::new();
     let mut skipped = Vec::new();
     for batch in batches(&groups) {
@@ -80,7 +62,7 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
             .with_max_len(1)
             .map(|(dir, (profile, files))| {
                 let (r, own) = rules_for(*profile, dir);
-                let target = req.target.or(resolver.all[*profile].target.as_deref());
+                let target = req.target.as_deref().or(resolver.all[*profile].target.as_deref());
                 let how = GroupOptions { target, explored: req.verbose, perf: req.perf, summaries: req.summaries };
                 let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), how);
                 if own {
@@ -102,14 +84,14 @@ pub fn run(req: &Request<'_>) -> Result<RunOutcome, miette::Report> {
             skipped.extend(o.skipped);
         }
     }
-    let python = suppress_findings(req.lint, &resolver, &mut run.compilations, &profiles, &mut run.python_files)?;
+    let python = suppress_findings(req, &resolver, &mut run.compilations, &profiles, &mut run.python_files)?;
     run.errors = errors;
     run.warnings = warnings;
     run.rules = base.into_iter().flat_map(|b| b.set.rules).collect();
     run.version_rules = by_pack.into_values().flat_map(|r| r.set.rules).collect();
     let ran: Vec<&rules::Rule> = run.rules.iter().chain(&run.version_rules).collect();
     run.warnings.extend(crate::suppress::unused::warnings(&python.unused(), &ran, &resolver.cwd));
-    say_what_held_no_dump(req, &groups, &skipped, &mut run);
+    say_what_held_no_dump(req, paths, &groups, &skipped, &mut run);
     Ok(run)
 }
 
@@ -118,20 +100,13 @@ pub type FilesPerCompilation = Vec<(String, Vec<PathBuf>)>;
 
 /// `--show-files`: the files a run over `paths` would read, per compilation (excludes applied; nothing read), and
 /// the errors met expanding the paths.
-pub fn files(
-    paths: &[PathBuf],
-    all_stages: bool,
-    force_exclude: bool,
-    lint: &LintArgs,
-) -> Result<(FilesPerCompilation, Vec<miette::Report>), miette::Report> {
-    let req =
-        Request { paths, target: None, all_stages, force_exclude, verbose: false, perf: false, summaries: false, lint };
-    let mut resolver = Resolver::new(lint);
+pub fn files(req: &Settings, paths: &[PathBuf]) -> Result<(FilesPerCompilation, Vec<miette::Report>), miette::Report> {
+    let mut resolver = Resolver::new(req);
     for p in paths {
         resolver.for_path(p)?;
     }
-    let (candidates, errors) = source::expand_with(paths, all_stages, force_exclude);
-    let groups = group(&req, &mut resolver, &candidates)?;
+    let (candidates, errors) = source::expand_with(paths, req.all_stages, req.force_exclude);
+    let groups = group(req, paths, &mut resolver, &candidates)?;
     let out = groups.into_iter().map(|(dir, (_, cs))| (dir, cs.iter().map(|c| c.path.clone()).collect())).collect();
     Ok((out, errors.into_iter().map(miette::Report::new).collect()))
 }
@@ -144,14 +119,14 @@ type Groups<'c> = Vec<Group<'c>>;
 type Group<'c> = (String, (usize, Vec<&'c source::Candidate>));
 
 fn group<'c>(
-    req: &Request<'_>,
+    req: &Settings,
+    paths: &[PathBuf],
     resolver: &mut Resolver<'_>,
     candidates: &'c [source::Candidate],
 ) -> Result<Groups<'c>, miette::Report> {
     let cwd = resolver.cwd.clone();
     // The folders named on the command line, absolute, longest first: what `exclude` globs are matched below.
-    let mut walked: Vec<PathBuf> =
-        req.paths.iter().filter(|p| p.is_dir()).map(|p| settings::absolute(&cwd, p)).collect();
+    let mut walked: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).map(|p| settings::absolute(&cwd, p)).collect();
     walked.sort_by_key(|a| std::cmp::Reverse(a.as_os_str().len()));
     // Files are read per compilation, inside its task: memory holds the compilations being linted, not the run.
     let mut groups: BTreeMap<String, (usize, Vec<&source::Candidate>)> = BTreeMap::new();
@@ -224,7 +199,7 @@ fn version_packs(
         }
         if let Some(p) = manifest_pack(dir) {
             if let std::collections::btree_map::Entry::Vacant(slot) = by_pack.entry((*profile, p.clone())) {
-                let mut l = s.lint.clone();
+                let mut l = s.selection.clone();
                 l.rules = vec![p];
                 match load_rules(&l, false) {
                     Ok(r) => {
@@ -248,7 +223,7 @@ fn unlisted_in_manifests(resolver: &Resolver<'_>, groups: &Groups<'_>) -> Vec<mi
         let dir = Path::new(dir);
         // stdin has no folder, and the current directory's manifest says nothing about it
         let Some(folder) = dir.parent().filter(|_| dir != Path::new(source::STDIN)) else { continue };
-        let pack = resolver.all[*profile].lint.rules.join(",");
+        let pack = resolver.all[*profile].selection.rules.join(",");
         let m = manifests.entry(folder.to_path_buf()).or_insert_with(|| match Manifest::read(folder) {
             Ok(m) => m,
             Err(error) => {
@@ -269,12 +244,12 @@ fn unlisted_in_manifests(resolver: &Resolver<'_>, groups: &Groups<'_>) -> Vec<mi
 /// held any, the run is an input error. Either way the files such a folder held are listed with why each was
 /// passed over (the first [`SKIPPED_SHOWN`]).
 fn say_what_held_no_dump(
-    req: &Request<'_>,
+    req: &Settings,
+    paths: &[PathBuf],
     groups: &Groups<'_>,
     skipped: &[(PathBuf, &'static str)],
     run: &mut RunOutcome,
 ) {
-    let paths = req.paths;
     let empty_dirs: Vec<&PathBuf> =
         paths.iter().filter(|p| p.is_dir() && !run.parsed.iter().any(|f| Path::new(f).starts_with(p))).collect();
     if !run.parsed.is_empty() {
@@ -288,12 +263,6 @@ fn say_what_held_no_dump(
         run.notices.push("error: no XLA dump found in the given directories".into());
         for p in &empty_dirs {
             run.notices.extend(skipped_in(p, req.all_stages, groups, skipped));
-        }
-        for p in paths.iter().filter_map(|p| p.to_str()).filter(|p| super::SUBCOMMANDS.contains(p)) {
-            run.notices.push(format!(
-                "note: `{p}` names a folder here, so it was read as a path; run `hlolint {p}` from another folder for \
-                 the command"
-            ));
         }
     }
 }
@@ -350,7 +319,7 @@ impl Rules {
 
 /// Loads the packs and applies `--select`/`--ignore`/`--severity`. `strict`: a selector or override that matches
 /// no rule is an error (for the packs the user named; packs named by a kernel module's manifest are lenient).
-pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report> {
+pub fn load_rules(lint: &Selection, strict: bool) -> Result<Rules, miette::Report> {
     let mut set = rules::load(&lint.rules).map_err(miette::Report::new)?;
     let list = |v: &[String]| -> Vec<String> {
         v.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
@@ -372,11 +341,11 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
     };
     let hint = |p: &str, selected: &[rules::Rule]| {
         let all = selected.iter().chain(builtin.get().into_iter().flatten());
-        super::usage::rule_hint(p, all, "`hlolint rules` lists the rules of the selected packs")
+        settings::rule_hint(p, all, "`hlolint rules` lists the rules of the selected packs")
     };
     for p in select.iter().chain(&ignore).chain(&extend) {
         if strict && p != "ALL" && !known(p, &set.rules) {
-            return Err(UsageError::NoSuchRule { pattern: p.clone(), help: hint(p, &set.rules) }.into());
+            return Err(SettingsError::NoSuchRule { pattern: p.clone(), help: hint(p, &set.rules) }.into());
         }
     }
     set.rules.retain(|r| (select.is_empty() || hits(r, &select) || hits(r, &extend)) && !hits(r, &ignore));
@@ -394,14 +363,14 @@ pub fn load_rules(lint: &LintArgs, strict: bool) -> Result<Rules, miette::Report
     }
     for o in list(&lint.severity) {
         let Some((k, v)) = o.split_once('=') else {
-            return Err(UsageError::SeveritySyntax { got: o.clone() }.into());
+            return Err(SettingsError::SeveritySyntax { got: o.clone() }.into());
         };
-        let level = Severity::parse(v).ok_or_else(|| UsageError::UnknownSeverity { level: v.to_string() })?;
+        let level = Severity::parse(v).ok_or_else(|| SettingsError::UnknownSeverity { level: v.to_string() })?;
         let ids: Vec<String> =
             set.rules.iter().filter(|r| hits(r, &[k.trim().to_string()])).map(|r| r.id.clone()).collect();
         if ids.is_empty() && strict && !known(&k.trim().to_string(), &set.rules) {
             let help = hint(k.trim(), &set.rules);
-            return Err(UsageError::SeverityNoRule { pattern: k.to_string(), help }.into());
+            return Err(SettingsError::SeverityNoRule { pattern: k.to_string(), help }.into());
         }
         for id in ids {
             sev.insert(id, level);
@@ -421,7 +390,7 @@ fn manifest_pack(dir: &str) -> Option<String> {
 /// Loads the packs of the settings that have none loaded yet (`base[i]` belongs to `resolver.all[i]`).
 fn load_profiles(resolver: &Resolver<'_>, base: &mut Vec<Rules>) -> Result<(), miette::Report> {
     for s in &resolver.all[base.len()..] {
-        base.push(load_rules(&s.lint, true)?);
+        base.push(load_rules(&s.selection, true)?);
     }
     Ok(())
 }
@@ -430,7 +399,7 @@ fn load_profiles(resolver: &Resolver<'_>, base: &mut Vec<Rules>) -> Result<(), m
 /// them per compilation; `--write-baseline` first writes the findings left after comments and config, which are
 /// then the baseline.
 fn suppress_findings(
-    lint: &LintArgs,
+    lint: &Settings,
     resolver: &Resolver<'_>,
     reports: &mut [CompilationReport],
     profiles: &[usize],
@@ -454,7 +423,7 @@ fn suppress_findings(
 /// settings' per-path/per-kernel ignores cover.
 fn suppress_inline_and_config(
     resolver: &Resolver<'_>,
-    s: &settings::Settings,
+    s: &settings::Profile,
     python: &mut crate::suppress::inline::PythonFiles,
     shown: &mut BTreeMap<String, PathBuf>,
     r: &mut CompilationReport,
@@ -490,7 +459,7 @@ fn suppress_inline_and_config(
 
 /// The baseline of each compilation's settings (read once per file), or the one this run writes.
 fn baselines(
-    lint: &LintArgs,
+    lint: &Settings,
     resolver: &Resolver<'_>,
     reports: &[CompilationReport],
     profiles: &[usize],
@@ -498,7 +467,7 @@ fn baselines(
     use crate::suppress::baseline;
     let mut read: BTreeMap<PathBuf, Rc<baseline::Baseline>> = BTreeMap::new();
     let mut of_profile: BTreeMap<usize, Option<Rc<baseline::Baseline>>> = BTreeMap::new();
-    if let Some(path) = &lint.settings.write_baseline {
+    if let Some(path) = &lint.write_baseline {
         let written = reports.iter().flat_map(|r| &r.findings).filter(|f| f.verdict != Verdict::Explored);
         baseline::write(path, written.clone())?;
         let b = Rc::new(baseline::Baseline::of(written));

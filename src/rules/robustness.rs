@@ -1,13 +1,12 @@
 //! The rules never panic on what the parsers accept: every rule of every built-in pack runs on mutated rule cases
 //! (HLO, StableHLO, Mosaic kernels with DMAs and loops) and mutated fixture kernels. Mutations keep the text
 //! parseable often enough to reach the analyses with odd graphs (missing operands, swapped types, broken loops).
+//! (A unit test: it builds compilations and runs the engine, which are the crate's own.)
 
-use crate::common;
-
-use common::Lcg;
-use hlolint::lint::compilation::{parse_file, source_file, Parsed};
-use hlolint::lint::Compilation;
-use hlolint::rules::engine;
+use crate::lint::compilation::{parse_file, source_file, Parsed};
+use crate::lint::Compilation;
+use crate::rules::engine;
+use crate::testing::Lcg;
 use std::path::{Path, PathBuf};
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -23,7 +22,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn all_rules_survive_mutated_inputs() {
-    let rules = hlolint::rules::load::load_all_builtin().unwrap();
+    let rules = crate::rules::load::load_all_builtin().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut seeds = Vec::new();
     files_under(&root.join("tests/data/rules"), &mut seeds);

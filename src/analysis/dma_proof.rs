@@ -160,9 +160,19 @@ mod tests {
     use super::*;
     use crate::analysis::dma_balance::tests::{assert_case_verdicts, run_text};
 
-    fn data(name: &str) -> String {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rules").join(name);
+    fn read(dir: &str, name: &str) -> String {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name);
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    /// A rule case (tests/data/rules).
+    fn data(name: &str) -> String {
+        read("tests/data/rules", name)
+    }
+
+    /// A case of the engine's own (tests/data/mlir/dma-engine).
+    fn engine_case(name: &str) -> String {
+        read("tests/data/mlir/dma-engine", name)
     }
 
     #[test]
@@ -229,10 +239,7 @@ mod tests {
 
     #[test]
     fn dmas_a_loop_sums_are_what_the_wait_after_it_takes() {
-        let engine = |name: &str| {
-            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlir/dma-engine").join(name);
-            run_text(&std::fs::read_to_string(&p).unwrap(), run)
-        };
+        let engine = |name: &str| run_text(&engine_case(name), run);
         let hits = engine("summed_fill.mlir");
         assert!(hits.is_empty(), "{hits:?}");
         // one row short: the leftover needs the loop's sum, which is not an input: not proven, not clean
@@ -242,10 +249,7 @@ mod tests {
 
     #[test]
     fn a_block_started_and_waited_page_by_page_in_loops_is_proven() {
-        let text = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlir/dma-engine/paged_loops.mlir"),
-        )
-        .unwrap();
+        let text = engine_case("paged_loops.mlir");
         // the prefetch loop of step i and the wait loop of step i + 1 are one sum each, equal for every table
         assert!(run_text(&text, run).is_empty(), "{:?}", run_text(&text, run));
         // the prefetch onto the step's own slot instead of the other: the next step's wait loop finds no sum of its
@@ -265,10 +269,7 @@ mod tests {
 
     #[test]
     fn a_slot_kept_in_smem_across_grid_steps_is_followed() {
-        let text = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlir/dma-engine/smem_slot.mlir"),
-        )
-        .unwrap();
+        let text = engine_case("smem_slot.mlir");
         // the wait reads the slot the previous step stored after its prefetch: proven for every step
         assert!(run_text(&text, run).is_empty(), "{:?}", run_text(&text, run));
         // without that store every prefetch goes to slot 1 while step 1 waits on slot 0: found at step 1, not yet
@@ -287,8 +288,7 @@ mod tests {
 
     #[test]
     fn a_pipeline_two_deep_is_not_called_clean() {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlir/dma-engine/two_ahead.mlir");
-        let hits = run_text(&std::fs::read_to_string(&p).unwrap(), run);
+        let hits = run_text(&engine_case("two_ahead.mlir"), run);
         assert!(hits.len() == 1 && hits[0].0 == "inconclusive", "{hits:?}");
     }
 

@@ -23,12 +23,18 @@ pub fn is_dma_wait(opcode: &str) -> bool {
     (b.contains("dma") || b.contains("async_copy")) && (b.contains("wait") || b.contains("done"))
 }
 
+/// `tpu.enqueue_indirect_dma`, `tpu.wait_indirect_dma`: a gather or scatter by row offsets, whose semaphore
+/// operand is `semaphore` and whose size is one end's ([`indirect_dma_rows_role`]).
+pub fn is_indirect_dma(opcode: &str) -> bool {
+    op_name(opcode).contains("indirect") && (is_dma_start(opcode) || is_dma_wait(opcode))
+}
+
 /// The role of the end whose size is an indirect DMA's (`tpu.enqueue_indirect_dma`, `tpu.wait_indirect_dma`: a
 /// gather or scatter by row offsets): the rows moved, on chip (VMEM or SMEM); the other end is the whole table
 /// the offsets index, in HBM, and says nothing of the size. `None` for a plain DMA, or when not exactly one end
 /// is on chip.
 pub fn indirect_dma_rows_role(op: &crate::ir::Op<'_>) -> Option<&'static str> {
-    if !op_name(op.opcode).contains("indirect") {
+    if !is_indirect_dma(op.opcode) {
         return None;
     }
     let on_chip = |role: &str| {

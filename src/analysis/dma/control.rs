@@ -50,6 +50,18 @@ fn guess_passes() -> usize {
     GUESS_PASSES
 }
 
+/// `x` is an index of a loop over `[lb, ub)` by `step`.
+pub(super) fn in_range(x: &Lin, lb: &Lin, ub: &Lin, step: i64) -> Cond {
+    let lo = Cond::compare("sge", x, lb).unwrap_or(Cond::False);
+    let hi = Cond::compare("slt", x, ub).unwrap_or(Cond::False);
+    let on = if step == 1 {
+        Cond::True
+    } else {
+        x.sub(lb).and_then(|d| d.rem(step)).map(|r| Cond::cmp(r, Rel::Eq0)).unwrap_or(Cond::False)
+    };
+    Cond::and([lo, hi, on])
+}
+
 /// Runs loop `l` by induction (module doc); returns the carried values after the loop.
 pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &mut Body<'_, 'm, 'a>) -> Vec<Val> {
     let outer_facts = std::mem::take(&mut e.facts);
@@ -57,16 +69,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     let outer_needs = e.needs.len();
     let entry_mem = e.mem.clone();
     let i = e.fresh(l.name.clone());
-    let range = |x: &Lin| -> Cond {
-        let lo = Cond::compare("sge", x, &l.lb).unwrap_or(Cond::False);
-        let hi = Cond::compare("slt", x, &l.ub).unwrap_or(Cond::False);
-        let on = if l.step == 1 {
-            Cond::True
-        } else {
-            x.sub(&l.lb).and_then(|d| d.rem(l.step)).map(|r| Cond::cmp(r, Rel::Eq0)).unwrap_or(Cond::False)
-        };
-        Cond::and([lo, hi, on])
-    };
+    let range = |x: &Lin| in_range(x, &l.lb, &l.ub, l.step);
     // carried values at the head of iteration i: variables; so are the buffers the loop writes
     let heads: Vec<Val> = l.init.iter().enumerate().map(|(k, v)| head(e, &l.name, k, v)).collect();
     let mut head_version: HashMap<Base, u32> = HashMap::new();

@@ -17,8 +17,8 @@ use crate::ir::shape::Dim;
 use crate::ir::*;
 use crate::semantic::kernel;
 use crate::semantic::op::{
-    indirect_dma_rows_role, is_constant, is_dma_start, is_dma_wait, is_load, is_semaphore_alloc, is_semaphore_signal,
-    is_semaphore_wait, is_store, is_view, op_name,
+    indirect_dma_rows_role, is_constant, is_dma_start, is_dma_wait, is_indirect_dma, is_load, is_semaphore_alloc,
+    is_semaphore_signal, is_semaphore_wait, is_store, is_view, op_name,
 };
 use std::collections::HashMap;
 
@@ -632,7 +632,7 @@ impl<'m, 'a> Engine<'m, 'a> {
 
     fn start(&mut self, id: OpId) {
         let op = self.m.op(id);
-        let indirect = op_name(op.opcode).contains("indirect");
+        let indirect = is_indirect_dma(op.opcode);
         let mut roles = vec![if indirect { "semaphore" } else { "target_semaphore" }];
         if op.operands.iter().any(|o| o.role == Some("source_semaphore")) {
             roles.push("source_semaphore");
@@ -746,7 +746,7 @@ impl<'m, 'a> Engine<'m, 'a> {
                 self.giveup(id, "a DMA wait whose semaphore the engine cannot follow");
                 return;
             };
-            let bytes = if op_name(op.opcode).contains("indirect") {
+            let bytes = if is_indirect_dma(op.opcode) {
                 self.on_chip_bytes(id)
             } else {
                 self.bytes_of(id, &["src", "dst", "ref"])
@@ -875,12 +875,13 @@ impl<'m, 'a> Engine<'m, 'a> {
                 }
             } else {
                 // different symbolic amounts: decided only when they are equal wherever both hold
-                let same = solve::equal_by_parts(&under(&overlap), &f.amount, &amount);
-                match if same {
+                // (shown part by part first: cheaper than a case split over the whole difference)
+                let differ = if solve::equal_by_parts(&under(&overlap), &f.amount, &amount) {
                     Answer::Unsat
                 } else {
                     solve::check(&Cond::and([under(&overlap), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)]))
-                } {
+                };
+                match differ {
                     Answer::Unsat => (self.facts[i].guard, need) = take(&f.guard, &need),
                     other => {
                         if solve::trace() {

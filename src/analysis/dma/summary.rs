@@ -67,18 +67,8 @@ pub fn for_loop(e: &mut Engine<'_, '_>, id: OpId, body: BlockId, lb: &Lin, ub: &
     let i = e.fresh(format!("{}: index", super::control::line(e, id)));
     let Some(Atom::Var(iv)) = i.single_atom().cloned() else { return false };
     e.first_value.insert(iv.id, lb.clone());
-    let in_range = |x: &Lin| -> Cond {
-        let lo = Cond::compare("sge", x, lb).unwrap_or(Cond::False);
-        let hi = Cond::compare("slt", x, ub).unwrap_or(Cond::False);
-        let on = match x.sub(lb).and_then(|d| d.rem(step)) {
-            _ if step == 1 => Cond::True,
-            Some(r) => Cond::cmp(r, Rel::Eq0),
-            None => Cond::False,
-        };
-        Cond::and([lo, hi, on])
-    };
     let outer = e.guard.clone();
-    let body_guard = Cond::and([outer.clone(), in_range(&i)]);
+    let body_guard = Cond::and([outer.clone(), super::control::in_range(&i, lb, ub, step)]);
     let facts = std::mem::take(&mut e.facts);
     let log_len = e.log.len();
     let scope = std::mem::replace(&mut e.scope_guard, body_guard.clone());
@@ -91,32 +81,29 @@ pub fn for_loop(e: &mut Engine<'_, '_>, id: OpId, body: BlockId, lb: &Lin, ub: &
     e.log.truncate(log_len);
     e.scope_guard = scope;
     e.guard = outer.clone();
-    let strip = |c: &Cond, amount: &Lin| inner(c, &body_guard, amount);
-    match k {
-        Kind::Starts => {
-            let parts: Vec<(OpId, super::exec::SemKey, Cond, Lin)> =
-                own.iter().map(|f| (f.op, f.sem.clone(), strip(&f.guard, &f.amount), f.amount.clone())).collect();
-            let Some(sums) = group(&parts, iv.id, lb, ub, step) else {
-                e.giveup(id, "a loop of DMAs whose semaphore slot depends on its index");
-                return true;
-            };
-            for (op, sem, amount) in sums {
-                let guard = Cond::and([outer.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
-                let dst = None;
-                let f = Fact { guard, sem, amount, op, signal: false, at: Vec::new(), inherited: false, dst };
-                e.add_fact(f, false);
-            }
-        }
-        _ => {
-            let parts: Vec<(OpId, super::exec::SemKey, Cond, Lin)> =
-                needs.iter().map(|n| (n.op, n.sem.clone(), strip(&n.guard, &n.total), n.total.clone())).collect();
-            let Some(sums) = group(&parts, iv.id, lb, ub, step) else {
-                e.giveup(id, "a loop of waits whose semaphore slot depends on its index");
-                return true;
-            };
-            for (op, sem, amount) in sums {
-                e.wait_for(op, sem, amount, None);
-            }
+    // what each iteration starts (or waits for), per op: its slot, its own condition in the body, its bytes
+    let parts: Vec<(OpId, super::exec::SemKey, Cond, Lin)> = match k {
+        Kind::Starts => own
+            .iter()
+            .map(|f| (f.op, f.sem.clone(), inner(&f.guard, &body_guard, &f.amount), f.amount.clone()))
+            .collect(),
+        _ => needs
+            .iter()
+            .map(|n| (n.op, n.sem.clone(), inner(&n.guard, &body_guard, &n.total), n.total.clone()))
+            .collect(),
+    };
+    let Some(sums) = group(&parts, iv.id, lb, ub, step) else {
+        let what = if k == Kind::Starts { "DMAs" } else { "waits" };
+        e.giveup(id, format!("a loop of {what} whose semaphore slot depends on its index"));
+        return true;
+    };
+    for (op, sem, amount) in sums {
+        if k == Kind::Starts {
+            let guard = Cond::and([outer.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
+            let f = Fact { guard, sem, amount, op, signal: false, at: Vec::new(), inherited: false, dst: None };
+            e.add_fact(f, false);
+        } else {
+            e.wait_for(op, sem, amount, None);
         }
     }
     true

@@ -49,8 +49,7 @@ impl<'a> Sim<'_, 'a> {
     pub(super) fn start(&mut self, id: OpId, s: &mut State) {
         let op = self.m.op(id);
         s.executed.insert(id);
-        let indirect = crate::semantic::op::indirect_dma_rows_role(op);
-        let plain = !crate::semantic::op::op_name(op.opcode).contains("indirect");
+        let plain = !crate::semantic::op::is_indirect_dma(op.opcode);
         let mut sems = self.sem_operands(s, op, &[if plain { "target_semaphore" } else { "semaphore" }]);
         if op.operands.iter().any(|o| o.role == Some("source_semaphore")) {
             sems.extend(self.sem_operands(s, op, &["source_semaphore"]));
@@ -66,7 +65,7 @@ impl<'a> Sim<'_, 'a> {
         let keys: Vec<SemSlot> =
             sems.iter().map(|r| SemSlot { base: r.base, offs: r.offs.clone(), bytes: r.bytes }).collect();
         // an indirect DMA (a gather or scatter) moves the rows of its on-chip end
-        let ends: &[&str] = match indirect {
+        let ends: &[&str] = match crate::semantic::op::indirect_dma_rows_role(op) {
             Some(r) => &[r],
             None if plain => &["target", "source"],
             None => &[],

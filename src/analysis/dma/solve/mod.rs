@@ -204,6 +204,7 @@ fn decide(c: &Cond) -> Answer {
         return Answer::Unknown("the decision procedure's budget for this kernel ran out");
     }
     let c = &in_context(c, &HashSet::new());
+    let c = &selects_in_context(c);
     let mut atoms = Vec::new();
     c.atoms(&mut atoms);
     let mut defs = Vec::new();
@@ -250,25 +251,74 @@ fn search(whole: &Cond) -> Answer {
 /// without this each repeated conjunct is one more case the search splits on and refutes.
 /// (Simplified here, per question, rather than when guards are built: the built terms stay shared and cached.)
 fn in_context(c: &Cond, ctx: &HashSet<Cond>) -> Cond {
+    in_scope(c, &mut ctx.iter().cloned().collect())
+}
+
+/// [`in_context`] with one stack of comparisons that each conjunction extends while its parts are read and
+/// truncates after: a copy (or a hash of every comparison looked up) per conjunction made it the solver's most
+/// expensive step, while scopes hold a few dozen comparisons that compare by pointer.
+fn in_scope(c: &Cond, ctx: &mut Vec<Cond>) -> Cond {
     match c {
         Cond::And(xs) => {
-            if xs.iter().any(|x| matches!(x, Cond::Cmp(..)) && ctx.contains(&Cond::negate(x.clone()))) {
+            let cmps = || xs.iter().filter(|x| matches!(x, Cond::Cmp(..)));
+            // the comparisons of this conjunction hold while its other parts are read; a comparison beside its
+            // own negation (here or around it) leaves nothing to split on
+            let sibling = |x: &Cond| xs.binary_search(x).is_ok();
+            if cmps().any(|x| {
+                let n = Cond::negate(x.clone());
+                ctx.contains(&n) || sibling(&n)
+            }) {
                 return Cond::False;
             }
-            // the comparisons of this conjunction hold while its other parts are read
-            let mut inner = ctx.clone();
-            inner.extend(xs.iter().filter(|x| matches!(x, Cond::Cmp(..))).cloned());
-            Cond::and(xs.iter().filter(|x| !ctx.contains(x)).map(|x| match x {
+            let depth = ctx.len();
+            let kept: Vec<&Cond> = xs.iter().filter(|x| !ctx[..depth].contains(*x)).collect();
+            ctx.extend(kept.iter().filter(|x| matches!(x, Cond::Cmp(..))).map(|x| (*x).clone()));
+            let out = Cond::and(kept.into_iter().map(|x| match x {
                 Cond::Cmp(..) => x.clone(),
-                _ => in_context(x, &inner),
-            }))
+                _ => in_scope(x, ctx),
+            }));
+            ctx.truncate(depth);
+            out
         }
-        Cond::Or(xs) => Cond::or(xs.iter().map(|x| in_context(x, ctx))),
-        Cond::Not(x) => Cond::negate(in_context(x, ctx)),
+        Cond::Or(xs) => Cond::or(xs.iter().map(|x| in_scope(x, ctx))),
+        Cond::Not(x) => Cond::negate(in_scope(x, ctx)),
         Cond::Cmp(..) if ctx.contains(c) => Cond::True,
         Cond::Cmp(..) if ctx.contains(&Cond::negate(c.clone())) => Cond::False,
         _ => c.clone(),
     }
+}
+
+/// `c` with the condition of every select read where the question's own top-level comparisons hold: a slot or
+/// an index computed under the guard of the whole loop nest repeats that guard inside its select, and the solver's
+/// definition of the select would split on the negation of every repeated comparison.
+fn selects_in_context(c: &Cond) -> Cond {
+    let facts: std::cell::RefCell<Vec<Cond>> = match c {
+        Cond::And(xs) => xs.iter().filter(|x| matches!(x, Cond::Cmp(..))).cloned().collect::<Vec<_>>().into(),
+        _ => return c.clone(),
+    };
+    let simplify = |a: &Atom| match a {
+        Atom::Select(k, x, y) => {
+            let k2 = in_scope(k, &mut facts.borrow_mut());
+            (k2 != **k).then(|| Lin::select(&k2, x, y))
+        }
+        _ => None,
+    };
+    let out = match c {
+        // the facts themselves stay as they are (read in their own context they would all be true)
+        Cond::And(xs) => Cond::and(xs.iter().map(|x| match x {
+            Cond::Cmp(..) if !has_select(x) => x.clone(),
+            _ => x.subst(&simplify).unwrap_or_else(|| x.clone()),
+        })),
+        _ => c.clone(),
+    };
+    out
+}
+
+/// Whether a condition reads a select (anywhere inside).
+fn has_select(c: &Cond) -> bool {
+    let mut atoms = Vec::new();
+    c.atoms(&mut atoms);
+    atoms.iter().any(|a| matches!(&**a, Atom::Select(..)))
 }
 
 /// Whether `HLOLINT_DMA_TRACE` asks for each question and its cost on stderr (for finding what makes a kernel slow).
@@ -393,15 +443,30 @@ impl Search {
     /// a loop's range contradicts the guard — without visiting the product of their case splits.
     fn run(&mut self, mut todo: Vec<Cond>, mut cube: Vec<(Lin, Rel)>) {
         let mut splits: Vec<Cond> = Vec::new();
-        while let Some(c) = todo.pop() {
-            match c {
-                Cond::True => {}
-                Cond::False => return,
-                Cond::Cmp(x, Rel::Ne0) => splits.push(Cond::Cmp(x, Rel::Ne0)),
-                Cond::Cmp(x, r) => cube.push((x, r)),
-                Cond::And(xs) => todo.extend(xs),
-                Cond::Or(xs) => splits.push(Cond::Or(xs)),
-                Cond::Not(x) => todo.push(push_not(*x)),
+        let mut seen = cube.len();
+        loop {
+            while let Some(c) = todo.pop() {
+                match c {
+                    Cond::True => {}
+                    Cond::False => return,
+                    Cond::Cmp(x, Rel::Ne0) => splits.push(Cond::Cmp(x, Rel::Ne0)),
+                    Cond::Cmp(x, r) => cube.push((x, r)),
+                    Cond::And(xs) => todo.extend(xs),
+                    Cond::Or(xs) => splits.push(Cond::Or(xs)),
+                    Cond::Not(x) => todo.push(push_not(*x)),
+                }
+            }
+            let fresh = seen;
+            seen = cube.len();
+            match propagate(&cube[fresh..], std::mem::take(&mut splits)) {
+                None => return,
+                Some((left, units)) => {
+                    splits = left;
+                    if units.is_empty() {
+                        break;
+                    }
+                    todo = units;
+                }
             }
         }
         self.nodes += 1;
@@ -409,6 +474,7 @@ impl Search {
             self.unknown = Some("too many cases");
             return;
         }
+        let mut m_violated = None;
         let pick = match fourier_motzkin(&cube) {
             Answer::Unsat => return,
             Answer::Sat(m) => {
@@ -418,7 +484,10 @@ impl Search {
                         self.found = Some(m);
                         return;
                     }
-                    Some(i) => i,
+                    Some(i) => {
+                        m_violated = Some(m);
+                        i
+                    }
                 }
             }
             // no integer model found for the cube: the cases below may still all be contradictory
@@ -433,6 +502,15 @@ impl Search {
             self.unknown = Some("too many cases");
             return;
         }
+        // of the cases the model breaks, the one with fewest sides: fewer branches to refute
+        let violated = |s: &Cond| match &m_violated {
+            Some(m) => s.eval(&|a: &Sym| m.get(a).copied().or(Some(0))) != Some(true),
+            None => true,
+        };
+        let pick = (0..splits.len())
+            .filter(|&i| i == pick || violated(&splits[i]))
+            .min_by_key(|&i| (sides(&splits[i]), i != pick))
+            .unwrap_or(pick);
         let split = splits.swap_remove(pick);
         let sides = match split {
             Cond::Cmp(x, _) => {
@@ -455,6 +533,46 @@ impl Search {
             }
         }
     }
+}
+
+/// The cases a split has.
+fn sides(c: &Cond) -> usize {
+    match c {
+        Cond::Or(xs) => xs.len(),
+        _ => 2,
+    }
+}
+
+/// Boolean propagation before any case split: each pending case split is read where the cube's comparisons hold
+/// (`in_context`): one whose every side contradicts them refutes the cube (`None`), one already true goes, and one
+/// with a single side left is no split at all — that side is returned to join the cube. The guards of a loop nest
+/// repeat the same comparisons in every disjunction; without this the search splits on each and refutes it again
+/// in every branch.
+///
+/// `cube` holds only the comparisons added since the splits were last read this way (what a parent propagated
+/// stays propagated in the splits it hands down).
+fn propagate(cube: &[(Lin, Rel)], splits: Vec<Cond>) -> Option<(Vec<Cond>, Vec<Cond>)> {
+    if cube.is_empty() {
+        return Some((splits, Vec::new()));
+    }
+    let mut lits: Vec<Cond> = cube.iter().map(|(x, r)| Cond::Cmp(x.clone(), *r)).collect();
+    let mut left = Vec::new();
+    let mut units = Vec::new();
+    for s in splits {
+        let s = match s {
+            Cond::Cmp(x, Rel::Ne0) if lits.contains(&Cond::Cmp(x.clone(), Rel::Eq0)) => return None,
+            Cond::Or(xs) => Cond::or(xs.iter().map(|x| in_scope(x, &mut lits))),
+            s => s,
+        };
+        match s {
+            Cond::False => return None,
+            Cond::True => {}
+            Cond::Or(xs) => left.push(Cond::Or(xs)),
+            Cond::Cmp(x, Rel::Ne0) => left.push(Cond::Cmp(x, Rel::Ne0)),
+            unit => units.push(unit),
+        }
+    }
+    Some((left, units))
 }
 
 /// `¬c` with the negation pushed one level in.
@@ -558,6 +676,34 @@ mod tests {
         // a negated conjunction whose every part holds is false
         let d = Cond::and([a.clone(), b.clone(), Cond::negate(Cond::and([a, b]))]);
         assert_eq!(in_context(&d, &HashSet::new()), Cond::False);
+    }
+
+    #[test]
+    fn a_split_whose_other_sides_contradict_the_cube_is_no_split() {
+        let (x, y, z) = (v(0, "x"), v(1, "y"), v(2, "z"));
+        let ge = |l: &Lin| Cond::cmp(l.clone(), Rel::Ge0);
+        let x_neg = Cond::negate(ge(&x));
+        let y0 = Cond::cmp(y.clone(), Rel::Eq0);
+        // x ≥ 0 holds: the side `x < 0` is false, the side `y = 0 ∧ y ≠ 0` is false by itself, `z ≥ 0` is left
+        let split = Cond::or([Cond::and([x_neg.clone(), ge(&z)]), Cond::and([y0.clone(), Cond::negate(y0)]), ge(&z)]);
+        let (left, units) = propagate(&[(x.clone(), Rel::Ge0)], vec![split.clone()]).unwrap();
+        assert!(left.is_empty());
+        assert_eq!(units, vec![ge(&z)]);
+        // every side false: the cube is refuted without a case split
+        let dead = Cond::or([x_neg.clone(), Cond::and([x_neg, ge(&z)])]);
+        assert!(propagate(&[(x, Rel::Ge0)], vec![dead]).is_none());
+    }
+
+    #[test]
+    fn a_select_repeating_the_questions_guard_is_read_under_it() {
+        let (i, n, z) = (v(0, "i"), v(1, "n"), v(2, "z"));
+        let guard = lt(&i, &n);
+        let zero = Cond::cmp(z.clone(), Rel::Eq0);
+        // `(i < n ∧ z = 0 ? 1 : 0) = 1` where i < n is `(z = 0 ? 1 : 0) = 1`, that is `z = 0`
+        let sel = |c: Cond| Lin::select(&c, &Lin::int(1), &Lin::int(0));
+        let is_one = |l: Lin| Cond::plain_cmp(l.add(&Lin::int(-1)).unwrap(), Rel::Eq0);
+        let c = Cond::and([guard.clone(), is_one(sel(Cond::and([guard.clone(), zero.clone()])))]);
+        assert_eq!(selects_in_context(&c), Cond::and([guard, zero]));
     }
 
     #[test]

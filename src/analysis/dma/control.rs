@@ -710,9 +710,7 @@ fn switch_op(e: &mut Engine<'_, '_>, id: OpId) {
 }
 
 pub(super) fn line(e: &Engine<'_, '_>, id: OpId) -> String {
-    let o = e.m.op(id);
-    let n = e.m.text.get(..o.span.start as usize).map(|t| t.matches('\n').count() + 1).unwrap_or(0);
-    format!("the loop at line {n}")
+    format!("the loop at line {}", e.lines.line(e.m.op(id).span.start as usize))
 }
 
 fn for_op(e: &mut Engine<'_, '_>, id: OpId) {

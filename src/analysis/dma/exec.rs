@@ -162,6 +162,8 @@ pub struct Engine<'m, 'a> {
     pub relevant: Vec<u32>,
     /// Each loop's (and grid dimension's) index variable with its first value.
     pub first_value: HashMap<u32, Lin>,
+    /// Lines of the dump, for naming loops (each induction pass names them again).
+    pub lines: crate::ir::LineIndex,
 }
 
 /// Comparisons a fact's or a need's condition may hold: real kernels stay under a hundred; past this the
@@ -200,6 +202,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             relevant: Vec::new(),
             outlived: Vec::new(),
             first_value: HashMap::new(),
+            lines: crate::ir::LineIndex::new(m.text),
         }
     }
 

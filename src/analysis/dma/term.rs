@@ -162,6 +162,10 @@ impl Atom {
     }
 }
 
+/// What a substitution made of each atom already met: terms share atoms (a guard repeated in every select of a
+/// loop nest), and rebuilding each occurrence again made one substitution walk a tree where the term is a DAG.
+type Memo = HashMap<Sym, Option<Lin>>;
+
 /// How a linear form compares with zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rel {
@@ -327,9 +331,20 @@ impl Lin {
 
     /// The form with each atom replaced as `f` says (recursively, inner atoms first).
     pub fn subst(&self, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<Lin> {
+        self.subst_in(f, &mut Memo::new())
+    }
+
+    fn subst_in(&self, f: &dyn Fn(&Atom) -> Option<Lin>, memo: &mut Memo) -> Option<Lin> {
         let mut out = Lin::int(self.c);
         for (a, &k) in &self.terms {
-            let r = a.subst(f)?;
+            let r = match memo.get(a) {
+                Some(r) => r.clone()?,
+                None => {
+                    let r = a.subst_in(f, memo);
+                    memo.insert(a.clone(), r.clone());
+                    r?
+                }
+            };
             out = out.add_scaled(&r, k)?;
         }
         Some(out)
@@ -366,21 +381,25 @@ impl Atom {
 
     /// This atom with `f` applied to it and (first) to every atom inside it; ops fold again afterwards.
     pub fn subst(&self, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<Lin> {
+        self.subst_in(f, &mut Memo::new())
+    }
+
+    fn subst_in(&self, f: &dyn Fn(&Atom) -> Option<Lin>, m: &mut Memo) -> Option<Lin> {
         let inner = match self {
             Atom::Var(_) => None,
             Atom::Load { buf, idx, version } => Some(Lin::atom(Atom::Load {
                 buf: *buf,
-                idx: idx.iter().map(|l| l.subst(f)).collect::<Option<_>>()?,
+                idx: idx.iter().map(|l| l.subst_in(f, m)).collect::<Option<_>>()?,
                 version: *version,
             })),
-            Atom::Div { x, d, floor } => Some(x.subst(f)?.div(*d, *floor)?),
-            Atom::Rem { x, d } => Some(x.subst(f)?.rem(*d)?),
-            Atom::Min(a, b) => Some(a.subst(f)?.min_of(&b.subst(f)?)),
-            Atom::Max(a, b) => Some(a.subst(f)?.max_of(&b.subst(f)?)),
-            Atom::Mul(a, b) => Some(a.subst(f)?.mul(&b.subst(f)?)?),
-            Atom::Select(c, a, b) => Some(Lin::select(&c.subst(f)?, &a.subst(f)?, &b.subst(f)?)),
+            Atom::Div { x, d, floor } => Some(x.subst_in(f, m)?.div(*d, *floor)?),
+            Atom::Rem { x, d } => Some(x.subst_in(f, m)?.rem(*d)?),
+            Atom::Min(a, b) => Some(a.subst_in(f, m)?.min_of(&b.subst_in(f, m)?)),
+            Atom::Max(a, b) => Some(a.subst_in(f, m)?.max_of(&b.subst_in(f, m)?)),
+            Atom::Mul(a, b) => Some(a.subst_in(f, m)?.mul(&b.subst_in(f, m)?)?),
+            Atom::Select(c, a, b) => Some(Lin::select(&c.subst_in(f, m)?, &a.subst_in(f, m)?, &b.subst_in(f, m)?)),
             Atom::App(n, xs) => {
-                Some(Lin::atom(Atom::App(n.clone(), xs.iter().map(|l| l.subst(f)).collect::<Option<_>>()?)))
+                Some(Lin::atom(Atom::App(n.clone(), xs.iter().map(|l| l.subst_in(f, m)).collect::<Option<_>>()?)))
             }
         };
         match inner {
@@ -549,12 +568,16 @@ impl Cond {
     }
 
     pub fn subst(&self, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<Cond> {
+        self.subst_in(f, &mut Memo::new())
+    }
+
+    fn subst_in(&self, f: &dyn Fn(&Atom) -> Option<Lin>, m: &mut Memo) -> Option<Cond> {
         Some(match self {
             Cond::True | Cond::False => self.clone(),
-            Cond::Cmp(x, r) => Cond::cmp(x.subst(f)?, *r),
-            Cond::And(xs) => Cond::and(xs.iter().map(|c| c.subst(f)).collect::<Option<Vec<_>>>()?),
-            Cond::Or(xs) => Cond::or(xs.iter().map(|c| c.subst(f)).collect::<Option<Vec<_>>>()?),
-            Cond::Not(c) => Cond::negate(c.subst(f)?),
+            Cond::Cmp(x, r) => Cond::cmp(x.subst_in(f, m)?, *r),
+            Cond::And(xs) => Cond::and(xs.iter().map(|c| c.subst_in(f, m)).collect::<Option<Vec<_>>>()?),
+            Cond::Or(xs) => Cond::or(xs.iter().map(|c| c.subst_in(f, m)).collect::<Option<Vec<_>>>()?),
+            Cond::Not(c) => Cond::negate(c.subst_in(f, m)?),
         })
     }
 

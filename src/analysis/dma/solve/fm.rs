@@ -1,13 +1,22 @@
 //! Fourier–Motzkin elimination with integer tightening: the decision of one conjunction of linear constraints
 //! (the module above splits a question into such cubes).
 
+use super::bits::Bits;
 use super::*;
 
-/// One row: `Σ a·x + c ≥ 0` over the variables of the elimination.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// One row: `Σ a·x + c ≥ 0` over the variables of the elimination, and the cube's constraints it was derived from
+/// (a row `0 ≥ 1` names the constraints that contradict each other: the search's conflicts).
+#[derive(Clone, Debug)]
 struct Row {
     a: Vec<i64>,
     c: i64,
+    from: Bits,
+}
+
+/// Sorts rows and keeps one of each (the first derivation).
+fn dedup(rows: &mut Vec<Row>) {
+    rows.sort_by(|x, y| (&x.a, x.c).cmp(&(&y.a, y.c)));
+    rows.dedup_by(|x, y| x.a == y.a && x.c == y.c);
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -19,12 +28,12 @@ fn gcd(a: i64, b: i64) -> i64 {
 }
 
 impl Row {
-    /// Divides by the coefficients' gcd, rounding the constant down (integer tightening); `None` when the row is a
-    /// constant (then `ok` says whether it holds).
-    fn tighten(mut self) -> Result<Row, bool> {
+    /// Divides by the coefficients' gcd, rounding the constant down (integer tightening); `Err` when the row is a
+    /// constant: `None` when it holds, the constraints it came from when it does not.
+    fn tighten(mut self) -> Result<Row, Option<Bits>> {
         let g = self.a.iter().fold(0, |g, &x| gcd(g, x));
         if g == 0 {
-            return Err(self.c >= 0);
+            return Err((self.c < 0).then_some(self.from));
         }
         if g > 1 {
             for x in self.a.iter_mut() {
@@ -36,8 +45,16 @@ impl Row {
     }
 }
 
-/// Decides one conjunction.
-pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
+/// Decides one conjunction; when it is `Unsat`, also which of its constraints contradict each other.
+pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> (Answer, Bits) {
+    match eliminate(cube) {
+        Ok(a) => (a, Bits::default()),
+        Err(core) => (Answer::Unsat, core),
+    }
+}
+
+/// [`fourier_motzkin`], a refutation as `Err` with its constraints.
+fn eliminate(cube: &[(Lin, Rel)]) -> Result<Answer, Bits> {
     let mut vars: Vec<Sym> = Vec::new();
     let mut index: HashMap<Sym, usize> = HashMap::new();
     for (x, _) in cube {
@@ -49,19 +66,19 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
         }
     }
     let n = vars.len();
-    let row_of = |x: &Lin| {
+    let row_of = |x: &Lin, i: usize| {
         let mut a = vec![0; n];
         for (v, &k) in &x.terms {
             a[index[v]] = k;
         }
-        Row { a, c: x.c }
+        Row { a, c: x.c, from: Bits::one(i) }
     };
     let mut rows: Vec<Row> = Vec::new();
     // equalities with a unit coefficient eliminate a variable exactly: x = −(rest) / a
     let mut defs: Vec<(usize, Row)> = Vec::new();
     let mut eqs: Vec<Row> = Vec::new();
-    for (x, r) in cube {
-        let row = row_of(x);
+    for (i, (x, r)) in cube.iter().enumerate() {
+        let row = row_of(x, i);
         match r {
             Rel::Eq0 => eqs.push(row),
             _ => rows.push(row),
@@ -70,14 +87,14 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
     while let Some(e) = eqs.pop() {
         let Some(k) = e.a.iter().position(|&x| x == 1 || x == -1) else {
             // no unit coefficient: two inequalities (sound for unsatisfiability)
-            let neg = Row { a: e.a.iter().map(|x| -x).collect(), c: -e.c };
+            let neg = Row { a: e.a.iter().map(|x| -x).collect(), c: -e.c, from: e.from.clone() };
             rows.push(e);
             rows.push(neg);
             continue;
         };
         // x_k = −(e − a_k x_k) / a_k
         let s = e.a[k];
-        let mut def = Row { a: e.a.iter().map(|x| -x * s).collect(), c: -e.c * s };
+        let mut def = Row { a: e.a.iter().map(|x| -x * s).collect(), c: -e.c * s, from: e.from.clone() };
         def.a[k] = 0;
         let subst = |r: &mut Row| -> Option<()> {
             let f = r.a[k];
@@ -89,16 +106,17 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
                 r.a[i] = r.a[i].checked_add(f.checked_mul(*d)?)?;
             }
             r.c = r.c.checked_add(f.checked_mul(def.c)?)?;
+            r.from.union(&def.from);
             Some(())
         };
         for r in rows.iter_mut().chain(eqs.iter_mut()) {
             if subst(r).is_none() {
-                return Answer::Unknown("integer overflow");
+                return Ok(Answer::Unknown("integer overflow"));
             }
         }
         for (_, r) in defs.iter_mut() {
             if subst(r).is_none() {
-                return Answer::Unknown("integer overflow");
+                return Ok(Answer::Unknown("integer overflow"));
             }
         }
         defs.push((k, def));
@@ -110,15 +128,14 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
     for r in rows {
         match r.tighten() {
             Ok(r) => cur.push(r),
-            Err(true) => {}
-            Err(false) => return Answer::Unsat,
+            Err(None) => {}
+            Err(Some(core)) => return Err(core),
         }
     }
-    cur.sort();
-    cur.dedup();
+    dedup(&mut cur);
     while !live.is_empty() {
         if !spend_n((cur.len() * live.len() / ROWS_PER_UNIT) as u64) {
-            return Answer::Unknown("the decision procedure's budget for this kernel ran out");
+            return Ok(Answer::Unknown("the decision procedure's budget for this kernel ran out"));
         }
         // an exact variable first (its integer projection is its rational one: every lower bound, or every upper
         // bound, has a unit coefficient — the Omega test's condition), then the one with the fewest new rows;
@@ -145,18 +162,19 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
                     }
                 }
                 let c = p.c.checked_mul(fp).and_then(|x| q.c.checked_mul(fq).and_then(|y| x.checked_add(y)));
-                let Some(c) = c.filter(|_| ok) else { return Answer::Unknown("integer overflow") };
-                match (Row { a, c }).tighten() {
+                let Some(c) = c.filter(|_| ok) else { return Ok(Answer::Unknown("integer overflow")) };
+                let mut from = p.from.clone();
+                from.union(&q.from);
+                match (Row { a, c, from }).tighten() {
                     Ok(r) => next.push(r),
-                    Err(true) => {}
-                    Err(false) => return Answer::Unsat,
+                    Err(None) => {}
+                    Err(Some(core)) => return Err(core),
                 }
             }
         }
-        next.sort();
-        next.dedup();
+        dedup(&mut next);
         if next.len() > MAX_CONSTRAINTS {
-            return Answer::Unknown("too many constraints");
+            return Ok(Answer::Unknown("too many constraints"));
         }
         stages.push((k, with));
         cur = next;
@@ -185,7 +203,7 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
             }
         }
         if lo > hi {
-            return Answer::Unknown("a rational solution with no integer one");
+            return Ok(Answer::Unknown("a rational solution with no integer one"));
         }
         val[*k] = 0i64.clamp(lo, hi);
     }
@@ -194,7 +212,7 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
         for (a, x) in def.a.iter().zip(&val) {
             v += *a as i128 * *x as i128;
         }
-        let Ok(v) = i64::try_from(v) else { return Answer::Unknown("integer overflow") };
+        let Ok(v) = i64::try_from(v) else { return Ok(Answer::Unknown("integer overflow")) };
         val[*k] = v;
     }
     let model: Model = vars.into_iter().zip(val).collect();
@@ -206,8 +224,8 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> Answer {
             Rel::Ne0 => v != 0,
         });
         if !ok {
-            return Answer::Unknown("a rational solution with no integer one");
+            return Ok(Answer::Unknown("a rational solution with no integer one"));
         }
     }
-    Answer::Sat(model)
+    Ok(Answer::Sat(model))
 }

@@ -13,12 +13,14 @@
 use super::term::{Atom, Cond, Lin, Rel, Sym};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+mod bits;
 mod fm;
 mod parts;
+mod search;
 
-use fm::fourier_motzkin;
 use parts::components;
 pub use parts::{equal_by_parts, equal_under};
+use search::Search;
 
 /// Values for the atoms a condition reads.
 pub type Model = BTreeMap<Sym, i64>;
@@ -49,6 +51,9 @@ thread_local! {
     /// Answers already given for the kernel being checked: the engine asks the same question again at each pass of
     /// an induction and for each fact a wait looks at.
     static ANSWERS: std::cell::RefCell<HashMap<Cond, Answer>> = std::cell::RefCell::new(HashMap::new());
+    /// The same, by the question exactly as asked: most repeats are the very same terms, and renaming a question
+    /// (rebuilding every atom) to look it up cost more than deciding most of them.
+    static ASKED: std::cell::RefCell<HashMap<Cond, Answer>> = std::cell::RefCell::new(HashMap::new());
 }
 
 /// Bounds the work of every question from now on (per kernel): past it, questions are `Unknown`, so a kernel
@@ -57,6 +62,7 @@ thread_local! {
 pub fn set_budget(units: u64) {
     BUDGET.with(|b| b.set(units));
     ANSWERS.with(|a| a.borrow_mut().clear());
+    ASKED.with(|a| a.borrow_mut().clear());
 }
 
 /// Whether the budget ran out.
@@ -92,6 +98,16 @@ pub fn check(c: &Cond) -> Answer {
     if *c == Cond::True {
         return Answer::Sat(Model::new());
     }
+    if let Some(a) = ASKED.with(|a| a.borrow().get(c).cloned()) {
+        return a;
+    }
+    let answer = check_parts(c);
+    ASKED.with(|a| a.borrow_mut().insert(c.clone(), answer.clone()));
+    answer
+}
+
+/// [`check`] part by part.
+fn check_parts(c: &Cond) -> Answer {
     let parts = components(c);
     if parts.len() < 2 {
         return check_whole(c);
@@ -231,8 +247,8 @@ fn decide(c: &Cond) -> Answer {
 
 /// Decides `whole` by the case search: a model is checked against the whole condition before it is believed.
 fn search(whole: &Cond) -> Answer {
-    let mut s = Search { cases: 0, nodes: 0, unknown: None, found: None };
-    s.run(vec![whole.clone()], Vec::new());
+    let mut s = Search::default();
+    s.start(whole);
     if let Some(m) = s.found {
         let val = |a: &Sym| m.get(a).copied().or(Some(0));
         return match whole.eval(&val) {
@@ -428,162 +444,6 @@ fn congruences(atoms: &[Sym]) -> Vec<Cond> {
 /// Congruence constraints per question at most (each is a disjunction the search may split on).
 const MAX_CONGRUENCES: usize = 32;
 
-struct Search {
-    cases: u32,
-    /// Branch points visited (a bound on the whole search, not only its leaves).
-    nodes: u32,
-    unknown: Option<&'static str>,
-    found: Option<Model>,
-}
-
-impl Search {
-    /// Decides `todo ∧ cube` lazily: every plain constraint goes into the cube first and the cube is decided;
-    /// a model of the cube that also satisfies every pending disjunction (and `≠`) is a model of the whole, and
-    /// only a disjunction the model violates is split. Most questions are decided by their linear part alone —
-    /// a loop's range contradicts the guard — without visiting the product of their case splits.
-    fn run(&mut self, mut todo: Vec<Cond>, mut cube: Vec<(Lin, Rel)>) {
-        let mut splits: Vec<Cond> = Vec::new();
-        let mut seen = cube.len();
-        loop {
-            while let Some(c) = todo.pop() {
-                match c {
-                    Cond::True => {}
-                    Cond::False => return,
-                    Cond::Cmp(x, Rel::Ne0) => splits.push(Cond::Cmp(x, Rel::Ne0)),
-                    Cond::Cmp(x, r) => cube.push((x, r)),
-                    Cond::And(xs) => todo.extend(xs),
-                    Cond::Or(xs) => splits.push(Cond::Or(xs)),
-                    Cond::Not(x) => todo.push(push_not(*x)),
-                }
-            }
-            let fresh = seen;
-            seen = cube.len();
-            match propagate(&cube[fresh..], std::mem::take(&mut splits)) {
-                None => return,
-                Some((left, units)) => {
-                    splits = left;
-                    if units.is_empty() {
-                        break;
-                    }
-                    todo = units;
-                }
-            }
-        }
-        self.nodes += 1;
-        if self.nodes > MAX_NODES || !spend() {
-            self.unknown = Some("too many cases");
-            return;
-        }
-        let mut m_violated = None;
-        let pick = match fourier_motzkin(&cube) {
-            Answer::Unsat => return,
-            Answer::Sat(m) => {
-                let get = |a: &Sym| m.get(a).copied().or(Some(0));
-                match splits.iter().position(|s| s.eval(&get) != Some(true)) {
-                    None => {
-                        self.found = Some(m);
-                        return;
-                    }
-                    Some(i) => {
-                        m_violated = Some(m);
-                        i
-                    }
-                }
-            }
-            // no integer model found for the cube: the cases below may still all be contradictory
-            Answer::Unknown(why) if splits.is_empty() => {
-                self.unknown = Some(why);
-                return;
-            }
-            Answer::Unknown(_) => 0,
-        };
-        self.cases += 1;
-        if self.cases > MAX_CASES {
-            self.unknown = Some("too many cases");
-            return;
-        }
-        // of the cases the model breaks, the one with fewest sides: fewer branches to refute
-        let violated = |s: &Cond| match &m_violated {
-            Some(m) => s.eval(&|a: &Sym| m.get(a).copied().or(Some(0))) != Some(true),
-            None => true,
-        };
-        let pick = (0..splits.len())
-            .filter(|&i| i == pick || violated(&splits[i]))
-            .min_by_key(|&i| (sides(&splits[i]), i != pick))
-            .unwrap_or(pick);
-        let split = splits.swap_remove(pick);
-        let sides = match split {
-            Cond::Cmp(x, _) => {
-                // x ≠ 0: x ≥ 1 or −x ≥ 1
-                let (Some(p), Some(n)) = (x.add(&Lin::int(-1)), x.scale(-1).and_then(|n| n.add(&Lin::int(-1)))) else {
-                    self.unknown = Some("integer overflow");
-                    return;
-                };
-                vec![Cond::Cmp(p, Rel::Ge0), Cond::Cmp(n, Rel::Ge0)]
-            }
-            Cond::Or(xs) => xs,
-            _ => return,
-        };
-        for side in sides {
-            let mut t = splits.clone();
-            t.push(side);
-            self.run(t, cube.clone());
-            if self.found.is_some() || self.unknown.is_some() {
-                return;
-            }
-        }
-    }
-}
-
-/// The cases a split has.
-fn sides(c: &Cond) -> usize {
-    match c {
-        Cond::Or(xs) => xs.len(),
-        _ => 2,
-    }
-}
-
-/// Boolean propagation before any case split: each pending case split is read where the cube's comparisons hold
-/// (`in_context`): one whose every side contradicts them refutes the cube (`None`), one already true goes, and one
-/// with a single side left is no split at all — that side is returned to join the cube. The guards of a loop nest
-/// repeat the same comparisons in every disjunction; without this the search splits on each and refutes it again
-/// in every branch.
-///
-/// `cube` holds only the comparisons added since the splits were last read this way (what a parent propagated
-/// stays propagated in the splits it hands down).
-fn propagate(cube: &[(Lin, Rel)], splits: Vec<Cond>) -> Option<(Vec<Cond>, Vec<Cond>)> {
-    if cube.is_empty() {
-        return Some((splits, Vec::new()));
-    }
-    let mut lits: Vec<Cond> = cube.iter().map(|(x, r)| Cond::Cmp(x.clone(), *r)).collect();
-    let mut left = Vec::new();
-    let mut units = Vec::new();
-    for s in splits {
-        let s = match s {
-            Cond::Cmp(x, Rel::Ne0) if lits.contains(&Cond::Cmp(x.clone(), Rel::Eq0)) => return None,
-            Cond::Or(xs) => Cond::or(xs.iter().map(|x| in_scope(x, &mut lits))),
-            s => s,
-        };
-        match s {
-            Cond::False => return None,
-            Cond::True => {}
-            Cond::Or(xs) => left.push(Cond::Or(xs)),
-            Cond::Cmp(x, Rel::Ne0) => left.push(Cond::Cmp(x, Rel::Ne0)),
-            unit => units.push(unit),
-        }
-    }
-    Some((left, units))
-}
-
-/// `¬c` with the negation pushed one level in.
-fn push_not(c: Cond) -> Cond {
-    match c {
-        Cond::And(xs) => Cond::or(xs.into_iter().map(Cond::negate)),
-        Cond::Or(xs) => Cond::and(xs.into_iter().map(Cond::negate)),
-        c => Cond::negate(c),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::term::Var;
@@ -676,22 +536,6 @@ mod tests {
         // a negated conjunction whose every part holds is false
         let d = Cond::and([a.clone(), b.clone(), Cond::negate(Cond::and([a, b]))]);
         assert_eq!(in_context(&d, &HashSet::new()), Cond::False);
-    }
-
-    #[test]
-    fn a_split_whose_other_sides_contradict_the_cube_is_no_split() {
-        let (x, y, z) = (v(0, "x"), v(1, "y"), v(2, "z"));
-        let ge = |l: &Lin| Cond::cmp(l.clone(), Rel::Ge0);
-        let x_neg = Cond::negate(ge(&x));
-        let y0 = Cond::cmp(y.clone(), Rel::Eq0);
-        // x ≥ 0 holds: the side `x < 0` is false, the side `y = 0 ∧ y ≠ 0` is false by itself, `z ≥ 0` is left
-        let split = Cond::or([Cond::and([x_neg.clone(), ge(&z)]), Cond::and([y0.clone(), Cond::negate(y0)]), ge(&z)]);
-        let (left, units) = propagate(&[(x.clone(), Rel::Ge0)], vec![split.clone()]).unwrap();
-        assert!(left.is_empty());
-        assert_eq!(units, vec![ge(&z)]);
-        // every side false: the cube is refuted without a case split
-        let dead = Cond::or([x_neg.clone(), Cond::and([x_neg, ge(&z)])]);
-        assert!(propagate(&[(x, Rel::Ge0)], vec![dead]).is_none());
     }
 
     #[test]

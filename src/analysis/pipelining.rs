@@ -87,9 +87,10 @@ pub(crate) fn host_call(c: &Compilation<'_>, unit: usize, kernel: &str) -> Optio
 /// The full array of window `k`: inputs are the call's operands after the scalar-prefetch ones, outputs its results.
 fn full_array(arrays: &CallArrays, k: &Kernel<'_>, w: usize) -> Option<Vec<i64>> {
     let (operands, results) = arrays;
-    let inputs = operands.len().checked_sub(k.scalar_prefetch)?;
+    let first = k.host_operand(k.scalar_prefetch);
+    let inputs = operands.len().checked_sub(first)?;
     if w < inputs {
-        operands.get(k.scalar_prefetch + w).cloned().flatten()
+        operands.get(first + w).cloned().flatten()
     } else {
         results.get(w - inputs).cloned().flatten()
     }
@@ -275,7 +276,7 @@ fn whole_array_hit(
     let share = share.filter(|&s| s >= EXPOSED_SHARE)?;
     let forced =
         if win.synchronous { " (Pallas made it single-buffered: `#tpu.pipeline_mode<synchronous>`)" } else { "" };
-    let output = arrays.is_some_and(|(ops, _)| w + k.scalar_prefetch >= ops.len());
+    let output = arrays.is_some_and(|(ops, _)| k.host_operand(k.scalar_prefetch + w) >= ops.len());
     let when = if output {
         format!("written back once{forced}, after the last of the {steps} grid steps")
     } else {

@@ -103,7 +103,7 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
                 } else {
                     continue;
                 };
-                let operand = k.scalar_prefetch + n;
+                let operand = k.host_operand(k.scalar_prefetch + n);
                 let placed = if late && unspecified {
                     a.memory_space.map(|s| (s.to_string(), link::stage_of(&c.units[i])))
                 } else {

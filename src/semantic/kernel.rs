@@ -171,6 +171,15 @@ pub struct Kernel<'a> {
     pub places: std::sync::Arc<std::collections::BTreeMap<OpId, String>>,
 }
 
+impl Kernel<'_> {
+    /// The host call's operand that the kernel's `n`-th operand after its grid indices comes from (scalar-prefetch
+    /// operands first, then inputs): Pallas passes the bound of every grid dimension known only at run time
+    /// (`iteration_bounds` holding MLIR's dynamic size) as the call's first operands, before the kernel's own.
+    pub fn host_operand(&self, n: usize) -> usize {
+        self.iteration_bounds.iter().filter(|&&b| b < 0).count() + n
+    }
+}
+
 /// Whether function `f` signals or waits on semaphores itself (`tpu.sem_signal`, `tpu.sem_wait`): collectives
 /// synchronise with them rather than with DMA waits.
 pub fn has_semaphore_ops(m: &Module<'_>, f: FuncId) -> bool {
@@ -539,5 +548,27 @@ fn control<'a>(m: &Module<'a>, id: OpId) -> ControlOp<'a> {
         upper: if is_for { c(1) } else { None },
         step: if is_for { c(2) } else { None },
         regions: op.regions.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::mlir::parse_mlir;
+
+    #[test]
+    fn a_dynamic_grid_dimension_shifts_the_host_operands() {
+        let k = |bounds: &str| {
+            let text = format!(
+                "module {{\n  func.func @k(%arg0: i32, %arg1: memref<4xi32, #tpu.memory_space<smem>>, %arg2: \
+                 memref<8x128xf32, #tpu.memory_space<any>>) attributes {{dimension_semantics = \
+                 [#tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: {bounds}>, scalar_prefetch = \
+                 1 : i64, scratch_operands = 0 : i64, window_params = [{{}}]}} {{\n    return\n  }}\n}}\n"
+            );
+            let m = parse_mlir("t.mlir", &text).expect("parses");
+            super::kernels(&m).remove(0).host_operand(1)
+        };
+        // the input after one scalar-prefetch operand: operand 1 of the call, or 2 after a run-time grid bound
+        assert_eq!(k("4"), 1);
+        assert_eq!(k("-9223372036854775808"), 2);
     }
 }

@@ -33,7 +33,7 @@ pub fn seed_from_host(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel:
     let hm = &host.module;
     let grid = k.iteration_bounds.len();
     for j in 0..k.scalar_prefetch {
-        let Some(o) = hm.op(call).operands.get(j) else { break };
+        let Some(o) = hm.op(call).operands.get(k.host_operand(j)) else { break };
         let mut def = o.def;
         // through the ops that only move a value
         for _ in 0..4 {

@@ -349,6 +349,20 @@ pub fn load_rules(lint: &Selection, strict: bool) -> Result<Rules, miette::Repor
         }
     }
     set.rules.retain(|r| (select.is_empty() || hits(r, &select) || hits(r, &extend)) && !hits(r, &ignore));
+    // a selection that names only rules of packs not in use would run nothing and report a clean run
+    if strict && set.rules.is_empty() && extend.is_empty() && !select.is_empty() && !select.iter().any(|p| p == "ALL") {
+        let mut packs: Vec<&str> =
+            builtin.get().into_iter().flatten().filter(|r| hits(r, &select)).map(|r| r.pack.as_str()).collect();
+        packs.sort_unstable();
+        packs.dedup();
+        let help = format!(
+            "they are in {}: add the pack to `--rules` (e.g. `--rules {},{}`) or use `--extend-select`",
+            packs.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "),
+            lint.rules.join(","),
+            packs.join(",")
+        );
+        return Err(SettingsError::NothingSelected { patterns: select.join(","), help }.into());
+    }
     // `--extend-select`: the built-in packs' rules it names that the run's packs do not hold
     if !extend.is_empty() {
         for r in rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default() {

@@ -15,6 +15,14 @@ pub enum SettingsError {
         #[help]
         help: String,
     },
+    #[error("`--select {patterns}` leaves no rule to run: it names only rules of packs this run does not use")]
+    #[diagnostic(code(hlolint::usage::rule))]
+    NothingSelected {
+        patterns: String,
+        /// Which packs hold the rules named, and how to run them.
+        #[help]
+        help: String,
+    },
     #[error("--severity takes RULE=LEVEL, got `{got}`")]
     #[diagnostic(code(hlolint::usage::severity))]
     SeveritySyntax { got: String },

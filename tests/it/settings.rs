@@ -397,3 +397,21 @@ fn a_config_may_ignore_a_built_in_code_the_chosen_pack_lacks() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no rule matches `ZZ999`"));
 }
+
+#[test]
+fn a_selection_of_rules_no_pack_in_use_holds_is_an_error_not_a_clean_run() {
+    // `--select MO021` with the default pack (core, no MO021) would run no rule and call the dumps clean
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir_all(&dumps).unwrap();
+    std::fs::write(dumps.join("m_hlo.txt"), "HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").unwrap();
+    let out = hlolint_in(dir.path()).args(["--select", "MO021", "dumps"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("leaves no rule to run") && err.contains("`v2-dma`"), "{err}");
+    // with the pack, or adding the rule to the run's packs, it runs
+    let out = hlolint_in(dir.path()).args(["--rules", "core,v2-dma", "--select", "MO021", "dumps"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = hlolint_in(dir.path()).args(["--extend-select", "MO021", "dumps"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -4,13 +4,18 @@
 
 use std::path::PathBuf;
 
+/// The repository's root (the workspace's: this crate lives in `crates/hlolint-ir`), where the fixtures and the
+/// test data are, whichever crate's test asks.
+pub fn repository() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
 /// The corpus of real dumps: `$HLOLINT_CORPUS` (a worktree outside the usual layout points there), else
 /// `../shared/corpus` beside the checkout; `None`, with a printed notice, on a clone that does not have it (the
 /// tests that need it pass on what the repository holds).
 pub fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("HLOLINT_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    let dir =
+        std::env::var_os("HLOLINT_CORPUS").map(PathBuf::from).unwrap_or_else(|| repository().join("../shared/corpus"));
     if dir.is_dir() {
         Some(dir)
     } else {

@@ -136,7 +136,9 @@ def is_hlo(path: Path) -> bool:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hlolint", default=os.environ.get("HLOLINT", str(ROOT / "target/release/hlolint")))
+    # the release binary where cargo put it (scripts/test builds it just before), as bench.py and calibrate.py find it
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    ap.add_argument("--hlolint", default=os.environ.get("HLOLINT", str(target / "release" / "hlolint")))
     ap.add_argument("paths", nargs="*")
     args = ap.parse_args()
     paths = [Path(p) for p in args.paths]

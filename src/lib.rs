@@ -29,7 +29,8 @@
 //! # What else is public, and why
 //!
 //! - [`ir`] and [`parse`]: the graph every layer is read into and the parsers that build it (HLO, MLIR text, LLO,
-//!   MLIR bytecode). They need nothing above them; the fuzz targets, benchmarks and examples call them.
+//!   MLIR bytecode), re-exported from the crate `hlolint-ir` (crates/hlolint-ir), which needs nothing above it;
+//!   the fuzz targets, benchmarks and examples call them.
 //! - [`semantic`], [`summary`], [`source`], [`lint`](mod@lint), [`perf`]: reached by the integration tests, the
 //!   fuzz targets and the examples (kernels as Pallas wrote them, LLO op classes, file sniffing and stage names, a
 //!   parsed compilation, the performance model's facts); not a stable API.
@@ -37,7 +38,8 @@
 //!   until a rule calls it.
 //! - [`report`]: [`RunOutcome`], the report writer and its formats; [`settings`]: [`Settings`], [`Selection`] and
 //!   the errors settings can raise.
-//! - `testing` (hidden): the corpus of real dumps and one seeded generator, shared by every kind of test.
+//! - `testing` (hidden, from `hlolint-ir` too): the corpus of real dumps, one seeded generator and one byte
+//!   mutator, shared by every kind of test.
 //!
 //! Everything else (the command line, rule packs and their engine, suppressions, the lint run's internals,
 //! `hlolint compare`, the driver) is private.
@@ -51,9 +53,7 @@ pub mod analysis;
 mod cli;
 mod compare;
 mod driver;
-pub mod ir;
 pub mod lint;
-pub mod parse;
 pub mod perf;
 pub mod report;
 mod rules;
@@ -64,8 +64,13 @@ pub mod source;
 mod suggest;
 pub mod summary;
 mod suppress;
+
+// The bottom layer is a crate of its own (crates/hlolint-ir), so that the compiler holds what a test used to: the
+// graph and the parsers need nothing above them. Re-exported under their old names, the rest of the code and the
+// library's users name them `crate::ir`, `hlolint::parse`, ... as before.
 #[doc(hidden)]
-pub mod testing;
+pub use hlolint_ir::testing;
+pub use hlolint_ir::{ir, parse};
 
 pub use analysis::Verdict;
 pub use report::{CompilationReport, RunOutcome};

@@ -6,7 +6,7 @@
 use crate::lint::compilation::{parse_file, source_file, Parsed};
 use crate::lint::Compilation;
 use crate::rules::engine;
-use crate::testing::Lcg;
+use crate::testing::{Lcg, Mutator, Repeat};
 use std::path::{Path, PathBuf};
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -30,35 +30,14 @@ fn all_rules_survive_mutated_inputs() {
         files_under(&root.join("fixtures/fp8_matmul_2d/tpu7x+v6e").join(v).join("mosaic"), &mut seeds);
     }
     seeds.sort();
-    let specials = b"{}()[]<>=,:%\"0123456789 \nx";
+    // a duplicated line: repeated ops, doubled DMAs and waits
+    let mutator = Mutator { alphabet: b"{}()[]<>=,:%\"0123456789 \nx", edits: 3, repeat: Repeat::Line };
     let (mut ran, mut parsed) = (0, 0);
     for seed in &seeds {
         let Ok(text) = std::fs::read_to_string(seed) else { continue };
         let mut rng = Lcg(text.len() as u64);
         for round in 0..8 {
-            let mut b = text.clone().into_bytes();
-            if round > 0 {
-                for _ in 0..1 + rng.next_u64() % 3 {
-                    if b.is_empty() {
-                        break;
-                    }
-                    let at = (rng.next_u64() as usize) % b.len();
-                    match rng.next_u64() % 3 {
-                        0 => b[at] = specials[(rng.next_u64() as usize) % specials.len()],
-                        1 => {
-                            b.remove(at);
-                        }
-                        _ => {
-                            // duplicate a line: repeated ops, doubled DMAs and waits
-                            let start = b[..at].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-                            let end = b[at..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| at + i + 1);
-                            let line = b[start..end].to_vec();
-                            b.splice(start..start, line);
-                        }
-                    }
-                }
-            }
-            let mutated = String::from_utf8_lossy(&b).into_owned();
+            let mutated = if round > 0 { mutator.mutate(&mut rng, &text) } else { text.clone() };
             let file = source_file(&seed.display().to_string(), &mutated);
             let r = std::panic::catch_unwind(|| {
                 let Ok(p) = parse_file(&file) else { return false };

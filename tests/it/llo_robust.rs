@@ -1,6 +1,7 @@
 //! No input makes the LLO parsers panic: truncations and byte mutations of the hand-written samples and of small
 //! real files (when the corpus is present), parsed as every LLO kind, and the views run on whatever parses.
 
+use crate::common::{Lcg, Mutator, Repeat};
 use hlolint::parse::llo::args;
 use hlolint::parse::llo::{parse_llo, parse_llo_as, parse_llo_keeping, Keep, LloFile, LloKind};
 use hlolint::semantic::llo;
@@ -73,36 +74,11 @@ fn mutate_and_truncate(text: &str, trunc_stride: usize, mutations: usize, seed: 
         }
         k += trunc_stride;
     }
-    // Byte mutations at ASCII positions (keeps the text UTF-8): replace, delete, duplicate a span.
-    let bytes = text.as_bytes();
-    let mut rng = crate::common::Lcg(seed);
+    // Byte mutations at ASCII positions: replace, delete, duplicate a span.
+    let mutator = Mutator { alphabet: INTERESTING, edits: 3, repeat: Repeat::Run(40) };
+    let mut rng = Lcg(seed);
     for _ in 0..mutations {
-        let mut b = bytes.to_vec();
-        for _ in 0..1 + rng.below(3) {
-            if b.is_empty() {
-                break;
-            }
-            let at = rng.below(b.len());
-            if !b[at].is_ascii() {
-                continue;
-            }
-            match rng.below(3) {
-                0 => b[at] = INTERESTING[rng.below(INTERESTING.len())],
-                1 => {
-                    b.remove(at);
-                }
-                _ => {
-                    let end = (at + rng.below(40)).min(b.len());
-                    let chunk: Vec<u8> = b[at..end].to_vec();
-                    for (j, c) in chunk.into_iter().enumerate() {
-                        b.insert(at + j, c);
-                    }
-                }
-            }
-        }
-        if let Ok(s) = String::from_utf8(b) {
-            exercise(&s);
-        }
+        exercise(&mutator.mutate(&mut rng, text));
     }
 }
 

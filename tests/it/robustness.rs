@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::Lcg;
+use common::{Lcg, Mutator, Repeat};
 
 use hlolint::parse::hlo::parse_hlo;
 
@@ -22,28 +22,11 @@ fn mutate_all(seed_text: &str, rounds: usize) {
         must_not_panic(&String::from_utf8_lossy(&bytes[..cut]));
     }
     // Byte replacements with structural characters, deletions and duplications.
-    let specials = b"{}()[]<>=,:%\"'\\/*-.0123456789 \n\txSTE#?";
+    let mutator =
+        Mutator { alphabet: b"{}()[]<>=,:%\"'\\/*-.0123456789 \n\txSTE#?", edits: 4, repeat: Repeat::Run(40) };
     let mut rng = Lcg(0x5eed ^ bytes.len() as u64);
     for _ in 0..rounds {
-        let mut b = bytes.to_vec();
-        for _ in 0..1 + rng.next_u64() % 4 {
-            if b.is_empty() {
-                break;
-            }
-            let at = (rng.next_u64() as usize) % b.len();
-            match rng.next_u64() % 3 {
-                0 => b[at] = specials[(rng.next_u64() as usize) % specials.len()],
-                1 => {
-                    b.remove(at);
-                }
-                _ => {
-                    let end = (at + 1 + (rng.next_u64() as usize) % 40).min(b.len());
-                    let chunk = b[at..end].to_vec();
-                    b.splice(at..at, chunk);
-                }
-            }
-        }
-        must_not_panic(&String::from_utf8_lossy(&b));
+        must_not_panic(&mutator.mutate(&mut rng, seed_text));
     }
 }
 
@@ -82,8 +65,8 @@ fn garbage_does_not_panic() {
     let mut rng = Lcg(42);
     let alphabet = b"HloModule ENTRY ROOT %{}()[]=,:f32 s8 parameter fusion \"\\ 0123456789 -> <= T(8,128) S(1) \n";
     for _ in 0..2000 {
-        let n = (rng.next_u64() % 300) as usize;
-        let s: Vec<u8> = (0..n).map(|_| alphabet[(rng.next_u64() as usize) % alphabet.len()]).collect();
+        let n = rng.below(300);
+        let s: Vec<u8> = (0..n).map(|_| rng.pick(alphabet)).collect();
         must_not_panic(&String::from_utf8_lossy(&s));
     }
 }

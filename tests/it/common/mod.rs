@@ -24,8 +24,9 @@ pub fn hlolint_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("hlolint")
 }
 
-/// The corpus and the generator are the library's, so that its unit tests, benchmarks and examples share them.
-pub use hlolint::testing::{corpus, Lcg};
+/// The corpus, the generator and the byte mutator are the library's (`hlolint-ir`'s `testing`), so that its unit
+/// tests, benchmarks and examples share them.
+pub use hlolint::testing::{corpus, Lcg, Mutator, Repeat};
 
 /// The fixture sets (folders of fixtures/) that tests lint whole with every pack: all but fixtures/tpu_inference,
 /// whose production kernels take today's DMA engine up to a minute and a half per compilation in a release build

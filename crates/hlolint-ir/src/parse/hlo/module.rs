@@ -661,14 +661,13 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     /// Every attribute value of every HLO file at hand (test data, fixtures, the corpus when present), deferred or
     /// not, reads as the tree that building it where it stands in the file gives: same items, same spans, same end
     /// (so the syntax check and the tree builder agree on what they accept and where a value ends).
     #[test]
     fn deferred_values_read_as_the_trees_built_in_place() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = crate::testing::repository();
         let mut dirs = vec![root.join("tests/data"), root.join("fixtures")];
         dirs.extend(crate::testing::corpus());
         let (mut files, mut deferred) = (0, 0);

@@ -11,7 +11,7 @@
 //! too many cases, too many constraints) is `Unknown`, never a guess.
 
 use super::term::{Atom, Cond, Lin, Rel, Sym};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 mod bits;
 mod fm;
@@ -219,7 +219,7 @@ fn decide(c: &Cond) -> Answer {
     if !spend() {
         return Answer::Unknown("the decision procedure's budget for this kernel ran out");
     }
-    let c = &in_context(c, &HashSet::new());
+    let c = &in_context(c);
     let c = &selects_in_context(c);
     let mut atoms = Vec::new();
     c.atoms(&mut atoms);
@@ -266,8 +266,8 @@ fn search(whole: &Cond) -> Answer {
 /// negation is `¬b`. Guards built by taking a wait from a DMA repeat their loop ranges inside every negation;
 /// without this each repeated conjunct is one more case the search splits on and refutes.
 /// (Simplified here, per question, rather than when guards are built: the built terms stay shared and cached.)
-fn in_context(c: &Cond, ctx: &HashSet<Cond>) -> Cond {
-    in_scope(c, &mut ctx.iter().cloned().collect())
+fn in_context(c: &Cond) -> Cond {
+    in_scope(c, &mut Vec::new())
 }
 
 /// [`in_context`] with one stack of comparisons that each conjunction extends while its parts are read and
@@ -308,10 +308,9 @@ fn in_scope(c: &Cond, ctx: &mut Vec<Cond>) -> Cond {
 /// an index computed under the guard of the whole loop nest repeats that guard inside its select, and the solver's
 /// definition of the select would split on the negation of every repeated comparison.
 fn selects_in_context(c: &Cond) -> Cond {
-    let facts: std::cell::RefCell<Vec<Cond>> = match c {
-        Cond::And(xs) => xs.iter().filter(|x| matches!(x, Cond::Cmp(..))).cloned().collect::<Vec<_>>().into(),
-        _ => return c.clone(),
-    };
+    let Cond::And(xs) = c else { return c.clone() };
+    // the stack `in_scope` extends and restores; in a cell because a substitution takes a shared closure
+    let facts = std::cell::RefCell::new(xs.iter().filter(|x| matches!(x, Cond::Cmp(..))).cloned().collect::<Vec<_>>());
     let simplify = |a: &Atom| match a {
         Atom::Select(k, x, y) => {
             let k2 = in_scope(k, &mut facts.borrow_mut());
@@ -319,15 +318,10 @@ fn selects_in_context(c: &Cond) -> Cond {
         }
         _ => None,
     };
-    let out = match c {
-        // the facts themselves stay as they are (read in their own context they would all be true)
-        Cond::And(xs) => Cond::and(xs.iter().map(|x| match x {
-            Cond::Cmp(..) if !has_select(x) => x.clone(),
-            _ => x.subst(&simplify).unwrap_or_else(|| x.clone()),
-        })),
-        _ => c.clone(),
-    };
-    out
+    // a part without a select has nothing to read again (and its atoms need not be rebuilt)
+    Cond::and(
+        xs.iter().map(|x| if has_select(x) { x.subst(&simplify).unwrap_or_else(|| x.clone()) } else { x.clone() }),
+    )
 }
 
 /// Whether a condition reads a select (anywhere inside).
@@ -532,10 +526,10 @@ mod tests {
     fn what_holds_around_a_negation_is_taken_out_of_it() {
         let (a, b) = (Cond::cmp(v(0, "a"), Rel::Ge0), Cond::cmp(v(1, "b"), Rel::Ge0));
         let c = Cond::and([a.clone(), Cond::negate(Cond::and([a.clone(), b.clone()]))]);
-        assert_eq!(in_context(&c, &HashSet::new()), Cond::and([a.clone(), Cond::negate(b.clone())]));
+        assert_eq!(in_context(&c), Cond::and([a.clone(), Cond::negate(b.clone())]));
         // a negated conjunction whose every part holds is false
         let d = Cond::and([a.clone(), b.clone(), Cond::negate(Cond::and([a, b]))]);
-        assert_eq!(in_context(&d, &HashSet::new()), Cond::False);
+        assert_eq!(in_context(&d), Cond::False);
     }
 
     #[test]

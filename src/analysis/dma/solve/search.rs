@@ -71,8 +71,8 @@ impl Search {
             return None;
         }
         let plain: Vec<(Lin, Rel)> = cube.iter().map(|(x, _)| x.clone()).collect();
-        let mut model = None;
-        let first = match fourier_motzkin(&plain) {
+        // the cube's model, when it has one: only the splits it breaks need a case split
+        let model = match fourier_motzkin(&plain) {
             (Answer::Unsat, core) => {
                 let mut conflict = Bits::default();
                 core.iter().filter_map(|i| cube.get(i)).for_each(|(_, d)| conflict.union(d));
@@ -80,38 +80,32 @@ impl Search {
             }
             (Answer::Sat(m), _) => {
                 let get = |a: &Sym| m.get(a).copied().or(Some(0));
-                match splits.iter().position(|(s, _)| s.eval(&get) != Some(true)) {
-                    None => {
-                        self.found = Some(m);
-                        return None;
-                    }
-                    Some(i) => {
-                        model = Some(m);
-                        i
-                    }
+                if splits.iter().all(|(s, _)| s.eval(&get) == Some(true)) {
+                    self.found = Some(m);
+                    return None;
                 }
+                Some(m)
             }
             // no integer model found for the cube: the cases below may still all be contradictory
             (Answer::Unknown(why), _) if splits.is_empty() => {
                 self.unknown = Some(why);
                 return None;
             }
-            (Answer::Unknown(_), _) => 0,
+            (Answer::Unknown(_), _) => None,
         };
         self.cases += 1;
         if self.cases > MAX_CASES {
             self.unknown = Some("too many cases");
             return None;
         }
-        // of the cases the model breaks, the one with fewest sides: fewer branches to refute
+        // of the cases the model breaks (all, without a model), the one with fewest sides — the first of those:
+        // fewer branches to refute
         let broken = |s: &Cond| match &model {
             Some(m) => s.eval(&|a: &Sym| m.get(a).copied().or(Some(0))) != Some(true),
             None => true,
         };
-        let pick = (0..splits.len())
-            .filter(|&i| i == first || broken(&splits[i].0))
-            .min_by_key(|&i| (sides(&splits[i].0), i != first))
-            .unwrap_or(first);
+        let pick =
+            (0..splits.len()).filter(|&i| broken(&splits[i].0)).min_by_key(|&i| sides(&splits[i].0)).unwrap_or(0);
         let (split, d) = splits.swap_remove(pick);
         let sides = match split {
             Cond::Cmp(x, _) => {

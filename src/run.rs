@@ -331,13 +331,10 @@ pub fn load_rules(lint: &Selection, strict: bool) -> Result<Rules, miette::Repor
     // a selector must name some rule: of the selected packs, or of a built-in pack (a config that ignores MO021
     // applies to the versions whose pack has it and is not an error where the chosen pack has not)
     let builtin = std::cell::OnceCell::new();
+    let all_builtin = || builtin.get_or_init(|| rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default());
     let known = |p: &String, selected: &[rules::Rule]| {
         let one = std::slice::from_ref(p);
-        selected.iter().any(|r| hits(r, one))
-            || builtin
-                .get_or_init(|| rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default())
-                .iter()
-                .any(|r| hits(r, one))
+        selected.iter().any(|r| hits(r, one)) || all_builtin().iter().any(|r| hits(r, one))
     };
     let hint = |p: &str, selected: &[rules::Rule]| {
         let all = selected.iter().chain(builtin.get().into_iter().flatten());
@@ -348,11 +345,10 @@ pub fn load_rules(lint: &Selection, strict: bool) -> Result<Rules, miette::Repor
             return Err(SettingsError::NoSuchRule { pattern: p.clone(), help: hint(p, &set.rules) }.into());
         }
     }
-    set.rules.retain(|r| (select.is_empty() || hits(r, &select) || hits(r, &extend)) && !hits(r, &ignore));
-    // a selection that names only rules of packs not in use would run nothing and report a clean run
-    if strict && set.rules.is_empty() && extend.is_empty() && !select.is_empty() && !select.iter().any(|p| p == "ALL") {
-        let mut packs: Vec<&str> =
-            builtin.get().into_iter().flatten().filter(|r| hits(r, &select)).map(|r| r.pack.as_str()).collect();
+    // a selection that names only rules of packs not in use would run nothing and report a clean run (one that
+    // `--ignore` empties is what was asked for)
+    if strict && extend.is_empty() && !select.is_empty() && !set.rules.iter().any(|r| hits(r, &select)) {
+        let mut packs: Vec<&str> = all_builtin().iter().filter(|r| hits(r, &select)).map(|r| r.pack.as_str()).collect();
         packs.sort_unstable();
         packs.dedup();
         let help = format!(
@@ -363,6 +359,7 @@ pub fn load_rules(lint: &Selection, strict: bool) -> Result<Rules, miette::Repor
         );
         return Err(SettingsError::NothingSelected { patterns: select.join(","), help }.into());
     }
+    set.rules.retain(|r| (select.is_empty() || hits(r, &select) || hits(r, &extend)) && !hits(r, &ignore));
     // `--extend-select`: the built-in packs' rules it names that the run's packs do not hold
     if !extend.is_empty() {
         for r in rules::load::load_all_builtin().map(|s| s.rules).unwrap_or_default() {

@@ -414,4 +414,7 @@ fn a_selection_of_rules_no_pack_in_use_holds_is_an_error_not_a_clean_run() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let out = hlolint_in(dir.path()).args(["--extend-select", "MO021", "dumps"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // a selection of the run's own rules that `--ignore` then empties is what was asked for, not this mistake
+    let out = hlolint_in(dir.path()).args(["--select", "MO010", "--ignore", "MO010", "dumps"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -46,7 +46,7 @@ impl Row {
 }
 
 /// Decides one conjunction; when it is `Unsat`, also which of its constraints contradict each other.
-pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> (Answer, Bits) {
+pub(super) fn fourier_motzkin(cube: &[&(Lin, Rel)]) -> (Answer, Bits) {
     match eliminate(cube) {
         Ok(a) => (a, Bits::default()),
         Err(core) => (Answer::Unsat, core),
@@ -54,7 +54,7 @@ pub(super) fn fourier_motzkin(cube: &[(Lin, Rel)]) -> (Answer, Bits) {
 }
 
 /// [`fourier_motzkin`], a refutation as `Err` with its constraints.
-fn eliminate(cube: &[(Lin, Rel)]) -> Result<Answer, Bits> {
+fn eliminate(cube: &[&(Lin, Rel)]) -> Result<Answer, Bits> {
     let mut vars: Vec<Sym> = Vec::new();
     let mut index: HashMap<Sym, usize> = HashMap::new();
     for (x, _) in cube {

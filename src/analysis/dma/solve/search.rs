@@ -70,7 +70,7 @@ impl Search {
             self.unknown = Some("too many cases");
             return None;
         }
-        let plain: Vec<(Lin, Rel)> = cube.iter().map(|(x, _)| x.clone()).collect();
+        let plain: Vec<&(Lin, Rel)> = cube.iter().map(|(x, _)| x).collect();
         // the cube's model, when it has one: only the splits it breaks need a case split
         let model = match fourier_motzkin(&plain) {
             (Answer::Unsat, core) => {

@@ -26,6 +26,9 @@ pub struct Loop {
     pub step: i64,
     /// Initial values of the carried values.
     pub init: Vec<Val>,
+    /// Whether a deep invariant may be tried (`induct`): not yet for grid dimensions, where a DMA left over by
+    /// a wait for another block is a finding the deep attempt's blame would turn into a doubt.
+    pub deep: bool,
 }
 
 /// What one symbolic iteration produced.
@@ -35,6 +38,10 @@ type Body<'b, 'm, 'a> = dyn FnMut(&mut Engine<'m, 'a>, &Lin, &[Val]) -> Vec<Val>
 const MAX_PASSES: usize = 3;
 /// Passes from the guess (see `induct`).
 const GUESS_PASSES: usize = 2;
+/// Iterations a deep invariant follows a DMA across before the induction gives up (a ring of that many slots).
+const MAX_AGE: u8 = 8;
+/// Work units a loop's first attempt may have cost for a deep one to be tried.
+const DEEP_UNITS: u64 = 1_000;
 
 #[cfg(test)]
 thread_local! {
@@ -64,6 +71,9 @@ pub(super) fn in_range(x: &Lin, lb: &Lin, ub: &Lin, step: i64) -> Cond {
 
 /// Runs loop `l` by induction (module doc); returns the carried values after the loop.
 pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &mut Body<'_, 'm, 'a>) -> Vec<Val> {
+    e.loops += 1;
+    let loops_before = e.loops;
+    let units_before = super::solve::left();
     let outer_facts = std::mem::take(&mut e.facts);
     let outer_guard = e.guard.clone();
     let outer_needs = e.needs.len();
@@ -86,150 +96,187 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     let body_guard = Cond::and([outer_guard.clone(), range(&i)]);
     // the previous iteration in this one's terms: i − step, its carried values and written buffers unknown
     let prev_i = i.sub(&Lin::int(l.step));
-    let prev_heads: Vec<Option<Lin>> = heads
-        .iter()
-        .enumerate()
-        .map(|(k, h)| match h {
-            Val::Int(_) | Val::Bool(_) => {
-                let v = e.fresh(format!("{}: carried value {k} one iteration earlier", l.name));
-                if let Some(id) = var_id(&Some(v.clone())) {
-                    e.carried.push(id);
-                }
-                Some(v)
-            }
-            _ => None,
-        })
-        .collect();
-    let prev_versions: HashMap<Base, u32> = stored
-        .iter()
-        .map(|&b| {
-            e.next_version += 1;
-            (b, e.next_version)
-        })
-        .collect();
-    // (every buffer the loop stores to has its number before the body runs: `prev` maps its head loads)
+    // (every buffer the loop stores to has its number before the body runs: the shift maps its head loads)
     for &b in stored {
         e.buf_id(b);
     }
     let bufs = e.bufs.clone();
-    let prev = |a: &Atom| -> Option<Lin> {
-        match a {
-            Atom::Var(v) if Some(v.id) == iv => prev_i.clone(),
-            Atom::Var(v) => {
-                let k = head_vars.iter().position(|h| *h == Some(v.id))?;
-                prev_heads.get(k).cloned().flatten()
-            }
-            Atom::Load { buf, idx, version } => {
-                let b = *bufs.get(*buf as usize)?;
-                (head_version.get(&b) == Some(version))
-                    .then(|| Lin::atom(Atom::Load { buf: *buf, idx: idx.clone(), version: prev_versions[&b] }))
-            }
-            _ => None,
-        }
-    };
+    let mut shift = Shift::new(e, &l.name, &i, &prev_i, &heads, stored, &head_version, 1);
     // the previous iteration ran, and so does this one
     let has_prev = Cond::and([prev_i.as_ref().map(range).unwrap_or(Cond::False), body_guard.clone()]);
-
-    // passes: the invariant (what is outstanding at the head of iteration i) is what iteration i − step left,
-    // starting from nothing; a pass whose leftovers equal its invariant's source closes the induction. When
-    // MAX_PASSES do not settle (a prefetch whose wait, with nothing inherited yet, takes this iteration's own
-    // DMA: each pass then hands over one iteration more), the guess is what the first pass left, as started,
-    // for GUESS_PASSES more. Any invariant that closes is one: the first iteration inherits nothing (`has_prev`).
-    let mut inv: Vec<Fact> = Vec::new();
-    let mut result = None;
-    let mut closed_any = false;
-    // where the previous pass's own variables and load versions begin (see `canonical`)
-    let mut inv_floor = (e.next_var, e.next_version);
-    // the invariant moved one iteration on: `link` ties the carried values to what the previous one yielded
-    let hand = |facts: &[Fact]| -> Option<Vec<Fact>> {
-        let mut out = Vec::new();
-        for f in facts {
-            let g = f.guard.subst(&prev)?;
-            let (sem, amount) = subst_key(f, &prev)?;
-            let guard = Cond::and([g, has_prev.clone()]);
-            // a fact no next iteration inherits is not carried (a grid of one step)
-            if !super::solve::check(&guard).is_unsat() {
-                out.push(Fact { guard, sem, amount, inherited: true, ..f.clone() });
-            }
-        }
-        Some(out)
-    };
-    // what the first pass left, as started, with its floor and link: the guess, made only if it is needed
-    let mut first: Option<(Vec<Fact>, (u32, u32), Cond)> = None;
-    // what the head holds of the previous iteration that left `inv` (see `Engine::assume`)
-    let mut inv_link = Cond::True;
+    let problems_at_entry = e.problems.len();
+    let unknown_at_entry = e.unknown.clone();
     let outer_assume = e.assume.clone();
-    for pass in 0..MAX_PASSES + guess_passes() {
-        if pass == MAX_PASSES {
-            let Some(g) = first.take().and_then(|(left, floor, link)| Some((hand(&left)?, floor, link))) else {
+    let outer_deep = e.deep;
+    // names the passes make from here on (each pass's own, and older ones a deep invariant keeps: `canonical`)
+    let loop_floor = (e.next_var, e.next_version);
+    // a first attempt hands over only what each iteration started; when what it inherited outlives the next
+    // iteration (a ring of several slots, a pipeline several blocks deep), a deep attempt follows each DMA until
+    // it is waited, up to MAX_AGE iterations, with the values of each earlier iteration its own (`Shift`)
+    let mut deep = false;
+    // DMAs the loop only sums (found by the first attempt): never waited inside, not handed over by a deep one
+    let mut summed: Vec<OpId> = Vec::new();
+    let (result, closed_any, inv) = loop {
+        let prev = |a: &Atom| shift.apply(a);
+        // the invariant moved one iteration on: `link` ties the carried values to what the previous one yielded
+        let hand = |facts: &[Fact]| -> Option<Vec<Fact>> {
+            let mut out = Vec::new();
+            for f in facts {
+                if f.age >= MAX_AGE {
+                    return None;
+                }
+                let g = f.guard.subst(&prev)?;
+                let (sem, amount) = subst_key(f, &prev)?;
+                let guard = Cond::and([g, has_prev.clone()]);
+                // a fact no next iteration inherits is not carried (a grid of one step)
+                if !super::solve::check(&guard).is_unsat() {
+                    let (src, dst) = (subst_view(&f.src, &prev), subst_view(&f.dst, &prev));
+                    out.push(Fact { guard, sem, amount, age: f.age + 1, src, dst, ..f.clone() });
+                }
+            }
+            Some(out)
+        };
+        // passes: the invariant (what is outstanding at the head of iteration i) is what iteration i − step left,
+        // starting from nothing; a pass whose leftovers equal its invariant's source closes the induction. When
+        // MAX_PASSES do not settle (a prefetch whose wait, with nothing inherited yet, takes this iteration's own
+        // DMA: each pass then hands over one iteration more), the guess is what the first pass left, as started,
+        // for GUESS_PASSES more. Any invariant that closes is one: the first iteration inherits nothing
+        // (`has_prev`). A deep attempt has no guess: its passes hand over one iteration more each by design.
+        let mut inv: Vec<Fact> = Vec::new();
+        let mut result = None;
+        let mut closed_any = false;
+        // where the previous pass's own variables and load versions begin (see `canonical`)
+        let mut inv_floor = (e.next_var, e.next_version);
+        // what the first pass left, as started, with its floor and link: the guess, made only if it is needed
+        let mut first: Option<(Vec<Fact>, (u32, u32), Cond)> = None;
+        // what the head holds of the previous iteration that left `inv` (see `Engine::assume`)
+        let mut inv_link = Cond::True;
+        // (a ring of d slots settles in about d + 2 passes)
+        let passes = if deep { MAX_AGE as usize + 2 } else { MAX_PASSES + guess_passes() };
+        let units_at_start = super::solve::left();
+        for pass in 0..passes {
+            // (a deep attempt that costs more than a few first attempts is no ring: the kernel keeps its budget)
+            if deep && units_at_start.saturating_sub(super::solve::left()) > 4 * DEEP_UNITS {
                 break;
+            }
+            if pass == MAX_PASSES && !deep {
+                let Some(g) = first.take().and_then(|(left, floor, link)| Some((hand(&left)?, floor, link))) else {
+                    break;
+                };
+                (inv, inv_floor, inv_link) = g;
+            }
+            let floor = (e.next_var, e.next_version);
+            e.mem = head_mem.clone();
+            e.facts = inv.clone();
+            e.guard = body_guard.clone();
+            let assume =
+                Cond::and([outer_assume.clone(), Cond::or([Cond::negate(has_prev.clone()), inv_link.clone()])]);
+            e.assume = assume.clone();
+            let outer_log = std::mem::take(&mut e.log);
+            let outer_scope = std::mem::replace(&mut e.scope_guard, e.guard.clone());
+            e.needs.push(Vec::new());
+            let problems_before = e.problems.len();
+            let unknown_before = e.unknown.clone();
+            e.deep = deep;
+            let yielded = body(e, &i, &heads);
+            e.deep = outer_deep;
+            e.assume = outer_assume.clone();
+            e.scope_guard = outer_scope;
+            let started = std::mem::replace(&mut e.log, outer_log);
+            let needs = e.needs.pop().unwrap_or_default();
+            let facts = std::mem::take(&mut e.facts);
+            // which facts are this iteration's own (the invariant's come first and keep their op ids)
+            let own: Vec<Fact> = facts.iter().filter(|f| f.age == 0).cloned().collect();
+            let left_inv: Vec<Fact> = facts.iter().filter(|f| f.age > 0).cloned().collect();
+            // what the previous iteration handed over: each carried value at this head is what it yielded (sizes
+            // and slots computed from them then match between a prefetch and the next iteration's wait)
+            let carried = heads.iter().zip(&yielded).filter_map(|(h, y)| match (h, y) {
+                (Val::Int(h), Val::Int(y)) if h != y => Some(Cond::cmp(h.sub(&y.subst(&prev)?)?, Rel::Eq0)),
+                _ => None,
+            });
+            // and each scalar the previous iteration stored last is what this head reads there (a buffer index in
+            // SMEM that the prefetch flips and the next wait reads)
+            let end_stores = stored_at_end(e, &head_version, &bufs);
+            let stored = end_stores.iter().filter_map(|(b, idx, v)| {
+                let buf = bufs.iter().position(|x| x == b)? as u32;
+                let at: Vec<Lin> = idx.iter().map(|x| x.subst(&prev)).collect::<Option<_>>()?;
+                let here = Lin::atom(Atom::Load { buf, idx: at, version: head_version[b] });
+                Some(Cond::cmp(here.sub(&v.subst(&prev)?)?, Rel::Eq0))
+            });
+            let link = Cond::and(carried.chain(stored).collect::<Vec<_>>());
+            // oldest first: a wait takes what was started earliest
+            let next_inv = if deep {
+                let older = left_inv.iter().filter(|f| !summed.contains(&f.op));
+                hand(&older.chain(&own).cloned().collect::<Vec<_>>())
+            } else {
+                hand(&own)
             };
-            (inv, inv_floor, inv_link) = g;
-        }
-        let floor = (e.next_var, e.next_version);
-        e.mem = head_mem.clone();
-        e.facts = inv.clone();
-        e.guard = body_guard.clone();
-        let assume = Cond::and([outer_assume.clone(), Cond::or([Cond::negate(has_prev.clone()), inv_link.clone()])]);
-        e.assume = assume.clone();
-        let outer_log = std::mem::take(&mut e.log);
-        let outer_scope = std::mem::replace(&mut e.scope_guard, e.guard.clone());
-        e.needs.push(Vec::new());
-        let problems_before = e.problems.len();
-        let unknown_before = e.unknown.clone();
-        let yielded = body(e, &i, &heads);
-        e.assume = outer_assume.clone();
-        e.scope_guard = outer_scope;
-        let started = std::mem::replace(&mut e.log, outer_log);
-        let needs = e.needs.pop().unwrap_or_default();
-        let facts = std::mem::take(&mut e.facts);
-        // which facts are this iteration's own (the invariant's come first and keep their op ids)
-        let own: Vec<Fact> = facts.iter().filter(|f| !f.inherited).cloned().collect();
-        let left_inv: Vec<Fact> = facts.iter().filter(|f| f.inherited).cloned().collect();
-        // what the previous iteration handed over: each carried value at this head is what it yielded (sizes
-        // and slots computed from them then match between a prefetch and the next iteration's wait)
-        let carried = heads.iter().zip(&yielded).filter_map(|(h, y)| match (h, y) {
-            (Val::Int(h), Val::Int(y)) if h != y => Some(Cond::cmp(h.sub(&y.subst(&prev)?)?, Rel::Eq0)),
-            _ => None,
-        });
-        // and each scalar the previous iteration stored last is what this head reads there (a buffer index in
-        // SMEM that the prefetch flips and the next wait reads)
-        let end_stores = stored_at_end(e, &head_version, &bufs);
-        let stored = end_stores.iter().filter_map(|(b, idx, v)| {
-            let buf = bufs.iter().position(|x| x == b)? as u32;
-            let at: Vec<Lin> = idx.iter().map(|x| x.subst(&prev)).collect::<Option<_>>()?;
-            let here = Lin::atom(Atom::Load { buf, idx: at, version: head_version[b] });
-            Some(Cond::cmp(here.sub(&v.subst(&prev)?)?, Rel::Eq0))
-        });
-        let link = Cond::and(carried.chain(stored).collect::<Vec<_>>());
-        let next_inv = hand(&own);
-        if pass == 0 {
-            // the DMAs this iteration leaves, as they were started (not as this pass's waits left them)
-            let left: Vec<Fact> = started.into_iter().filter(|f| own.iter().any(|o| o.op == f.op)).collect();
-            first = Some((left, floor, link.clone()));
-        }
-        let closed =
-            match (next_inv.as_deref().and_then(|n| canonical(n, &link, floor)), canonical(&inv, &inv_link, inv_floor))
-            {
+            if pass == 0 {
+                // the DMAs this iteration leaves, as they were started (not as this pass's waits left them)
+                let left: Vec<Fact> = started.into_iter().filter(|f| own.iter().any(|o| o.op == f.op)).collect();
+                first = Some((left, floor, link.clone()));
+            }
+            // (a deep invariant holds names of several passes: all are renamed)
+            let (now, before) = if deep { (loop_floor, loop_floor) } else { (floor, inv_floor) };
+            let closed = match (
+                next_inv.as_deref().and_then(|n| canonical(n, &link, now)),
+                canonical(&inv, &inv_link, before),
+            ) {
                 (Some(a), Some(b)) => same_facts(&a.0, &b.0) && same_cond(&a.1, &b.1),
                 _ => false,
             };
-        if super::solve::trace() {
-            trace_pass(&l.name, pass, closed, &inv, &left_inv, next_inv.as_deref().unwrap_or(&[]));
-        }
-        if closed {
-            closed_any = true;
+            if super::solve::trace() {
+                trace_pass(&l.name, pass, closed, &inv, &left_inv, next_inv.as_deref().unwrap_or(&[]));
+            }
+            if closed {
+                closed_any = true;
+                result = Some((yielded, needs, own, left_inv, end_stores, assume));
+                break;
+            }
+            // not yet: this pass's findings were made against another invariant
+            e.problems.truncate(problems_before);
+            e.unknown = unknown_before;
+            let Some(next) = next_inv else {
+                result = Some((yielded, needs, own, left_inv, end_stores, assume));
+                break;
+            };
+            inv = next;
+            inv_floor = floor;
+            inv_link = link;
             result = Some((yielded, needs, own, left_inv, end_stores, assume));
-            break;
         }
-        // not yet: this pass's findings were made against another invariant
-        e.problems.truncate(problems_before);
-        e.unknown = unknown_before;
-        inv = next_inv.unwrap_or_default();
-        inv_floor = floor;
-        inv_link = link;
-        result = Some((yielded, needs, own, left_inv, end_stores, assume));
-    }
+        // what the previous iteration left and the next one did not take outlives it: followed by a deep attempt
+        let outlives = |left: &[Fact], assume: &Cond, sums: &[OpId]| -> Vec<OpId> {
+            left.iter()
+                .filter(|f| !sums.contains(&f.op))
+                .filter(|f| !super::solve::check(&Cond::and([f.guard.clone(), assume.clone()])).is_unsat())
+                .map(|f| f.op)
+                .collect()
+        };
+        // (only for a loop with no loop inside: each deep pass re-runs the inner inductions, and a DMA that
+        // outlives an iteration across a search loop, as in jax's paged attention, is no ring)
+        if deep && !closed_any {
+            e.shallow.insert(l.name.clone());
+        }
+        // (and only for a loop whose first attempt was cheap: a deep one costs about MAX_AGE times more)
+        let cheap = units_before.saturating_sub(super::solve::left()) <= DEEP_UNITS;
+        if !deep && l.deep && closed_any && cheap && e.loops == loops_before && !e.shallow.contains(&l.name) {
+            if let Some((yielded, _, own, left_inv, _, assume)) = &result {
+                let sums: Vec<OpId> =
+                    accumulators(own, &inv, left_inv, &body_guard, &heads, yielded).iter().map(|s| s.op).collect();
+                if !outlives(left_inv, assume, &sums).is_empty() {
+                    deep = true;
+                    e.deep_narrowed = false;
+                    summed = sums;
+                    e.problems.truncate(problems_at_entry);
+                    e.unknown = unknown_at_entry.clone();
+                    shift = Shift::new(e, &l.name, &i, &prev_i, &heads, stored, &head_version, MAX_AGE);
+                    continue;
+                }
+            }
+        }
+        break (result, closed_any, inv);
+    };
     let Some((yielded, needs, mut own, left_inv, end_stores, assume)) = result else { return l.init.clone() };
     let settled = closed_any;
     // DMAs the loop only accumulates (module doc): counted by the carried value that sums their sizes
@@ -241,11 +288,17 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             format!("the DMAs outstanding across iterations of {} do not settle", l.name),
         );
     }
-    // what the previous iteration left and this one did not take outlives it: not followed
-    for f in left_inv.iter().filter(|f| !sums.iter().any(|s| s.op == f.op)) {
-        if !super::solve::check(&Cond::and([f.guard.clone(), assume.clone()])).is_unsat() {
-            let why = format!("a DMA started in one iteration of {} and still outstanding after the next", l.name);
-            e.outlived.push((f.op, why));
+    // what a deep invariant keeps is outstanding after the last iteration too, older first
+    let mut left_after: Vec<Fact> = Vec::new();
+    if deep {
+        left_after = left_inv.iter().filter(|f| !summed.contains(&f.op)).cloned().collect();
+    } else {
+        // a first attempt that did not settle: what outlives an iteration is not followed
+        for f in left_inv.iter().filter(|f| !sums.iter().any(|s| s.op == f.op)) {
+            if !super::solve::check(&Cond::and([f.guard.clone(), assume.clone()])).is_unsat() {
+                let why = format!("a DMA started in one iteration of {} and still outstanding after the next", l.name);
+                e.outlived.push((f.op, why));
+            }
         }
     }
     // needs no earlier fact of the loop covered: at the first iteration, what was outstanding before the loop
@@ -285,6 +338,12 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             }
             None => e.giveup(n.op, "a wait in a loop whose terms the induction cannot start from the loop's entry"),
         }
+    }
+    // a deep invariant proves, it does not blame yet: what it leaves uncovered is possible, not proven (its waits
+    // skip their own iteration's DMAs for other blocks, which a semaphore would not)
+    if deep && e.deep_narrowed {
+        e.problems.iter_mut().skip(problems_at_entry).for_each(|p| p.exact = false);
+        e.deep_used = true;
     }
 
     // exit: the last iteration's leftovers, its carried values unknown (unless the loop never changes them)
@@ -333,15 +392,16 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             _ => None,
         }
     };
-    for f in own {
+    for f in left_after.into_iter().chain(own) {
         match f.guard.subst(&exit).zip(subst_key(&f, &exit)) {
             Some((g, (sem, amount))) => {
                 let mut at: Vec<(String, Lin)> =
                     f.at.iter().filter_map(|(n, x)| Some((n.clone(), x.subst(&exit)?))).collect();
-                if let Some(x) = &last {
-                    at.push((l.name.clone(), x.clone()));
+                // (started `age` iterations before the last)
+                if let Some(x) = last.as_ref().and_then(|x| x.sub(&Lin::int(l.step * f.age as i64))) {
+                    at.push((l.name.clone(), x));
                 }
-                e.push_fact(Fact { guard: Cond::and([g, runs.clone()]), sem, amount, at, inherited: false, ..f });
+                e.push_fact(Fact { guard: Cond::and([g, runs.clone()]), sem, amount, at, age: 0, ..f });
             }
             None => e.giveup(f.op, "a DMA left by a loop whose terms the engine cannot carry past the loop"),
         }
@@ -387,9 +447,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     for s in sums {
         let total = results.get(s.carried).and_then(as_lin).zip(l.init.get(s.carried).and_then(as_lin));
         match total.and_then(|(r, i)| r.sub(&i)?.scale(s.factor)) {
-            Some(amount) => {
-                e.add_fact(Fact { guard: e.guard.clone(), amount, at: Vec::new(), inherited: false, ..s.fact }, true)
-            }
+            Some(amount) => e.add_fact(Fact { guard: e.guard.clone(), amount, at: Vec::new(), age: 0, ..s.fact }, true),
             None => e.giveup(s.op, "a DMA summed by a loop whose total the engine cannot write"),
         }
     }
@@ -582,7 +640,18 @@ fn subst_need(n: &Need, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<Need> {
         op: n.op,
         total: n.total.subst(f)?,
         assume: n.assume.subst(f)?,
-        dst: n.dst.clone(),
+        dst: subst_view(&n.dst, f),
+        src: subst_view(&n.src, f),
+    })
+}
+
+/// A descriptor's view in other terms (unknown where a term is not expressible there).
+fn subst_view(v: &Option<super::exec::View>, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<super::exec::View> {
+    let v = v.as_ref()?;
+    Some(super::exec::View {
+        offs: v.offs.iter().map(|o| o.subst(f)).collect::<Option<_>>()?,
+        ext: v.ext.iter().map(|o| o.subst(f)).collect::<Option<_>>()?,
+        ..v.clone()
     })
 }
 
@@ -735,7 +804,7 @@ fn for_op(e: &mut Engine<'_, '_>, id: OpId) {
     }
     let init: Vec<Val> = inits.iter().map(|o| e.get(o)).collect();
     let stored = stored_in(e, id);
-    let l = Loop { name: line(e, id), lb, ub, step, init };
+    let l = Loop { name: line(e, id), lb, ub, step, init, deep: true };
     let out = induct(e, l, &stored, &mut |e, i, heads| {
         e.env.insert(key(Def::BlockArg { block: body, index: 0 }), Val::Int(i.clone()));
         for (k, h) in heads.iter().enumerate() {
@@ -762,7 +831,7 @@ fn while_op(e: &mut Engine<'_, '_>, id: OpId) {
         e.carried.push(v.id);
     }
     let stored = stored_in(e, id);
-    let l = Loop { name: line(e, id), lb: Lin::int(0), ub: n, step: 1, init };
+    let l = Loop { name: line(e, id), lb: Lin::int(0), ub: n, step: 1, init, deep: true };
     let out = induct(e, l, &stored, &mut |e, _k, heads| {
         for (k, h) in heads.iter().enumerate() {
             e.env.insert(key(Def::BlockArg { block: before, index: k as u32 }), h.clone());
@@ -783,4 +852,66 @@ fn while_op(e: &mut Engine<'_, '_>, id: OpId) {
         heads.iter().zip(next.iter()).map(|(h, v)| merge(&c, v, h)).collect()
     });
     bind_results(e, id, out);
+}
+
+/// "One iteration earlier" for the terms of an iteration's facts: the index `i − step`, each carried value and
+/// each stored buffer's head reads replaced by those of the previous iteration. With `depth` > 1 (a deep
+/// invariant), the values of d iterations earlier move to d + 1: a fact handed over again is older by one, and
+/// speaks of the iteration that started it, not of the one after (their values are not the same).
+struct Shift {
+    vars: HashMap<u32, Lin>,
+    versions: HashMap<u32, u32>,
+}
+
+impl Shift {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        e: &mut Engine<'_, '_>,
+        name: &str,
+        i: &Lin,
+        prev_i: &Option<Lin>,
+        heads: &[Val],
+        stored: &[Base],
+        head_version: &HashMap<Base, u32>,
+        depth: u8,
+    ) -> Shift {
+        let mut vars = HashMap::new();
+        if let (Some(id), Some(p)) = (var_id(&Some(i.clone())), prev_i) {
+            vars.insert(id, p.clone());
+        }
+        let earlier =
+            |d: u8| if d == 1 { "one iteration earlier".to_string() } else { format!("{d} iterations earlier") };
+        for (k, h) in heads.iter().enumerate() {
+            let Some(mut from) = head_var(h) else { continue };
+            for d in 1..=depth {
+                let v = e.fresh(format!("{name}: carried value {k} {}", earlier(d)));
+                let Some(id) = var_id(&Some(v.clone())) else { break };
+                e.carried.push(id);
+                vars.insert(from, v);
+                from = id;
+            }
+        }
+        let mut versions = HashMap::new();
+        for b in stored {
+            let Some(&(mut from)) = head_version.get(b) else { continue };
+            for _ in 1..=depth {
+                let v = e.next_version;
+                e.next_version += 1;
+                versions.insert(from, v);
+                from = v;
+            }
+        }
+        Shift { vars, versions }
+    }
+
+    fn apply(&self, a: &Atom) -> Option<Lin> {
+        match a {
+            Atom::Var(v) => self.vars.get(&v.id).cloned(),
+            Atom::Load { buf, idx, version } => {
+                let version = *self.versions.get(version)?;
+                Some(Lin::atom(Atom::Load { buf: *buf, idx: idx.clone(), version }))
+            }
+            _ => None,
+        }
+    }
 }

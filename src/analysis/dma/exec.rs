@@ -68,10 +68,14 @@ pub struct Fact {
     /// The loops it was started in and at which index, outermost last (`program_id(0) = 7`), once a loop's exit
     /// replaced its index by the last one.
     pub at: Vec<(String, Lin)>,
-    /// Outstanding at the head of a loop iteration, from the previous one (the induction's invariant).
-    pub inherited: bool,
+    /// Iterations of the innermost loop being checked since it was started, at the head of the current one: 0
+    /// for this iteration's own DMAs (or outside any loop), d for one iteration d − 1 iterations before the previous
+    /// one handed over (the induction's invariant).
+    pub age: u8,
     /// Where it copies to (`target`, as the start names it): which of several like DMAs a wait is for (blame only).
     pub dst: Option<View>,
+    /// Where it copies from (`source`): with `dst`, which block a deep invariant's wait is for (`Engine::deep`).
+    pub src: Option<View>,
 }
 
 /// A wait's need that nothing before it in the same scope covers: inside a loop, the loop's induction matches it
@@ -86,8 +90,9 @@ pub struct Need {
     pub total: Lin,
     /// What holds of the state where it was asked (`Engine::assume`), apart from its guard.
     pub assume: Cond,
-    /// The `dst` its descriptor names (see `Fact::dst`).
+    /// The `dst` and `src` its descriptor names (see `Fact::dst`, `Fact::src`).
     pub dst: Option<View>,
+    pub src: Option<View>,
 }
 
 /// A failure found, with the values that reach it when the solver gave them.
@@ -153,6 +158,18 @@ pub struct Engine<'m, 'a> {
     pub outlived: Vec<(OpId, String)>,
     /// The guard at the entry of the innermost loop body (or the kernel): a store under exactly it always runs.
     pub scope_guard: Cond,
+    /// Inside a pass of a deep invariant (`control::induct`): a wait takes a DMA only where both name the same
+    /// block, so that a prefetch several blocks ahead is left to the iteration it is for.
+    pub deep: bool,
+    /// Loops the induction entered so far (a deep attempt is made only for a loop with none inside).
+    pub loops: u64,
+    /// A deep invariant settled whose waits passed over a DMA for another block: findings from here on are
+    /// possible, not proven (see `exact_witness`).
+    pub deep_used: bool,
+    /// A wait of the current deep attempt passed over a DMA for another block.
+    pub deep_narrowed: bool,
+    /// Loops (by name) whose deep attempt did not settle: not tried again in a later pass of an outer loop.
+    pub shallow: std::collections::HashSet<String>,
     /// What holds of the state wherever the code being run runs, though no branch tests it: a loop iteration's head
     /// holds what the previous iteration stored and yielded (`control::induct`). Questions about needs are asked
     /// under it; facts do not carry it (handed to the next iteration it would speak of the wrong one).
@@ -198,6 +215,11 @@ impl<'m, 'a> Engine<'m, 'a> {
             names: HashMap::new(),
             steps: 0,
             scope_guard: Cond::True,
+            deep: false,
+            loops: 0,
+            deep_used: false,
+            deep_narrowed: false,
+            shallow: Default::default(),
             assume: Cond::True,
             relevant: Vec::new(),
             outlived: Vec::new(),
@@ -664,8 +686,9 @@ impl<'m, 'a> Engine<'m, 'a> {
                     op: id,
                     signal: false,
                     at: Vec::new(),
-                    inherited: false,
+                    age: 0,
                     dst: self.view_of(id, "target"),
+                    src: self.view_of(id, "source"),
                 },
                 false,
             );
@@ -706,7 +729,7 @@ impl<'m, 'a> Engine<'m, 'a> {
         let Some((sem, amount)) = self.sem_amount(id) else { return };
         let guard = Cond::and([self.guard.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
         self.add_fact(
-            Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), inherited: false, dst: None },
+            Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), age: 0, dst: None, src: None },
             false,
         );
     }
@@ -760,16 +783,26 @@ impl<'m, 'a> Engine<'m, 'a> {
             };
             (sem, bytes)
         };
-        let dst = self.view_of(id, "dst");
-        self.wait_for(id, sem, amount, dst);
+        let desc = (self.view_of(id, "src"), self.view_of(id, "dst"));
+        self.wait_for(id, sem, amount, desc);
     }
 
     /// A wait at op `id` for `amount` on `sem` under the current guard: taken from what is outstanding, the rest
     /// a need of the enclosing loop (or a problem at the top level).
-    pub fn wait_for(&mut self, id: OpId, sem: SemKey, amount: Lin, dst: Option<View>) {
+    /// `desc`: the source and target its descriptor names, when known.
+    pub fn wait_for(&mut self, id: OpId, sem: SemKey, amount: Lin, desc: (Option<View>, Option<View>)) {
         self.note_relevant(&self.guard.clone(), &sem, &amount);
-        let need =
-            Need { guard: self.guard.clone(), sem, total: amount.clone(), amount, op: id, assume: Cond::True, dst };
+        let (src, dst) = desc;
+        let need = Need {
+            guard: self.guard.clone(),
+            sem,
+            total: amount.clone(),
+            amount,
+            op: id,
+            assume: Cond::True,
+            dst,
+            src,
+        };
         if let Some(left) = self.consume(need) {
             match self.needs.last_mut() {
                 Some(scope) => scope.push(left),
@@ -840,6 +873,21 @@ impl<'m, 'a> Engine<'m, 'a> {
                 }
             } else {
                 continue;
+            };
+            // inside a deep invariant, a wait takes a DMA only where it is for the same block
+            let keq = match self.deep {
+                true => match same_block(&self.facts[i], &n) {
+                    Some(Cond::True) => keq,
+                    Some(c) => {
+                        self.deep_narrowed = true;
+                        Cond::and([keq, c])
+                    }
+                    None => {
+                        self.deep_narrowed = true;
+                        continue;
+                    }
+                },
+                false => keq,
             };
             let mut f = self.facts[i].clone();
             touched.push(i);
@@ -931,7 +979,7 @@ impl<'m, 'a> Engine<'m, 'a> {
             same_key(&a.sem, &b.sem)
                 && a.amount == b.amount
                 && a.guard == b.guard
-                && a.inherited == b.inherited
+                && a.age == b.age
                 && a.at == b.at
                 && a.signal == b.signal
         };
@@ -997,6 +1045,10 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// to the model's values leave no state that `assume` allows and `when` excludes (a slot read back from SMEM
     /// is not an input, but what the previous iteration stored there is fixed by the inputs).
     pub fn exact_witness(&self, when: &Cond, assume: &Cond, m: &Model) -> bool {
+        // after a deep invariant, what is outstanding is only known up to which block a wait takes (`deep`)
+        if self.deep_used {
+            return false;
+        }
         let both = Cond::and([when.clone(), assume.clone()]);
         if self.is_input_witness(&both, m) {
             return true;
@@ -1044,7 +1096,7 @@ impl<'m, 'a> Engine<'m, 'a> {
 /// Adds `f` to `facts`, onto the last one when it is the same slot under the same condition (`Engine::add_fact`).
 fn add_onto(facts: &mut Vec<Fact>, f: Fact, symbolic: bool) {
     if let Some(last) = facts.last_mut().filter(|x| {
-        !x.signal && !f.signal && !x.inherited && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)
+        !x.signal && !f.signal && x.age == 0 && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)
     }) {
         let sum = if symbolic {
             last.amount.add(&f.amount)
@@ -1082,6 +1134,21 @@ pub fn key(d: Def) -> (u8, u32, u32) {
         Def::BlockArg { block, index } => (1, block.0, index),
         Def::Unresolved => (2, 0, 0),
     }
+}
+
+/// Where a DMA and a wait name the same source and target (`None`: never; `True` where a descriptor is unknown).
+fn same_block(f: &Fact, n: &Need) -> Option<Cond> {
+    let mut eq = Vec::new();
+    for (a, b) in [(&f.src, &n.src), (&f.dst, &n.dst)] {
+        let (Some(a), Some(b)) = (a, b) else { continue };
+        if a.base != b.base || a.offs.len() != b.offs.len() {
+            return None;
+        }
+        for (x, y) in a.offs.iter().zip(&b.offs) {
+            eq.push(Cond::cmp(x.sub(y)?, Rel::Eq0));
+        }
+    }
+    Some(Cond::and(eq))
 }
 
 /// The same semaphore slot, term for term.

@@ -126,6 +126,7 @@ fn grid(e: &mut Engine<'_, '_>, entry: BlockId, bounds: &[Lin], d: usize) {
         ub: bounds[d].clone(),
         step: 1,
         init: Vec::new(),
+        deep: false,
     };
     control::induct(e, l, &stored, &mut |e, i, _| {
         e.env.insert(key(Def::BlockArg { block: entry, index: d as u32 }), Val::Int(i.clone()));

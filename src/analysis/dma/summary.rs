@@ -100,10 +100,10 @@ pub fn for_loop(e: &mut Engine<'_, '_>, id: OpId, body: BlockId, lb: &Lin, ub: &
     for (op, sem, amount) in sums {
         if k == Kind::Starts {
             let guard = Cond::and([outer.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
-            let f = Fact { guard, sem, amount, op, signal: false, at: Vec::new(), inherited: false, dst: None };
+            let f = Fact { guard, sem, amount, op, signal: false, at: Vec::new(), age: 0, dst: None, src: None };
             e.add_fact(f, false);
         } else {
-            e.wait_for(op, sem, amount, None);
+            e.wait_for(op, sem, amount, (None, None));
         }
     }
     true

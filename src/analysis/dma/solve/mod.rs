@@ -65,6 +65,11 @@ pub fn set_budget(units: u64) {
     ASKED.with(|a| a.borrow_mut().clear());
 }
 
+/// Work units left for the kernel being checked.
+pub fn left() -> u64 {
+    BUDGET.with(|b| b.get())
+}
+
 /// Whether the budget ran out.
 pub fn exhausted() -> bool {
     BUDGET.with(|b| b.get() == 0)

@@ -1,7 +1,7 @@
 // Correct: a pipeline two blocks deep on one semaphore. The first iteration starts blocks 0 and 1 (the second
 // only when there is one), every iteration i prefetches block i + 2 when there is one and waits for block i.
 // At the head of every iteration after the first, two blocks (or one, at the last) are outstanding: DMAs
-// outlive more than one iteration, which the engine does not follow yet — not proven, and never called clean.
+// outlive more than one iteration, followed by a deep invariant (each DMA aged until the wait for its block).
 module attributes {stable_mosaic.version = 14 : i64} {
   func.func @k(%arg0: i32, %arg1: memref<1xi32, #tpu.memory_space<smem>>, %arg2: memref<64x8x128xbf16, #tpu.memory_space<hbm>>, %arg3: memref<8x128xbf16, #tpu.memory_space<vmem>>, %arg4: memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) attributes {dimension_semantics = [#tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: 1>, scalar_prefetch = 1 : i64, scratch_operands = 2 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = [{}]} {
     %c0 = arith.constant 0 : index

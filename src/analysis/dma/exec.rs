@@ -158,7 +158,7 @@ pub struct Engine<'m, 'a> {
     pub outlived: Vec<(OpId, String)>,
     /// The guard at the entry of the innermost loop body (or the kernel): a store under exactly it always runs.
     pub scope_guard: Cond,
-    /// Inside a pass of a deep invariant (`control::induct`): a wait takes a DMA only where both name the same
+    /// Inside a pass of a deep invariant (`induct::induct`): a wait takes a DMA only where both name the same
     /// block, so that a prefetch several blocks ahead is left to the iteration it is for.
     pub deep: bool,
     /// Loops the induction entered so far (a deep attempt is made only for a loop with none inside).
@@ -171,11 +171,11 @@ pub struct Engine<'m, 'a> {
     /// Loops (by name) whose deep attempt did not settle: not tried again in a later pass of an outer loop.
     pub shallow: std::collections::HashSet<String>,
     /// What holds of the state wherever the code being run runs, though no branch tests it: a loop iteration's head
-    /// holds what the previous iteration stored and yielded (`control::induct`). Questions about needs are asked
+    /// holds what the previous iteration stored and yielded (`induct::induct`). Questions about needs are asked
     /// under it; facts do not carry it (handed to the next iteration it would speak of the wrong one).
     pub assume: Cond,
     /// Buffers whose values some DMA's or wait's condition, slot or size reads: only what a loop stores to them
-    /// is worth linking across iterations (`control::induct`; the rest would only make every question larger).
+    /// is worth linking across iterations (`induct::induct`; the rest would only make every question larger).
     pub relevant: Vec<u32>,
     /// Each loop's (and grid dimension's) index variable with its first value.
     pub first_value: HashMap<u32, Lin>,
@@ -1157,7 +1157,7 @@ pub fn same_key(a: &SemKey, b: &SemKey) -> bool {
 }
 
 /// The same semaphore buffer with slots that differ in terms but might be equal.
-fn may_alias(a: &SemKey, b: &SemKey) -> bool {
+pub(super) fn may_alias(a: &SemKey, b: &SemKey) -> bool {
     a.base == b.base && a.offs.len() == b.offs.len() && !provably_different(&a.offs, &b.offs)
 }
 

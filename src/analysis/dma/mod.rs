@@ -1,7 +1,7 @@
 //! The DMA engine: a proof (or a witness) that a Mosaic kernel waits every DMA it starts, for all inputs.
 //!
 //! Values read at run time are symbols ([`term`]), branches are guards and loops and the grid are checked by
-//! induction ([`control`]), and every question — does this wait have its DMA, can this DMA outlive the grid — is
+//! induction ([`control`], [`induct`]), and every question — does this wait have its DMA, can this DMA outlive the grid — is
 //! a satisfiability question over integers ([`solve`]). No grid step, trip count or table value is enumerated:
 //! what holds is proven for every input, and what fails comes with values that make it fail.
 //! docs/dma-semantics.md says what is counted and why; the analyses that call this are `dma-balance` (and,
@@ -10,7 +10,9 @@
 mod arith;
 pub(crate) mod control;
 mod exec;
+pub(crate) mod induct;
 pub mod seed;
+mod shift;
 pub mod solve;
 mod summary;
 pub mod term;
@@ -120,7 +122,7 @@ fn grid(e: &mut Engine<'_, '_>, entry: BlockId, bounds: &[Lin], d: usize) {
         return;
     }
     let stored = e.written.clone();
-    let l = control::Loop {
+    let l = induct::Loop {
         name: format!("program_id({d})"),
         lb: Lin::int(0),
         ub: bounds[d].clone(),
@@ -128,7 +130,7 @@ fn grid(e: &mut Engine<'_, '_>, entry: BlockId, bounds: &[Lin], d: usize) {
         init: Vec::new(),
         deep: false,
     };
-    control::induct(e, l, &stored, &mut |e, i, _| {
+    induct::induct(e, l, &stored, &mut |e, i, _| {
         e.env.insert(key(Def::BlockArg { block: entry, index: d as u32 }), Val::Int(i.clone()));
         grid(e, entry, bounds, d + 1);
         Vec::new()

@@ -2,7 +2,7 @@
 //!
 //! Paged kernels copy a block page by page in a loop (`for p in range(n): copy(page[p]).start()`) and wait for
 //! it with a second loop of the same shape (`for p in range(n): copy(page[p]).wait()`). The induction
-//! ([`super::control::induct`]) follows DMAs outstanding for one iteration; here every iteration's DMA is still
+//! ([`super::induct::induct`]) follows DMAs outstanding for one iteration; here every iteration's DMA is still
 //! outstanding when the loop ends, and the matching waits are spread over another loop. A semaphore only counts
 //! bytes, so such a loop is, to it, one DMA (or one wait) of `Σ_{i ∈ [lb, ub)} a(i)`, with `a(i)` what iteration
 //! `i` starts (waits for) on that semaphore slot.
@@ -68,7 +68,7 @@ pub fn for_loop(e: &mut Engine<'_, '_>, id: OpId, body: BlockId, lb: &Lin, ub: &
     let Some(Atom::Var(iv)) = i.single_atom().cloned() else { return false };
     e.first_value.insert(iv.id, lb.clone());
     let outer = e.guard.clone();
-    let body_guard = Cond::and([outer.clone(), super::control::in_range(&i, lb, ub, step)]);
+    let body_guard = Cond::and([outer.clone(), super::induct::in_range(&i, lb, ub, step)]);
     let facts = std::mem::take(&mut e.facts);
     let log_len = e.log.len();
     let scope = std::mem::replace(&mut e.scope_guard, body_guard.clone());

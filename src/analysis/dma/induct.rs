@@ -293,7 +293,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
                 };
                 let outer_ring = needs_of(&result)
                     .iter()
-                    .any(|n| outer_facts.iter().any(|f| super::exec::may_alias(&f.sem, &n.sem)) && later(n));
+                    .any(|n| outer_facts.iter().any(|f| super::account::may_alias(&f.sem, &n.sem)) && later(n));
                 if !outlives(left_inv, assume, &sums).is_empty() || outer_ring {
                     deep = true;
                     e.deep_narrowed = false;
@@ -409,7 +409,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         for n in &needs {
             let before = e.problems.len();
             e.report_need(Need { guard: Cond::and([n.guard.clone(), after_peel.clone()]), ..n.clone() });
-            if e.facts.iter().any(|f| super::exec::may_alias(&f.sem, &n.sem)) {
+            if e.facts.iter().any(|f| super::account::may_alias(&f.sem, &n.sem)) {
                 e.problems.iter_mut().skip(before).for_each(|p| p.exact = false);
             }
         }

@@ -7,6 +7,7 @@
 //! docs/dma-semantics.md says what is counted and why; the analyses that call this are `dma-balance` (and,
 //! through the same facts, later `dma-double-buffering`).
 
+mod account;
 mod arith;
 pub(crate) mod control;
 mod exec;
@@ -16,6 +17,7 @@ mod shift;
 pub mod solve;
 mod summary;
 pub mod term;
+mod witness;
 
 use exec::{key, Engine, Val};
 pub use exec::{Base, Problem, SemKey};

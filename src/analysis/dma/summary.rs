@@ -139,7 +139,7 @@ fn group(
             return None;
         }
         let term = Lin::select(c, amount, &Lin::int(0));
-        match out.iter_mut().find(|(_, s, _)| super::exec::same_key(s, sem)) {
+        match out.iter_mut().find(|(_, s, _)| super::account::same_key(s, sem)) {
             Some((_, _, terms)) => terms.push(term),
             None => out.push((*op, sem.clone(), vec![term])),
         }

@@ -1,0 +1,432 @@
+//! DMA accounting: starts and signals add facts, waits take from them ([`Engine::consume`]), what nothing covers
+//! is a need of the enclosing loop or a problem. A semaphore counts bytes: which fact a wait takes is blame, the
+//! totals are the verdict.
+
+use super::exec::{provably_different, Engine, Fact, Need, Problem, SemKey, Val, View, MAX_GUARD};
+use super::solve::{self, Answer};
+use super::term::{Atom, Cond, Lin, Rel};
+use crate::ir::*;
+use crate::semantic::op::{is_indirect_dma, is_semaphore_wait};
+
+impl Engine<'_, '_> {
+    pub(super) fn start(&mut self, id: OpId) {
+        let op = self.m.op(id);
+        let indirect = is_indirect_dma(op.opcode);
+        let mut roles = vec![if indirect { "semaphore" } else { "target_semaphore" }];
+        if op.operands.iter().any(|o| o.role == Some("source_semaphore")) {
+            roles.push("source_semaphore");
+        }
+        let Some(sems) = self.sems(id, &roles) else {
+            self.giveup(id, "a DMA whose semaphore the engine cannot follow");
+            return;
+        };
+        let bytes = if indirect { self.on_chip_bytes(id) } else { self.bytes_of(id, &["source", "target"]) };
+        let Some(bytes) = bytes else {
+            self.giveup(id, "a DMA whose size the engine cannot compute");
+            return;
+        };
+        // a zero-byte DMA signals nothing
+        let guard = Cond::and([self.guard.clone(), Cond::cmp(bytes.clone(), Rel::Ne0)]);
+        for sem in sems {
+            // DMAs started one after another under the same condition onto the same slot (a copy split into
+            // pages, unrolled) are one amount to the semaphore: kept as one fact, waits take from it in turn
+            // instead of each splitting a list of identical facts by condition (constant sizes only: a wait takes
+            // part of a fact only when both sizes are numbers)
+            self.add_fact(
+                Fact {
+                    guard: guard.clone(),
+                    sem,
+                    amount: bytes.clone(),
+                    op: id,
+                    signal: false,
+                    at: Vec::new(),
+                    age: 0,
+                    dst: self.view_of(id, "target"),
+                    src: self.view_of(id, "source"),
+                },
+                false,
+            );
+        }
+    }
+
+    /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore);
+    /// with `symbolic`, also when the sizes are terms.
+    pub fn add_fact(&mut self, f: Fact, symbolic: bool) {
+        self.note_relevant(&f.guard, &f.sem, &f.amount);
+        add_onto(&mut self.log, f.clone(), symbolic);
+        add_onto(&mut self.facts, f, symbolic);
+    }
+
+    /// Adds `f` as its own fact, never onto another (what a loop leaves after its last iteration).
+    pub fn push_fact(&mut self, f: Fact) {
+        self.note_relevant(&f.guard, &f.sem, &f.amount);
+        self.log.push(f.clone());
+        self.facts.push(f);
+    }
+
+    /// Records the buffers a DMA's or wait's terms read (see `relevant`).
+    fn note_relevant(&mut self, guard: &Cond, sem: &SemKey, amount: &Lin) {
+        let mut atoms = Vec::new();
+        guard.atoms(&mut atoms);
+        sem.offs.iter().for_each(|o| o.atoms(&mut atoms));
+        amount.atoms(&mut atoms);
+        for a in atoms {
+            if let Atom::Load { buf, .. } = &*a {
+                if !self.relevant.contains(buf) {
+                    self.relevant.push(*buf);
+                }
+            }
+        }
+    }
+
+    pub(super) fn signal(&mut self, id: OpId) {
+        let Some((sem, amount)) = self.sem_amount(id) else { return };
+        let guard = Cond::and([self.guard.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
+        self.add_fact(
+            Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), age: 0, dst: None, src: None },
+            false,
+        );
+    }
+
+    fn sem_amount(&mut self, id: OpId) -> Option<(SemKey, Lin)> {
+        let op = self.m.op(id);
+        let plain: Vec<Val> = op
+            .operands
+            .iter()
+            .filter(|o| o.role.is_none() || matches!(o.role, Some("semaphore") | Some("amount") | Some("value")))
+            .map(|o| self.get(o))
+            .collect();
+        let sem = plain.iter().find_map(|v| match v {
+            Val::Ref(r) => Some(SemKey { base: r.base, offs: r.offs.clone() }),
+            _ => None,
+        });
+        let amount = plain.iter().find_map(|v| match v {
+            Val::Int(l) => Some(l.clone()),
+            Val::Bool(c) => Some(Lin::select(c, &Lin::int(1), &Lin::int(0))),
+            _ => None,
+        });
+        match (sem, amount) {
+            (Some(s), Some(a)) => Some((s, a)),
+            _ => {
+                self.giveup(id, "a semaphore signal or wait whose semaphore or amount the engine cannot follow");
+                None
+            }
+        }
+    }
+
+    pub(super) fn wait(&mut self, id: OpId) {
+        let op = self.m.op(id);
+        let (sem, amount) = if is_semaphore_wait(op.opcode) {
+            match self.sem_amount(id) {
+                Some(x) => x,
+                None => return,
+            }
+        } else {
+            let Some(sem) = self.sems(id, &["semaphore", "sem"]).and_then(|s| s.into_iter().next()) else {
+                self.giveup(id, "a DMA wait whose semaphore the engine cannot follow");
+                return;
+            };
+            let bytes = if is_indirect_dma(op.opcode) {
+                self.on_chip_bytes(id)
+            } else {
+                self.bytes_of(id, &["src", "dst", "ref"])
+            };
+            let Some(bytes) = bytes else {
+                self.giveup(id, "a DMA wait whose size the engine cannot compute");
+                return;
+            };
+            (sem, bytes)
+        };
+        let desc = (self.view_of(id, "src"), self.view_of(id, "dst"));
+        self.wait_for(id, sem, amount, desc);
+    }
+
+    /// A wait at op `id` for `amount` on `sem` under the current guard: taken from what is outstanding, the rest
+    /// a need of the enclosing loop (or a problem at the top level).
+    /// `desc`: the source and target its descriptor names, when known.
+    pub fn wait_for(&mut self, id: OpId, sem: SemKey, amount: Lin, desc: (Option<View>, Option<View>)) {
+        self.note_relevant(&self.guard.clone(), &sem, &amount);
+        let (src, dst) = desc;
+        let need = Need {
+            guard: self.guard.clone(),
+            sem,
+            total: amount.clone(),
+            amount,
+            op: id,
+            assume: Cond::True,
+            dst,
+            src,
+        };
+        if let Some(left) = self.consume(need) {
+            match self.needs.last_mut() {
+                Some(scope) => scope.push(left),
+                None => self.report_need(left),
+            }
+        }
+    }
+
+    /// A need nothing covers at the top level: a wait with nothing outstanding, or more than is.
+    pub fn report_need(&mut self, n: Need) {
+        let core = Cond::and([n.guard.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
+        let when = Cond::and([core.clone(), n.assume.clone()]);
+        match solve::check(&when) {
+            Answer::Unsat => {}
+            Answer::Sat(model) => {
+                let (model, first) = self.first_iterations(&when, model);
+                let exact = self.exact_witness(&core, &n.assume, &model);
+                let related = self.facts.iter().rev().find(|f| same_key(&f.sem, &n.sem)).map(|f| f.op);
+                // some of what it takes was there: it takes more than was signalled
+                let kind = if n.amount != n.total { "wait-exceeds-signals" } else { "wait-without-start" };
+                self.problems.push(Problem {
+                    op: n.op,
+                    kind,
+                    signal: false,
+                    amounts: (n.total.clone(), n.amount.clone()),
+                    sem: n.sem,
+                    related,
+                    when,
+                    witness: Some(model),
+                    exact,
+                    first,
+                    at: Vec::new(),
+                });
+            }
+            Answer::Unknown(why) => self.giveup(n.op, format!("whether a wait has a DMA is undecided ({why})")),
+        }
+    }
+
+    /// Takes what a wait needs from the outstanding facts; returns what is left of the need, if anything may be.
+    ///
+    /// Facts on the same semaphore slot are taken oldest first (what an iteration inherited before what it
+    /// started): which DMA a wait takes is only blame — a semaphore is a sum — and a pipelined wait is written
+    /// for the earlier start.
+    pub fn consume(&mut self, n: Need) -> Option<Need> {
+        let mut need = Cond::and([n.guard.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
+        // every question is asked where the state is possible (`assume`); the guards split here do not carry it
+        let assume = Cond::and([self.assume.clone(), n.assume.clone()]);
+        let under = |c: &Cond| Cond::and([c.clone(), assume.clone()]);
+        if solve::check(&under(&need)).is_unsat() {
+            return None;
+        }
+        let mut amount = n.amount.clone();
+        self.prefer_own_copy(&n);
+        // facts whose guard this wait changed: only they can have become impossible
+        let first_new = self.facts.len();
+        let mut touched = Vec::new();
+        for i in 0..self.facts.len() {
+            // a fact on a slot that may be the wait's (`i % 2` against `1`) is taken where the slots are equal
+            let keq = if same_key(&self.facts[i].sem, &n.sem) {
+                Cond::True
+            } else if may_alias(&self.facts[i].sem, &n.sem) {
+                match slots_equal(&self.facts[i].sem, &n.sem) {
+                    Some(c) => c,
+                    None => {
+                        self.giveup(n.op, "a wait whose semaphore slot may or may not be a DMA's");
+                        continue;
+                    }
+                }
+            } else {
+                continue;
+            };
+            // inside a deep invariant, a wait takes a DMA only where it is for the same block
+            let keq = match self.deep {
+                true => match same_block(&self.facts[i], &n) {
+                    Some(Cond::True) => keq,
+                    Some(c) => {
+                        self.deep_narrowed = true;
+                        Cond::and([keq, c])
+                    }
+                    None => {
+                        self.deep_narrowed = true;
+                        continue;
+                    }
+                },
+                false => keq,
+            };
+            let mut f = self.facts[i].clone();
+            touched.push(i);
+            let elsewhere = Cond::and([f.guard.clone(), Cond::negate(keq.clone())]);
+            f.guard = Cond::and([f.guard.clone(), keq.clone()]);
+            let overlap = Cond::and([need.clone(), f.guard.clone()]);
+            if solve::check(&under(&overlap)).is_unsat() {
+                continue;
+            }
+            if f.amount == amount {
+                // the wait takes this fact where both hold
+                (self.facts[i].guard, need) = take(&f.guard, &need);
+            } else if let Some(more) = f.amount.sub(&amount).and_then(|d| d.as_int()) {
+                // amounts a constant apart (`256·n` and `256·n - 256`, or two constants)
+                if more > 0 {
+                    // part of it: the rest stays outstanding where the wait ran
+                    if keq == Cond::True && solve::implies(&under(&f.guard), &need) == Some(true) {
+                        self.facts[i].amount = Lin::int(more);
+                    } else {
+                        self.facts[i].guard = Cond::and([f.guard.clone(), Cond::negate(need.clone())]);
+                        self.facts.push(Fact { guard: overlap, amount: Lin::int(more), ..f.clone() });
+                    }
+                    need = if solve::implies(&under(&need), &f.guard) == Some(true) {
+                        Cond::False
+                    } else {
+                        Cond::and([need, Cond::negate(f.guard.clone())])
+                    };
+                } else {
+                    // all of it, and more from the next: only where the fact's guard covers the whole need
+                    if solve::implies(&under(&need), &f.guard) != Some(true) {
+                        self.giveup(n.op, "a wait that takes several DMAs under different conditions");
+                        return None;
+                    }
+                    self.facts[i].guard = Cond::False;
+                    amount = amount.sub(&f.amount)?;
+                }
+            } else {
+                // different symbolic amounts: decided only when they are equal wherever both hold
+                // (shown part by part first: cheaper than a case split over the whole difference)
+                let differ = if solve::equal_by_parts(&under(&overlap), &f.amount, &amount) {
+                    Answer::Unsat
+                } else {
+                    solve::check(&Cond::and([under(&overlap), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)]))
+                };
+                match differ {
+                    Answer::Unsat => (self.facts[i].guard, need) = take(&f.guard, &need),
+                    other => {
+                        if solve::trace() {
+                            let why = match &other {
+                                Answer::Sat(m) => format!("sat {m:?}"),
+                                Answer::Unknown(w) => format!("unknown {w}"),
+                                Answer::Unsat => String::new(),
+                            };
+                            eprintln!("dma-size {why}");
+                            eprintln!("dma-size wait {} takes {amount} from {} under {overlap}", n.op.0, f.amount);
+                        }
+                        self.giveup(n.op, "a wait whose size may differ from its DMA's");
+                        return None;
+                    }
+                }
+            }
+            if keq != Cond::True {
+                self.facts[i].guard = Cond::or([elsewhere, self.facts[i].guard.clone()]);
+            }
+            if solve::check(&under(&need)).is_unsat() {
+                self.prune_changed(&touched, first_new);
+                return None;
+            }
+        }
+        self.prune_changed(&touched, first_new);
+        if need.larger_than(MAX_GUARD) || self.facts.iter().any(|f| f.guard.larger_than(MAX_GUARD)) {
+            // what takes what has split into more cases than the engine follows: stop before it costs memory
+            self.giveup(n.op, "the conditions under which DMAs on this semaphore are outstanding grow too complex");
+            self.facts.retain(|f| !f.guard.larger_than(MAX_GUARD));
+            return None;
+        }
+        Some(Need { guard: need, amount, assume, ..n })
+    }
+
+    /// Of DMAs alike in all the accounting sees (slot, bytes, condition, iteration), the one a wait takes first
+    /// is the one its descriptor names (its `dst`): a semaphore only counts, so which is taken changes nothing
+    /// but the blame — a removed receive wait leaves its own hop's copy unwaited, not the next hop's.
+    fn prefer_own_copy(&mut self, n: &Need) {
+        let Some(dst) = &n.dst else { return };
+        let Some(j) = self.facts.iter().position(|f| same_key(&f.sem, &n.sem) && f.dst.as_ref() == Some(dst)) else {
+            return;
+        };
+        let like = |a: &Fact, b: &Fact| {
+            same_key(&a.sem, &b.sem)
+                && a.amount == b.amount
+                && a.guard == b.guard
+                && a.age == b.age
+                && a.at == b.at
+                && a.signal == b.signal
+        };
+        if let Some(i) = (0..j).find(|&i| like(&self.facts[i], &self.facts[j])) {
+            self.facts.swap(i, j);
+        }
+    }
+
+    /// Drops facts whose guard cannot hold.
+    pub fn prune(&mut self) {
+        let all: Vec<usize> = (0..self.facts.len()).collect();
+        self.prune_changed(&all, self.facts.len());
+    }
+
+    /// Drops, of the facts at `changed` and from `first_new` on, those whose guard cannot hold; the others were
+    /// possible before and nothing changed them.
+    fn prune_changed(&mut self, changed: &[usize], first_new: usize) {
+        let mut drop = vec![false; self.facts.len()];
+        for i in changed.iter().copied().chain(first_new..self.facts.len()) {
+            drop[i] = solve::check(&self.facts[i].guard).is_unsat();
+        }
+        let mut i = 0;
+        self.facts.retain(|_| {
+            i += 1;
+            !drop[i - 1]
+        });
+    }
+}
+
+/// Adds `f` to `facts`, onto the last one when it is the same slot under the same condition (`Engine::add_fact`).
+fn add_onto(facts: &mut Vec<Fact>, f: Fact, symbolic: bool) {
+    if let Some(last) = facts.last_mut().filter(|x| {
+        !x.signal && !f.signal && x.age == 0 && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)
+    }) {
+        let sum = if symbolic {
+            last.amount.add(&f.amount)
+        } else {
+            last.amount.as_int().zip(f.amount.as_int()).and_then(|(a, b)| a.checked_add(b)).map(Lin::int)
+        };
+        if let Some(sum) = sum {
+            last.amount = sum;
+            return;
+        }
+    }
+    facts.push(f);
+}
+
+/// What is left of a fact's guard and of a need's after the need takes the fact where both hold. The common
+/// cases — one covers the other — leave `false` instead of a growing formula.
+fn take(fact: &Cond, need: &Cond) -> (Cond, Cond) {
+    let fact_left = if solve::implies(fact, need) == Some(true) {
+        Cond::False
+    } else {
+        Cond::and([fact.clone(), Cond::negate(need.clone())])
+    };
+    let need_left = if solve::implies(need, fact) == Some(true) {
+        Cond::False
+    } else {
+        Cond::and([need.clone(), Cond::negate(fact.clone())])
+    };
+    (fact_left, need_left)
+}
+
+/// Where a DMA and a wait name the same source and target (`None`: never; `True` where a descriptor is unknown).
+fn same_block(f: &Fact, n: &Need) -> Option<Cond> {
+    let mut eq = Vec::new();
+    for (a, b) in [(&f.src, &n.src), (&f.dst, &n.dst)] {
+        let (Some(a), Some(b)) = (a, b) else { continue };
+        if a.base != b.base || a.offs.len() != b.offs.len() {
+            return None;
+        }
+        for (x, y) in a.offs.iter().zip(&b.offs) {
+            eq.push(Cond::cmp(x.sub(y)?, Rel::Eq0));
+        }
+    }
+    Some(Cond::and(eq))
+}
+
+/// The same semaphore slot, term for term.
+pub fn same_key(a: &SemKey, b: &SemKey) -> bool {
+    a.base == b.base && a.offs == b.offs
+}
+
+/// The same semaphore buffer with slots that differ in terms but might be equal.
+pub(super) fn may_alias(a: &SemKey, b: &SemKey) -> bool {
+    a.base == b.base && a.offs.len() == b.offs.len() && !provably_different(&a.offs, &b.offs)
+}
+
+/// The condition under which two slots of one semaphore are the same one.
+fn slots_equal(a: &SemKey, b: &SemKey) -> Option<Cond> {
+    let mut eq = Vec::new();
+    for (x, y) in a.offs.iter().zip(&b.offs) {
+        eq.push(Cond::cmp(x.sub(y)?, Rel::Eq0));
+    }
+    Some(Cond::and(eq))
+}

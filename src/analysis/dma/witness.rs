@@ -1,0 +1,92 @@
+//! Which failures are proven: a witness names inputs only (or inputs that fix the rest), with every loop index
+//! at its first value where that is enough.
+
+use super::exec::Engine;
+use super::solve::{self, Answer, Model};
+use super::term::{Atom, Cond, Lin, Rel, Sym};
+
+impl Engine<'_, '_> {
+    /// A witness of `when` with every loop index it names at its first value, when there is one (else `model`).
+    pub fn first_iterations(&self, when: &Cond, model: Model) -> (Model, bool) {
+        let mut firsts = Vec::new();
+        for a in model.keys() {
+            if let Atom::Var(v) = &**a {
+                if let Some(lb) = self.first_value.get(&v.id) {
+                    firsts.push(Cond::cmp(Lin::atom((**a).clone()).sub(lb).unwrap_or_default(), Rel::Eq0));
+                }
+            }
+        }
+        if firsts.is_empty() {
+            return (model, true);
+        }
+        match solve::check(&Cond::and(std::iter::once(when.clone()).chain(firsts))) {
+            Answer::Sat(m) => (m, true),
+            _ => (model, false),
+        }
+    }
+
+    /// Whether a witness's values are all inputs: grid and loop indices (their ranges are in the condition) and
+    /// loads of buffers the kernel never writes.
+    pub fn is_input_model(&self, m: &Model) -> bool {
+        m.keys().all(|a| self.is_input(a))
+    }
+
+    /// Whether a witness of `when` is all inputs: the model's values, and every atom `when` reads (a solver's
+    /// model may leave out values it eliminated, a loop's result among them).
+    pub fn is_input_witness(&self, when: &Cond, m: &Model) -> bool {
+        let mut atoms = Vec::new();
+        when.atoms(&mut atoms);
+        self.is_input_model(m) && atoms.iter().all(|a| self.is_input(a))
+    }
+
+    /// Whether the model's inputs reach the failure `when` whatever the rest is: all inputs, or the inputs fixed
+    /// to the model's values leave no state that `assume` allows and `when` excludes (a slot read back from SMEM
+    /// is not an input, but what the previous iteration stored there is fixed by the inputs).
+    pub fn exact_witness(&self, when: &Cond, assume: &Cond, m: &Model) -> bool {
+        // after a deep invariant, what is outstanding is only known up to which block a wait takes (`deep`)
+        if self.deep_used {
+            return false;
+        }
+        let both = Cond::and([when.clone(), assume.clone()]);
+        if self.is_input_witness(&both, m) {
+            return true;
+        }
+        let mut atoms = Vec::new();
+        both.atoms(&mut atoms);
+        let fixed: Vec<Cond> = atoms
+            .iter()
+            .filter(|a| self.is_fixed_input(a))
+            .filter_map(|a| {
+                let v = m.get(a).copied().unwrap_or(0);
+                Some(Cond::cmp(Lin::atom((**a).clone()).sub(&Lin::int(v))?, Rel::Eq0))
+            })
+            .collect();
+        let rest = Cond::and(fixed.into_iter().chain([assume.clone(), Cond::negate(when.clone())]).collect::<Vec<_>>());
+        solve::check(&rest).is_unsat()
+    }
+
+    /// An input whose value a witness gives: a kernel argument or a table element at an index of inputs.
+    fn is_fixed_input(&self, a: &Sym) -> bool {
+        match &**a {
+            Atom::Var(_) => self.is_input(a),
+            Atom::Load { idx, .. } => {
+                let mut inner = Vec::new();
+                idx.iter().for_each(|l| l.atoms(&mut inner));
+                self.is_input(a) && inner.iter().all(|x| self.is_input(x))
+            }
+            _ => false,
+        }
+    }
+
+    fn is_input(&self, a: &Sym) -> bool {
+        match &**a {
+            Atom::Var(v) => {
+                !self.carried.contains(&v.id)
+                    && !self.names.get(&v.id).is_some_and(|n| n.ends_with("?]") || n.ends_with("..]"))
+            }
+            Atom::Load { buf, .. } => self.bufs.get(*buf as usize).is_some_and(|b| !self.written.contains(b)),
+            Atom::Div { .. } | Atom::Rem { .. } | Atom::Min(..) | Atom::Max(..) | Atom::Select(..) => true,
+            Atom::Mul(..) | Atom::App(..) => false,
+        }
+    }
+}

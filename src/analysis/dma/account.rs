@@ -229,19 +229,15 @@ impl Engine<'_, '_> {
                 continue;
             };
             // inside a deep invariant, a wait takes a DMA only where it is for the same block
-            let keq = match self.deep {
-                true => match same_block(&self.facts[i], &n) {
-                    Some(Cond::True) => keq,
-                    Some(c) => {
-                        self.deep_narrowed = true;
-                        Cond::and([keq, c])
+            let keq = match self.deep.then(|| same_block(&self.facts[i], &n)) {
+                None | Some(Some(Cond::True)) => keq,
+                Some(block) => {
+                    self.deep_narrowed = true;
+                    match block {
+                        Some(c) => Cond::and([keq, c]),
+                        None => continue,
                     }
-                    None => {
-                        self.deep_narrowed = true;
-                        continue;
-                    }
-                },
-                false => keq,
+                }
             };
             let mut f = self.facts[i].clone();
             touched.push(i);

@@ -37,10 +37,7 @@ pub fn value(e: &mut Engine<'_, '_>, id: OpId) -> Val {
                     }
                 }
                 _ => {
-                    let v = e.fresh(format!("{}[..]", super::exec::value_name(e.m, id)));
-                    if let Some(Atom::Var(x)) = v.single_atom() {
-                        e.carried.push(x.id);
-                    }
+                    let v = e.fresh_carried(format!("{}[..]", super::exec::value_name(e.m, id)));
                     if boolean {
                         Val::Bool(Cond::cmp(v, super::term::Rel::Ne0))
                     } else {

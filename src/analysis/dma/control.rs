@@ -2,7 +2,7 @@
 
 use super::exec::{as_cond, as_lin, key, merge, Base, Engine, Val};
 use super::induct::{induct, Loop};
-use super::term::{Atom, Cond, Lin, Rel};
+use super::term::{Cond, Lin, Rel};
 use crate::ir::*;
 use crate::semantic::op::op_name;
 
@@ -167,10 +167,7 @@ fn while_op(e: &mut Engine<'_, '_>, id: OpId) {
         return;
     };
     let init: Vec<Val> = op.operands.iter().map(|o| e.get(o)).collect();
-    let n = e.fresh(format!("{}: trip count", line(e, id)));
-    if let Some(Atom::Var(v)) = n.single_atom() {
-        e.carried.push(v.id);
-    }
+    let n = e.fresh_carried(format!("{}: trip count", line(e, id)));
     let stored = stored_in(e, id);
     let l = Loop { name: line(e, id), lb: Lin::int(0), ub: n, step: 1, init, deep: true };
     let out = induct(e, l, &stored, &mut |e, _k, heads| {

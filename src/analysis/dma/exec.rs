@@ -250,6 +250,21 @@ impl<'m, 'a> Engine<'m, 'a> {
         Lin::var(Var { id, name: name.into() })
     }
 
+    /// A variable for a value the kernel computes (a loop's carried value or result, a run-time grid size): not
+    /// an input, so a witness that picks it freely is not exact (`carried`).
+    pub fn fresh_carried(&mut self, name: impl Into<String>) -> Lin {
+        let v = self.fresh(name);
+        self.carried.push(self.next_var - 1);
+        v
+    }
+
+    /// A load version of its own: a buffer as some iteration the engine does not follow left it.
+    pub fn fresh_version(&mut self) -> u32 {
+        let v = self.next_version;
+        self.next_version += 1;
+        v
+    }
+
     pub fn giveup(&mut self, op: OpId, why: impl Into<String>) {
         if self.unknown.is_none() {
             self.unknown = Some((op, why.into()));
@@ -525,8 +540,7 @@ impl<'m, 'a> Engine<'m, 'a> {
 
     pub fn bump(&mut self, base: Base) {
         self.mem.stores.retain(|(b, _, _)| *b != base);
-        let v = self.next_version;
-        self.next_version += 1;
+        let v = self.fresh_version();
         self.mem.version.insert(base, v);
     }
 

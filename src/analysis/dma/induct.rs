@@ -113,6 +113,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     let mut shift = Shift::new(e, &l.name, &i, &prev_i, &heads, stored, &head_version, 1);
     // the previous iteration ran, and so does this one
     let has_prev = Cond::and([prev_i.as_ref().map(range).unwrap_or(Cond::False), body_guard.clone()]);
+    let not_first = Cond::negate(Cond::compare("eq", &i, &l.lb).unwrap_or(Cond::False));
     let problems_at_entry = e.problems.len();
     let unknown_at_entry = e.unknown.clone();
     let outer_assume = e.assume.clone();
@@ -239,34 +240,19 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             if super::solve::trace() {
                 trace_pass(&l.name, pass, closed, &inv, &left_inv, next_inv.as_deref().unwrap_or(&[]));
             }
+            result = Some((yielded, needs, own, left_inv, end_stores, assume));
             if closed {
                 closed_any = true;
-                result = Some((yielded, needs, own, left_inv, end_stores, assume));
                 break;
             }
             // not yet: this pass's findings were made against another invariant
             e.problems.truncate(problems_before);
             e.unknown = unknown_before;
-            let Some(next) = next_inv else {
-                result = Some((yielded, needs, own, left_inv, end_stores, assume));
-                break;
-            };
+            let Some(next) = next_inv else { break };
             inv = next;
             inv_floor = floor;
             inv_link = link;
-            result = Some((yielded, needs, own, left_inv, end_stores, assume));
         }
-        // what the previous iteration left and the next one did not take outlives it: followed by a deep attempt
-        let needs_of = |r: &Option<Attempt>| -> Vec<Need> { r.as_ref().map(|r| r.1.clone()).unwrap_or_default() };
-        let outlives = |left: &[Fact], assume: &Cond, sums: &[OpId]| -> Vec<OpId> {
-            left.iter()
-                .filter(|f| !sums.contains(&f.op))
-                .filter(|f| !super::solve::check(&Cond::and([f.guard.clone(), assume.clone()])).is_unsat())
-                .map(|f| f.op)
-                .collect()
-        };
-        // (only for a loop with no loop inside: each deep pass re-runs the inner inductions, and a DMA that
-        // outlives an iteration across a search loop, as in jax's paged attention, is no ring)
         if deep && !closed_any {
             e.shallow.insert(l.name.clone());
             // a deep attempt that does not settle changes nothing: the first attempt's result stands
@@ -278,23 +264,25 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
                 break (result, closed, inv);
             }
         }
-        // (and only for a loop whose first attempt was cheap: a deep one costs about MAX_AGE times more)
+        // a deep attempt follows what the previous iteration left and the next one did not take (only for a loop
+        // with no loop inside: each deep pass re-runs the inner inductions, and a DMA that outlives an iteration
+        // across a search loop, as in jax's paged attention, is no ring; and only for a loop whose first attempt
+        // was cheap: a deep one costs about MAX_AGE times more)
         let cheap = units_before.saturating_sub(super::solve::left()) <= DEEP_UNITS;
         if !deep && l.deep && closed_any && cheap && e.loops == loops_before && !e.shallow.contains(&l.name) {
-            if let Some((yielded, _, own, left_inv, _, assume)) = &result {
+            if let Some((yielded, needs, own, left_inv, _, assume)) = &result {
                 let sums: Vec<OpId> =
                     accumulators(own, &inv, left_inv, &body_guard, &heads, yielded).iter().map(|s| s.op).collect();
                 // (or a later iteration needs what only DMAs from before the loop may give: a ring whose first
                 // blocks are started before it, whose first attempt lets a wait take its own later prefetch)
-                let not_first = Cond::negate(Cond::compare("eq", &i, &l.lb).unwrap_or(Cond::False));
                 let later = |n: &Need| {
                     let c = Cond::and([n.guard.clone(), not_first.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
                     !super::solve::check(&c).is_unsat()
                 };
-                let outer_ring = needs_of(&result)
+                let outer_ring = needs
                     .iter()
                     .any(|n| outer_facts.iter().any(|f| super::account::may_alias(&f.sem, &n.sem)) && later(n));
-                if !outlives(left_inv, assume, &sums).is_empty() || outer_ring {
+                if !outliving(left_inv, assume, &sums).is_empty() || outer_ring {
                     deep = true;
                     e.deep_narrowed = false;
                     summed = sums;
@@ -324,12 +312,11 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     if deep {
         left_after = left_inv.iter().filter(|f| !summed.contains(&f.op)).cloned().collect();
     } else {
-        // a first attempt that did not settle: what outlives an iteration is not followed
-        for f in left_inv.iter().filter(|f| !sums.iter().any(|s| s.op == f.op)) {
-            if !super::solve::check(&Cond::and([f.guard.clone(), assume.clone()])).is_unsat() {
-                let why = format!("a DMA started in one iteration of {} and still outstanding after the next", l.name);
-                e.outlived.push((f.op, why));
-            }
+        // a first attempt: what outlives an iteration is not followed
+        let sum_ops: Vec<OpId> = sums.iter().map(|s| s.op).collect();
+        for op in outliving(&left_inv, &assume, &sum_ops) {
+            let why = format!("a DMA started in one iteration of {} and still outstanding after the next", l.name);
+            e.outlived.push((op, why));
         }
     }
     // needs no earlier fact of the loop covered: in the first iterations — the first one, or as many as a deep
@@ -340,7 +327,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     let end_mem = std::mem::replace(&mut e.mem, entry_mem.clone());
     let peel = if deep && settled { inv.iter().map(|f| f.age).max().unwrap_or(1).max(1) as i64 } else { 1 };
     let after_peel = match peel {
-        1 => Cond::negate(Cond::compare("eq", &i, &l.lb).unwrap_or(Cond::False)),
+        1 => not_first,
         _ => l.lb.add(&Lin::int(peel * l.step)).and_then(|x| Cond::compare("sge", &i, &x)).unwrap_or(Cond::True),
     };
     for t in 0..peel {
@@ -350,18 +337,13 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         let mut versions: HashMap<u32, u32> = HashMap::new();
         if t > 0 {
             for (k, h) in heads.iter().enumerate() {
-                fresh.push(head_var(h).map(|_| {
-                    let v = e.fresh(format!("{}: carried value {k} at iteration {t}", l.name));
-                    if let Some(id) = var_id(&Some(v.clone())) {
-                        e.carried.push(id);
-                    }
-                    v
-                }));
+                fresh.push(
+                    head_var(h).map(|_| e.fresh_carried(format!("{}: carried value {k} at iteration {t}", l.name))),
+                );
             }
             for b in stored {
                 if let Some(&v) = head_version.get(b) {
-                    versions.insert(v, e.next_version);
-                    e.next_version += 1;
+                    versions.insert(v, e.fresh_version());
                 }
             }
         }
@@ -438,19 +420,14 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         .map(|(k, h)| match (h, yielded.get(k)) {
             (Val::Int(_) | Val::Bool(_), Some(y)) if y == h => l.init.get(k).and_then(as_lin),
             (Val::Int(_) | Val::Bool(_), _) => {
-                let v = e.fresh(format!("{}: carried value {k} at the last iteration", l.name));
-                if let Some(id) = var_id(&Some(v.clone())) {
-                    e.carried.push(id);
-                }
-                Some(v)
+                Some(e.fresh_carried(format!("{}: carried value {k} at the last iteration", l.name)))
             }
             _ => None,
         })
         .collect();
     let mut last_versions: HashMap<Base, u32> = HashMap::new();
     for &b in stored {
-        last_versions.insert(b, e.next_version);
-        e.next_version += 1;
+        last_versions.insert(b, e.fresh_version());
     }
     let exit = |a: &Atom| -> Option<Lin> {
         match a {
@@ -504,10 +481,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             _ => match h {
                 Val::Int(_) | Val::Bool(_) => {
                     // what a loop computes is not an input: a witness that picks it freely is not exact
-                    let v = e.fresh(format!("{}: result {k}", l.name));
-                    if let Some(id) = var_id(&Some(v.clone())) {
-                        e.carried.push(id);
-                    }
+                    let v = e.fresh_carried(format!("{}: result {k}", l.name));
                     if matches!(h, Val::Bool(_)) {
                         Val::Bool(Cond::cmp(v, Rel::Ne0))
                     } else {
@@ -527,6 +501,16 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         }
     }
     results
+}
+
+/// Of what an iteration inherited and did not take (`left`), the DMAs some state allowed by `assume` leaves
+/// outstanding after it, apart from those the loop only sums.
+fn outliving(left: &[Fact], assume: &Cond, sums: &[OpId]) -> Vec<OpId> {
+    left.iter()
+        .filter(|f| !sums.contains(&f.op))
+        .filter(|f| !super::solve::check(&Cond::and([f.guard.clone(), assume.clone()])).is_unsat())
+        .map(|f| f.op)
+        .collect()
 }
 
 /// DMAs a loop starts every iteration and never waits inside it, each sized `factor × (y − h)` where `y − h` is
@@ -665,10 +649,7 @@ fn same_facts(a: &[Fact], b: &[Fact]) -> bool {
 fn head(e: &mut Engine<'_, '_>, name: &str, k: usize, init: &Val) -> Val {
     match init {
         Val::Int(_) | Val::Bool(_) => {
-            let v = e.fresh(format!("{name}: carried value {k}"));
-            if let Some(id) = var_id(&Some(v.clone())) {
-                e.carried.push(id);
-            }
+            let v = e.fresh_carried(format!("{name}: carried value {k}"));
             if matches!(init, Val::Bool(_)) {
                 Val::Bool(Cond::cmp(v, Rel::Ne0))
             } else {

@@ -79,11 +79,7 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome
                 Lin::int(b)
             } else {
                 // a size only known at run time: not an input the kernel author chooses freely
-                let v = e.fresh(format!("the grid's size along dimension {d}"));
-                if let Some(Atom::Var(x)) = v.single_atom() {
-                    e.carried.push(x.id);
-                }
-                v
+                e.fresh_carried(format!("the grid's size along dimension {d}"))
             }
         })
         .collect();

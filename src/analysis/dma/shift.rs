@@ -36,9 +36,8 @@ impl Shift {
         for (k, h) in heads.iter().enumerate() {
             let Some(mut from) = head_var(h) else { continue };
             for d in 1..=depth {
-                let v = e.fresh(format!("{name}: carried value {k} {}", earlier(d)));
+                let v = e.fresh_carried(format!("{name}: carried value {k} {}", earlier(d)));
                 let Some(id) = var_id(&Some(v.clone())) else { break };
-                e.carried.push(id);
                 vars.insert(from, v);
                 from = id;
             }
@@ -47,8 +46,7 @@ impl Shift {
         for b in stored {
             let Some(&(mut from)) = head_version.get(b) else { continue };
             for _ in 1..=depth {
-                let v = e.next_version;
-                e.next_version += 1;
+                let v = e.fresh_version();
                 versions.insert(from, v);
                 from = v;
             }

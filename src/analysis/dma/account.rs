@@ -25,6 +25,9 @@ impl Engine<'_, '_> {
             self.giveup(id, "a DMA whose size the engine cannot compute");
             return;
         };
+        if self.invalid_size(id, &bytes) {
+            return;
+        }
         // a zero-byte DMA signals nothing
         let guard = Cond::and([self.guard.clone(), Cond::cmp(bytes.clone(), Rel::Ne0)]);
         for sem in sems {
@@ -39,7 +42,7 @@ impl Engine<'_, '_> {
                     amount: bytes.clone(),
                     op: id,
                     signal: false,
-                    at: Vec::new(),
+                    at: self.replay_where(),
                     age: 0,
                     dst: self.view_of(id, "target"),
                     src: self.view_of(id, "source"),
@@ -47,6 +50,21 @@ impl Engine<'_, '_> {
                 false,
             );
         }
+    }
+
+    /// In a replay, a negative size: the inputs are not ones the kernel can be called with (a slice of negative
+    /// extent), so the replay proves nothing.
+    fn invalid_size(&mut self, id: OpId, amount: &Lin) -> bool {
+        let bad = self.replay_inputs.is_some() && amount.as_int().is_some_and(|a| a < 0);
+        if bad {
+            self.giveup(id, "replay: a negative size");
+        }
+        bad
+    }
+
+    /// In a replay, the loops around the current op at their indices, innermost first (`Fact::at`'s order).
+    fn replay_where(&self) -> Vec<(String, Lin)> {
+        self.replay_at.iter().rev().map(|(n, i)| (n.clone(), Lin::int(*i))).collect()
     }
 
     /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore);
@@ -83,7 +101,7 @@ impl Engine<'_, '_> {
         let Some((sem, amount)) = self.sem_amount(id) else { return };
         let guard = Cond::and([self.guard.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
         self.add_fact(
-            Fact { guard, sem, amount, op: id, signal: true, at: Vec::new(), age: 0, dst: None, src: None },
+            Fact { guard, sem, amount, op: id, signal: true, at: self.replay_where(), age: 0, dst: None, src: None },
             false,
         );
     }
@@ -137,6 +155,9 @@ impl Engine<'_, '_> {
             };
             (sem, bytes)
         };
+        if self.invalid_size(id, &amount) {
+            return;
+        }
         let desc = (self.view_of(id, "src"), self.view_of(id, "dst"));
         self.wait_for(id, sem, amount, desc);
     }
@@ -177,6 +198,10 @@ impl Engine<'_, '_> {
                 let related = self.facts.iter().rev().find(|f| same_key(&f.sem, &n.sem)).map(|f| f.op);
                 // some of what it takes was there: it takes more than was signalled
                 let kind = if n.amount != n.total { "wait-exceeds-signals" } else { "wait-without-start" };
+                if self.replay_inputs.is_some() && super::replay::seen(&self.problems, n.op, kind) {
+                    return;
+                }
+                let at = self.replay_where();
                 self.problems.push(Problem {
                     op: n.op,
                     kind,
@@ -188,7 +213,8 @@ impl Engine<'_, '_> {
                     witness: Some(model),
                     exact,
                     first,
-                    at: Vec::new(),
+                    at,
+                    replayed: None,
                 });
             }
             Answer::Unknown(why) => self.giveup(n.op, format!("whether a wait has a DMA is undecided ({why})")),

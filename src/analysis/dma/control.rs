@@ -82,6 +82,13 @@ fn if_op(e: &mut Engine<'_, '_>, id: OpId) {
     };
     let g0 = e.guard.clone();
     let blk = |r: usize| op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+    // a replay decides the branch: only the side taken runs
+    if e.replay_inputs.is_some() && matches!(c, Cond::True | Cond::False) {
+        let side = if c == Cond::True { 0 } else { 1 };
+        let y = blk(side).map(|b| e.block(b).unwrap_or_default()).unwrap_or_default();
+        bind_results(e, id, y);
+        return;
+    }
     e.guard = Cond::and([g0.clone(), c.clone()]);
     let yt = blk(0).map(|b| e.block(b).unwrap_or_default()).unwrap_or_default();
     e.guard = Cond::and([g0.clone(), Cond::negate(c.clone())]);
@@ -105,6 +112,14 @@ fn switch_op(e: &mut Engine<'_, '_>, id: OpId) {
     let default = Cond::and(cases.iter().map(|&k| Cond::negate(is(k))));
     let mut conds = vec![default];
     conds.extend(cases.iter().map(|&k| is(k)));
+    if e.replay_inputs.is_some() {
+        if let Some(r) = conds.iter().position(|c| *c == Cond::True) {
+            let y = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied());
+            let y = y.map(|b| e.block(b).unwrap_or_default()).unwrap_or_default();
+            bind_results(e, id, y);
+            return;
+        }
+    }
     let mut out: Option<Vec<Val>> = None;
     for (r, c) in conds.iter().enumerate() {
         let Some(b) = op.regions.get(r).and_then(|r| m.regions[r.idx()].blocks.first().copied()) else { continue };
@@ -140,7 +155,7 @@ fn for_op(e: &mut Engine<'_, '_>, id: OpId) {
         e.giveup(id, "a loop whose bounds or step the engine cannot follow");
         return;
     };
-    if super::summary::for_loop(e, id, body, &lb, &ub, step) {
+    if e.replay_inputs.is_none() && super::summary::for_loop(e, id, body, &lb, &ub, step) {
         return;
     }
     let init: Vec<Val> = inits.iter().map(|o| e.get(o)).collect();
@@ -167,6 +182,11 @@ fn while_op(e: &mut Engine<'_, '_>, id: OpId) {
         return;
     };
     let init: Vec<Val> = op.operands.iter().map(|o| e.get(o)).collect();
+    if e.replay_inputs.is_some() {
+        let out = replay_while(e, id, before, after, init);
+        bind_results(e, id, out);
+        return;
+    }
     let n = e.fresh_carried(format!("{}: trip count", line(e, id)));
     let stored = stored_in(e, id);
     let l = Loop { name: line(e, id), lb: Lin::int(0), ub: n, step: 1, init, deep: true };
@@ -190,4 +210,42 @@ fn while_op(e: &mut Engine<'_, '_>, id: OpId) {
         heads.iter().zip(next.iter()).map(|(h, v)| merge(&c, v, h)).collect()
     });
     bind_results(e, id, out);
+}
+
+/// `scf.while` in a replay: its condition is a number each time round.
+fn replay_while(e: &mut Engine<'_, '_>, id: OpId, before: BlockId, after: BlockId, init: Vec<Val>) -> Vec<Val> {
+    let name = line(e, id);
+    let mut heads = init;
+    for k in 0.. {
+        e.iterations += 1;
+        if e.iterations > super::replay::MAX_ITERATIONS || e.unknown.is_some() {
+            e.giveup(id, "replay: too many iterations");
+            return heads;
+        }
+        for (j, h) in heads.iter().enumerate() {
+            e.env.insert(key(Def::BlockArg { block: before, index: j as u32 }), h.clone());
+        }
+        e.replay_at.push((name.clone(), k));
+        let y = e.block(before).unwrap_or_default();
+        let fwd: Vec<Val> = y.iter().skip(1).cloned().collect();
+        match y.first().and_then(as_cond) {
+            Some(Cond::True) => {
+                for (j, v) in fwd.iter().enumerate() {
+                    e.env.insert(key(Def::BlockArg { block: after, index: j as u32 }), v.clone());
+                }
+                heads = e.block(after).unwrap_or_default();
+                e.replay_at.pop();
+            }
+            Some(Cond::False) => {
+                e.replay_at.pop();
+                return fwd;
+            }
+            _ => {
+                e.replay_at.pop();
+                e.giveup(id, "replay: an `scf.while` whose condition is not a number");
+                return heads;
+            }
+        }
+    }
+    heads
 }

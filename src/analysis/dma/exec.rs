@@ -117,6 +117,8 @@ pub struct Problem {
     /// The witness has every loop and grid index it names at its first value: what is outstanding there comes
     /// from straight-line code, so the failure stands even where later iterations could not be followed.
     pub first: bool,
+    /// Shown by a replay on concrete inputs (`super::replay`): those inputs, as the author reads them.
+    pub replayed: Option<String>,
 }
 
 /// Scalar memory the kernel writes (SMEM scratch): the stores of the current version, per buffer.
@@ -181,6 +183,14 @@ pub struct Engine<'m, 'a> {
     pub first_value: HashMap<u32, Lin>,
     /// Lines of the dump, for naming loops (each induction pass names them again).
     pub lines: crate::ir::LineIndex,
+    /// A replay's concrete inputs (`super::replay`): loops and the grid run iteration by iteration.
+    pub replay_inputs: Option<super::replay::Inputs>,
+    /// In a replay, the loops around the current op and their indices, outermost first.
+    pub replay_at: Vec<(String, i64)>,
+    /// Iterations a replay has run.
+    pub iterations: u64,
+    /// Variables of the kernel's scalar arguments, by argument.
+    pub scalar_args: HashMap<u32, usize>,
 }
 
 /// Comparisons a fact's or a need's condition may hold: real kernels stay under a hundred; past this the
@@ -225,6 +235,10 @@ impl<'m, 'a> Engine<'m, 'a> {
             outlived: Vec::new(),
             first_value: HashMap::new(),
             lines: crate::ir::LineIndex::new(m.text),
+            replay_inputs: None,
+            replay_at: Vec::new(),
+            iterations: 0,
+            scalar_args: HashMap::new(),
         }
     }
 
@@ -326,7 +340,8 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// One op; `Some(values)` when it ends its block (`scf.yield`, `scf.condition`, `func.return`).
     fn op(&mut self, id: OpId) -> Option<Vec<Val>> {
         self.steps += 1;
-        if self.steps > MAX_STEPS {
+        let cap = if self.replay_inputs.is_some() { super::replay::MAX_STEPS } else { MAX_STEPS };
+        if self.steps > cap {
             self.giveup(id, "the kernel is too large to walk");
             return None;
         }

@@ -41,7 +41,7 @@ type Attempt = (Vec<Val>, Vec<Need>, Vec<Fact>, Vec<Fact>, Vec<(Base, Vec<Lin>, 
 type FirstAttempt = (Option<Attempt>, bool, Vec<Fact>, Vec<super::exec::Problem>, Option<(OpId, String)>);
 
 /// What one symbolic iteration produced.
-type Body<'b, 'm, 'a> = dyn FnMut(&mut Engine<'m, 'a>, &Lin, &[Val]) -> Vec<Val> + 'b;
+pub(super) type Body<'b, 'm, 'a> = dyn FnMut(&mut Engine<'m, 'a>, &Lin, &[Val]) -> Vec<Val> + 'b;
 
 /// Passes over the body at most: each starts from the previous pass's leftovers as the invariant.
 const MAX_PASSES: usize = 3;
@@ -80,6 +80,9 @@ pub(super) fn in_range(x: &Lin, lb: &Lin, ub: &Lin, step: i64) -> Cond {
 
 /// Runs loop `l` by induction (module doc); returns the carried values after the loop.
 pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &mut Body<'_, 'm, 'a>) -> Vec<Val> {
+    if e.replay_inputs.is_some() {
+        return super::replay::run_loop(e, l, body);
+    }
     e.loops += 1;
     let loops_before = e.loops;
     let units_before = super::solve::left();

@@ -12,6 +12,7 @@ mod arith;
 pub(crate) mod control;
 mod exec;
 pub(crate) mod induct;
+pub mod replay;
 pub mod seed;
 mod shift;
 pub mod solve;
@@ -21,6 +22,7 @@ mod witness;
 
 use exec::{key, Engine, Val};
 pub use exec::{Base, Problem, SemKey};
+pub use replay::Inputs;
 pub use seed::{seed_from_host, Seed};
 use term::{Atom, Cond, Lin, Sym};
 
@@ -45,26 +47,68 @@ pub struct Outcome {
     /// Names of buffers, for messages.
     pub bufs: Vec<Base>,
     names: Vec<String>,
+    /// Variables of the kernel's scalar arguments, by argument (a replay sets them).
+    scalar_args: std::collections::HashMap<u32, usize>,
 }
 
-/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input).
+/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input). Failures the
+/// symbolic run finds but cannot prove are replayed on their witness's inputs ([`replay`]).
 pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome {
-    solve::set_budget(std::env::var("HLOLINT_DMA_BUDGET").ok().and_then(|b| b.parse().ok()).unwrap_or(BUDGET));
+    solve::set_budget(budget());
     term::forget_atoms();
     let mut e = Engine::new(m, k);
     e.seed(seed);
+    walk(&mut e, k);
+    let mut out = finish(e);
+    if out.problems.iter().any(|p| !out.proven(p)) {
+        replay::confirm(&mut out, m, k, seed);
+    }
+    out
+}
+
+fn budget() -> u64 {
+    std::env::var("HLOLINT_DMA_BUDGET").ok().and_then(|b| b.parse().ok()).unwrap_or(BUDGET)
+}
+
+/// The problems of one replay of kernel `k` on `inputs` (every one proven: reached by those inputs); `None`
+/// when the replay could not run to the end.
+pub fn replay<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, inputs: &replay::Inputs) -> Option<Vec<Problem>> {
+    // the replay's questions are about numbers: a fresh budget, whatever the symbolic run spent
+    solve::set_budget(budget());
+    let mut e = Engine::new(m, k);
+    e.seed(&inputs.tables);
+    e.replay_inputs = Some(inputs.clone());
+    walk(&mut e, k);
+    let out = finish(e);
+    if out.unknown.is_some() {
+        if solve::trace() {
+            eprintln!("dma-replay {} stopped: {:?}", inputs.shown, out.unknown);
+        }
+        return None;
+    }
+    Some(out.problems.into_iter().filter(|p| p.exact).collect())
+}
+
+/// Runs the kernel: its arguments bound, the grid around its body, and what is outstanding at its end.
+fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
+    let m = e.m;
     let func = m.func(k.func);
     let Some(entry) = m.regions[func.body.idx()].blocks.first().copied() else {
-        return finish(e);
+        return;
     };
     let grid_n = k.iteration_bounds.len().min(func.params.len());
     for i in grid_n..func.params.len() {
         let ty = k.args.get(i).and_then(|a| a.ty.as_ref());
         let v = match ty {
             Some(t) if t.shaped().is_some() => Val::Ref(e.arg_view(i)),
-            Some(crate::ir::mlir_type::MlirType::Scalar { dtype, .. }) if !dtype.is_float() => {
-                Val::Int(e.fresh(format!("%{}", func.params.get(i).map(|p| p.name).unwrap_or("?"))))
-            }
+            Some(crate::ir::mlir_type::MlirType::Scalar { dtype, .. }) if !dtype.is_float() => replay::scalar_arg(e, i)
+                .unwrap_or_else(|| {
+                    let v = e.fresh(format!("%{}", func.params.get(i).map(|p| p.name).unwrap_or("?")));
+                    if let Some(Atom::Var(x)) = v.single_atom() {
+                        e.scalar_args.insert(x.id, i);
+                    }
+                    Val::Int(v)
+                }),
             _ => Val::Opaque,
         };
         e.env.insert(key(Def::BlockArg { block: entry, index: i as u32 }), v);
@@ -77,13 +121,15 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome
         .map(|(d, &b)| {
             if b >= 0 {
                 Lin::int(b)
+            } else if let Some(&n) = e.replay_inputs.as_ref().and_then(|r| r.grid.get(&d)) {
+                Lin::int(n)
             } else {
                 // a size only known at run time: not an input the kernel author chooses freely
                 e.fresh_carried(format!("the grid's size along dimension {d}"))
             }
         })
         .collect();
-    grid(&mut e, entry, &bounds, 0);
+    grid(e, entry, &bounds, 0);
     // what is still outstanding when the kernel ends: the semaphore is not zero at exit
     let left = if e.unknown.is_some() { Vec::new() } else { std::mem::take(&mut e.facts) };
     for f in left {
@@ -93,6 +139,9 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome
             solve::Answer::Unsat => {}
             solve::Answer::Sat(model) => {
                 let exact = e.exact_witness(&when, &Cond::True, &model);
+                if e.replay_inputs.is_some() && replay::seen(&e.problems, f.op, "never-waited") {
+                    continue;
+                }
                 e.problems.push(Problem {
                     op: f.op,
                     kind: "never-waited",
@@ -105,12 +154,12 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome
                     exact,
                     first: false,
                     at: f.at.clone(),
+                    replayed: None,
                 });
             }
             solve::Answer::Unknown(why) => e.giveup(f.op, format!("whether a DMA is waited is undecided ({why})")),
         }
     }
-    finish(e)
 }
 
 /// The grid from dimension `d` inwards: a loop per dimension, the kernel body innermost.
@@ -148,18 +197,29 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
     }
     let names = e.bufs.iter().map(|&b| e.base_name(b)).collect();
     let only_across_iterations = decided_inside && e.unknown.is_some();
-    Outcome { problems: e.problems, unknown: e.unknown, only_across_iterations, steps: e.steps, bufs: e.bufs, names }
+    Outcome {
+        problems: e.problems,
+        unknown: e.unknown,
+        only_across_iterations,
+        steps: e.steps,
+        bufs: e.bufs,
+        names,
+        scalar_args: e.scalar_args,
+    }
 }
 
 impl Outcome {
     /// Whether a problem is proven: some input reaches it, and nothing the engine could not decide changes what
     /// is outstanding where it happens.
     pub fn proven(&self, p: &Problem) -> bool {
-        p.exact && (self.unknown.is_none() || (p.first && self.only_across_iterations))
+        p.replayed.is_some() || p.exact && (self.unknown.is_none() || (p.first && self.only_across_iterations))
     }
 
     /// A witness as the kernel author reads it: `program_id(0) = 1, %arg9[0] = 0`.
     pub fn witness(&self, p: &Problem) -> String {
+        if let Some(shown) = &p.replayed {
+            return if shown.is_empty() { "the host's inputs and every table zero".into() } else { shown.clone() };
+        }
         let Some(m) = &p.witness else { return String::new() };
         let val = |a: &Sym| m.get(a).copied().or(Some(0));
         let mut parts: Vec<String> = Vec::new();

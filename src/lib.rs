@@ -34,8 +34,8 @@
 //! - [`semantic`], [`summary`], [`source`], [`lint`](mod@lint), [`perf`]: reached by the integration tests, the
 //!   fuzz targets and the examples (kernels as Pallas wrote them, LLO op classes, file sniffing and stage names, a
 //!   parsed compilation, the performance model's facts); not a stable API.
-//! - [`analysis`]: the DMA engine being written (`analysis::dma`, `dma_proof`) is reached only by its own tests
-//!   until a rule calls it.
+//! - [`analysis`]: the named analyses rules call; the symbolic DMA engine (`analysis::dma`) behind `dma-balance`
+//!   is also called by its tests directly (replays on concrete tables).
 //! - [`report`]: [`RunOutcome`], the report writer and its formats; [`settings`]: [`Settings`], [`Selection`] and
 //!   the errors settings can raise.
 //! - `testing` (hidden, from `hlolint-ir` too): the corpus of real dumps, one seeded generator and one byte

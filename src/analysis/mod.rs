@@ -11,7 +11,6 @@ pub mod dma;
 pub mod dma_balance;
 pub mod dma_kind;
 pub mod dma_pipeline;
-pub mod dma_proof;
 pub mod dma_sim;
 pub mod fp8;
 pub mod mxu_format;

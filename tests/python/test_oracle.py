@@ -8,6 +8,7 @@ HLOLINT_ORACLE_SLOW=1; `scripts/bench.py --oracle` runs them all and prints each
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -212,3 +213,30 @@ def test_a_widened_prefetch_guard_is_harmless_while_the_extra_entry_is_empty():
     (result,) = oracle.replay(case.name, {"kv_lens": [20, 33, 8, 0]}, mutation="rpa3_bkv_prefetch_unguarded",
                               modes=("eager",)).values()
     assert result.clean, result
+
+
+def test_dma_balance_witness_on_jax_ragged_paged_attention_reproduces(hlolint_bin):
+    # dma-balance's error on jax's ragged paged attention (fixtures/jax_pallas_ops/ragged_paged@tpu7x) names the
+    # input that makes it fail; replayed under the interpreter, that input must fail the same way (a DMA signalled
+    # and never waited: a semaphore non-zero at exit in eager mode), and a valid input must not
+    fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "jax_pallas_ops", "ragged_paged@tpu7x")
+    done = subprocess.run([str(hlolint_bin), "--isolated", "--select", "MO010", "--format", "json", fixture],
+                          capture_output=True, text=True, timeout=300)
+    errors = [f for f in json.loads(done.stdout)["findings"] if f.get("severity") == "error"]
+    assert errors, done.stdout[-2000:]
+    message = errors[0]["message"]
+    assert "never waited" in message and "for example with " in message, message
+    # the kernel's scalar-prefetch arguments as the dump numbers them (jax's `ragged_paged_attention` signature)
+    tables = {2: [0] * 8, 4: [0] * 9, 6: [0]}
+    for arg, idx, value in re.findall(r"%arg(\d+)\[(\d+)\] = (-?\d+)", message.split("for example with ")[1]):
+        if int(arg) in tables:
+            tables[int(arg)][int(idx)] = int(value)
+    num_seqs = tables[6][0]
+    cu = tables[4]
+    witness = {"kv_lens": tables[2], "num_seqs": num_seqs,
+               "q_lens": [cu[i + 1] - cu[i] if i < num_seqs else 0 for i in range(8)]}
+    (failed,) = oracle.replay("jax_pallas_ops/ragged_paged", witness, modes=("eager",), hang_seconds=20).values()
+    assert failed.nonzero_semaphores and not failed.hang and not failed.error, (witness, failed)
+    valid = {"q_lens": [3, 5] + [0] * 6, "kv_lens": [40, 70] + [0] * 6, "num_seqs": 2}
+    (clean,) = oracle.replay("jax_pallas_ops/ragged_paged", valid, modes=("eager",), hang_seconds=20).values()
+    assert clean.clean, clean

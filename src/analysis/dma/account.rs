@@ -215,6 +215,7 @@ impl Engine<'_, '_> {
                     first,
                     at,
                     replayed: None,
+                    left_per_step: None,
                 });
             }
             Answer::Unknown(why) => self.giveup(n.op, format!("whether a wait has a DMA is undecided ({why})")),

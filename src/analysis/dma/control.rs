@@ -134,8 +134,12 @@ fn switch_op(e: &mut Engine<'_, '_>, id: OpId) {
     bind_results(e, id, out.unwrap_or_default());
 }
 
+/// A loop as messages name it: by its Python line where known (`the loop at kernels.py:185 (dump: line 46)`).
 pub(super) fn line(e: &Engine<'_, '_>, id: OpId) -> String {
-    format!("the loop at line {}", e.lines.line(e.m.op(id).span.start as usize))
+    match e.places.get(&id) {
+        Some(p) => format!("the loop at {p}"),
+        None => format!("the loop at line {}", e.lines.line(e.m.op(id).span.start as usize)),
+    }
 }
 
 fn for_op(e: &mut Engine<'_, '_>, id: OpId) {

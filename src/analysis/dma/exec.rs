@@ -17,8 +17,8 @@ use crate::ir::shape::Dim;
 use crate::ir::*;
 use crate::semantic::kernel;
 use crate::semantic::op::{
-    indirect_dma_rows_role, is_constant, is_dma_start, is_dma_wait, is_load, is_semaphore_alloc, is_semaphore_signal,
-    is_semaphore_wait, is_store, is_view, op_name,
+    is_constant, is_dma_start, is_dma_wait, is_load, is_semaphore_alloc, is_semaphore_signal, is_semaphore_wait,
+    is_store, is_view, op_name,
 };
 use std::collections::HashMap;
 
@@ -119,6 +119,8 @@ pub struct Problem {
     pub first: bool,
     /// Shown by a replay on concrete inputs (`super::replay`): those inputs, as the author reads them.
     pub replayed: Option<String>,
+    /// A replay's DMA never waited: how many such DMAs each grid step that left some left (which failure it is).
+    pub left_per_step: Option<Vec<usize>>,
 }
 
 /// Scalar memory the kernel writes (SMEM scratch): the stores of the current version, per buffer.
@@ -191,6 +193,12 @@ pub struct Engine<'m, 'a> {
     pub iterations: u64,
     /// Variables of the kernel's scalar arguments, by argument.
     pub scalar_args: HashMap<u32, usize>,
+    /// Grid steps, when the grid's size is a number.
+    pub grid_steps: Option<u64>,
+    /// The kernel's arguments as its author named them, where the driver recorded it (`sem`, `lengths`).
+    pub python: Vec<Option<String>>,
+    /// Where the author's Python wrote each op (`kernels.py:185 (dump: line 46)`), for naming loops.
+    pub places: std::sync::Arc<std::collections::BTreeMap<OpId, String>>,
 }
 
 /// Comparisons a fact's or a need's condition may hold: real kernels stay under a hundred; past this the
@@ -239,6 +247,9 @@ impl<'m, 'a> Engine<'m, 'a> {
             replay_at: Vec::new(),
             iterations: 0,
             scalar_args: HashMap::new(),
+            grid_steps: None,
+            python: k.args.iter().map(|a| a.python.clone()).collect(),
+            places: k.places.clone(),
         }
     }
 
@@ -397,7 +408,7 @@ impl<'m, 'a> Engine<'m, 'a> {
         self.m.op(id).ty.mlir().and_then(|t| t.shaped()).and_then(|x| x.static_dims())
     }
 
-    fn ints(&self, id: OpId, role: &str) -> Vec<Option<Lin>> {
+    pub(super) fn ints(&self, id: OpId, role: &str) -> Vec<Option<Lin>> {
         self.m.op(id).operands.iter().filter(|o| o.role == Some(role)).map(|o| as_lin(&self.get(o))).collect()
     }
 
@@ -559,7 +570,18 @@ impl<'m, 'a> Engine<'m, 'a> {
         self.mem.version.insert(base, v);
     }
 
+    /// A buffer as messages name it: its author's name where known, else the dump's.
     pub fn base_name(&self, b: Base) -> String {
+        match b {
+            Base::Arg(i) if self.python.get(i).is_some_and(Option::is_some) => {
+                self.python[i].clone().unwrap_or_default()
+            }
+            _ => self.dump_name(b),
+        }
+    }
+
+    /// A buffer as the dump names it (`%arg9`): what a finding's identity (its `semaphore` capture) is made of.
+    pub fn dump_name(&self, b: Base) -> String {
         match b {
             Base::Arg(i) => {
                 let f = self.m.func(self.func);
@@ -567,82 +589,6 @@ impl<'m, 'a> Engine<'m, 'a> {
             }
             Base::Alloc(op) => format!("%{}", self.m.op(op).name),
         }
-    }
-
-    /// Bytes (or units) a DMA op moves, from a view's extents and element size.
-    pub fn bytes_of(&self, id: OpId, roles: &[&str]) -> Option<Lin> {
-        // both ends of a copy have its size: the first whose size is known
-        let op = self.m.op(id);
-        roles.iter().filter_map(|r| op.operands.iter().find(|o| o.role == Some(*r))).find_map(|o| self.operand_bytes(o))
-    }
-
-    /// An indirect DMA's size: its on-chip end's ([`indirect_dma_rows_role`]).
-    pub(super) fn on_chip_bytes(&self, id: OpId) -> Option<Lin> {
-        self.bytes_of(id, &[indirect_dma_rows_role(self.m.op(id))?])
-    }
-
-    fn operand_bytes(&self, o: &Operand<'_>) -> Option<Lin> {
-        let sh = o.ty.as_ref().and_then(|t| t.mlir()).and_then(|t| t.shaped());
-        let bits = i64::from(sh.and_then(|s| s.elem.dtype()).map(|d| d.bits()).unwrap_or(0));
-        if bits == 0 {
-            return None;
-        }
-        let dims: Option<Vec<i64>> = sh.and_then(|s| s.static_dims());
-        let mut n = Lin::int(1);
-        match (dims, self.get(o)) {
-            (Some(d), _) => {
-                n = Lin::int(d.iter().try_fold(1i64, |a, &x| a.checked_mul(x))?);
-            }
-            (None, Val::Ref(v)) => match v.map.as_ref() {
-                Some(map) => {
-                    for &d in map {
-                        n = n.mul(v.ext.get(d)?)?;
-                    }
-                }
-                // a view the engine lost track of (a reshape that splits dimensions): its size is still the
-                // slice's own — static extents and the `<%sz>` operands, in order
-                None => n = self.slice_elems(o.def)?,
-            },
-            _ => return None,
-        }
-        if bits % 8 == 0 {
-            n.scale(bits / 8)
-        } else {
-            // sub-byte elements: bytes = ceil(n·bits / 8), exact for the constant case only
-            let c = n.as_int()?.checked_mul(bits)?;
-            Some(Lin::int((c + 7) / 8))
-        }
-    }
-
-    /// Elements of a buffer with dynamic dimensions whose view the engine lost: its static extents times the
-    /// `<%sz>` operands of the slice that made them.
-    fn slice_elems(&self, d: Def) -> Option<Lin> {
-        let Def::Op { op: id, .. } = d else { return None };
-        let dims = self.m.op(id).ty.mlir()?.shaped()?.dims.clone()?;
-        let mut sizes = self.dynamic_sizes(d)?.into_iter();
-        let mut n = Lin::int(1);
-        for x in dims.iter() {
-            let ext = match x {
-                Dim::Static(k) => Lin::int(*k),
-                _ => sizes.next()?,
-            };
-            n = n.mul(&ext)?;
-        }
-        sizes.next().is_none().then_some(n)
-    }
-
-    /// The dynamic extents of a view, in order: a slice's `<%sz>` operands, kept in order by a squeeze (which only
-    /// drops unit dimensions).
-    fn dynamic_sizes(&self, d: Def) -> Option<Vec<Lin>> {
-        let Def::Op { op: id, .. } = d else { return None };
-        let b = op_name(self.m.op(id).opcode);
-        if b.starts_with("memref_slice") || b == "subview" {
-            return self.ints(id, "dynamic_sizes").into_iter().collect();
-        }
-        if b.starts_with("memref_squeeze") {
-            return self.dynamic_sizes(self.m.op(id).operands.first()?.def);
-        }
-        None
     }
 
     /// The semaphore slots an op names by role.

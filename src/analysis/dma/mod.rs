@@ -15,6 +15,7 @@ pub(crate) mod induct;
 pub mod replay;
 pub mod seed;
 mod shift;
+mod size;
 pub mod solve;
 mod summary;
 pub mod term;
@@ -47,12 +48,16 @@ pub struct Outcome {
     /// Names of buffers, for messages.
     pub bufs: Vec<Base>,
     names: Vec<String>,
+    /// The same buffers as the dump names them.
+    dump_names: Vec<String>,
+    /// The kernel's arguments as its author named them, by position (semaphores a wait names but no load reads).
+    python: Vec<Option<String>>,
     /// Variables of the kernel's scalar arguments, by argument (a replay sets them).
     scalar_args: std::collections::HashMap<u32, usize>,
 }
 
 /// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input). Failures the
-/// symbolic run finds but cannot prove are replayed on their witness's inputs ([`replay`]).
+/// symbolic run finds but cannot prove are replayed on their witness's inputs ([`replay`](mod@replay)).
 pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome {
     solve::set_budget(budget());
     term::forget_atoms();
@@ -60,7 +65,7 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome
     e.seed(seed);
     walk(&mut e, k);
     let mut out = finish(e);
-    if out.problems.iter().any(|p| !out.proven(p)) {
+    if !out.problems.is_empty() {
         replay::confirm(&mut out, m, k, seed);
     }
     out
@@ -129,9 +134,21 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
             }
         })
         .collect();
+    e.grid_steps = bounds.iter().try_fold(1u64, |n, b| n.checked_mul(u64::try_from(b.as_int()?).ok()?));
     grid(e, entry, &bounds, 0);
     // what is still outstanding when the kernel ends: the semaphore is not zero at exit
-    let left = if e.unknown.is_some() { Vec::new() } else { std::mem::take(&mut e.facts) };
+    let mut left = if e.unknown.is_some() { Vec::new() } else { std::mem::take(&mut e.facts) };
+    // a replay blames each leftover on the last start like it (`replay::blame_last`), and counts them per op: which
+    // DMA a wait took is not observable, so how many each grid step left is not either; what is, is how many
+    // are left in all against how many grid steps ran
+    let mut count: std::collections::HashMap<OpId, usize> = Default::default();
+    if e.replay_inputs.is_some() {
+        for f in &mut left {
+            replay::blame_last(&e.log, f);
+            *count.entry(f.op).or_default() += 1;
+        }
+    }
+    let steps = e.grid_steps;
     for f in left {
         // (a loop's summed DMAs may add up to nothing)
         let when = Cond::and([f.guard.clone(), Cond::cmp(f.amount.clone(), term::Rel::Ne0)]);
@@ -155,6 +172,7 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
                     first: false,
                     at: f.at.clone(),
                     replayed: None,
+                    left_per_step: count.get(&f.op).map(|&n| replay::per_step(n, steps)),
                 });
             }
             solve::Answer::Unknown(why) => e.giveup(f.op, format!("whether a DMA is waited is undecided ({why})")),
@@ -196,6 +214,7 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
         }
     }
     let names = e.bufs.iter().map(|&b| e.base_name(b)).collect();
+    let dump_names = e.bufs.iter().map(|&b| e.dump_name(b)).collect();
     let only_across_iterations = decided_inside && e.unknown.is_some();
     Outcome {
         problems: e.problems,
@@ -204,6 +223,8 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
         steps: e.steps,
         bufs: e.bufs,
         names,
+        dump_names,
+        python: e.python,
         scalar_args: e.scalar_args,
     }
 }
@@ -218,7 +239,7 @@ impl Outcome {
     /// A witness as the kernel author reads it: `program_id(0) = 1, %arg9[0] = 0`.
     pub fn witness(&self, p: &Problem) -> String {
         if let Some(shown) = &p.replayed {
-            return if shown.is_empty() { "the host's inputs and every table zero".into() } else { shown.clone() };
+            return shown.clone();
         }
         let Some(m) = &p.witness else { return String::new() };
         let val = |a: &Sym| m.get(a).copied().or(Some(0));
@@ -242,17 +263,42 @@ impl Outcome {
         parts.join(", ")
     }
 
-    /// Where a leftover DMA was started: `program_id(0) = 7, the loop at line 40 = 3`.
+    /// Where a leftover DMA was started (or a replay reached a wait): `grid step (7, 0), iteration 3 of the loop
+    /// at kernels.py:185 (dump: line 46)`.
     pub fn started_at(&self, p: &Problem) -> String {
-        p.at.iter().rev().map(|(n, x)| format!("{n} = {}", self.amount_at(p, x))).collect::<Vec<_>>().join(", ")
+        let mut grid = Vec::new();
+        let mut loops = Vec::new();
+        for (n, x) in p.at.iter().rev() {
+            let v = self.amount_at(p, x);
+            match n.strip_prefix("program_id(") {
+                Some(_) => grid.push(v),
+                None => loops.push(format!("iteration {v} of {n}")),
+            }
+        }
+        let grid = (!grid.is_empty()).then(|| format!("grid step ({})", grid.join(", ")));
+        grid.into_iter().chain(loops).collect::<Vec<_>>().join(", ")
     }
 
-    /// A semaphore slot as written: `%arg7[1]`, `%sems[(i + 1) % 2]`.
+    /// A semaphore slot as written: `sem[1]`, `sems[(i + 1) % 2]` (the author's names where known, else the
+    /// dump's: `%arg7[1]`).
     pub fn slot(&self, k: &SemKey) -> (String, String) {
+        self.slot_named(k, &self.names, true)
+    }
+
+    /// A semaphore as the dump names it, with its slot: a finding's identity, the same with or without the
+    /// driver's names.
+    pub fn dump_slot(&self, k: &SemKey) -> (String, String) {
+        self.slot_named(k, &self.dump_names, false)
+    }
+
+    fn slot_named(&self, k: &SemKey, names: &[String], python: bool) -> (String, String) {
         let name = match self.bufs.iter().position(|b| *b == k.base) {
-            Some(i) => self.names[i].clone(),
+            Some(i) => names[i].clone(),
             None => match k.base {
-                Base::Arg(i) => format!("%arg{i}"),
+                Base::Arg(i) => match self.python.get(i).cloned().flatten().filter(|_| python) {
+                    Some(p) => p,
+                    None => format!("%arg{i}"),
+                },
                 Base::Alloc(_) => "a semaphore".to_string(),
             },
         };

@@ -115,17 +115,22 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
             _ => {}
         }
     }
+    if shown.is_empty() && inputs.tables.len() > host.len() {
+        shown.push("every scalar-prefetch table zero".to_string());
+    }
     inputs.shown = shown.join(", ");
     Some(inputs)
 }
 
-/// Replays the witnesses of `out`'s unproven failures (at most a few, each once); a failure a replay shows is
-/// added to `out` as proven, with the replayed inputs as its witness.
+/// Replays the witnesses of `out`'s failures (those not proven first; at most a few, each once); a failure a replay
+/// shows is added to `out` as proven, with the replayed inputs as its witness, in place of the proven ones of its
+/// kind on its semaphore (the replay knows which start of a semaphore was the last: better blame, see
+/// [`blame_last`]).
 pub fn confirm<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host: &Seed) {
     let grid_n = k.iteration_bounds.len().min(m.func(k.func).params.len());
     let mut tried: Vec<Inputs> = Vec::new();
-    let candidates: Vec<Model> =
-        out.problems.iter().filter(|p| !out.proven(p)).filter_map(|p| p.witness.clone()).collect();
+    let (proven, open): (Vec<&Problem>, Vec<&Problem>) = out.problems.iter().partition(|p| out.proven(p));
+    let candidates: Vec<Model> = open.into_iter().chain(proven).filter_map(|p| p.witness.clone()).collect();
     for model in candidates {
         if tried.len() >= MAX_REPLAYS {
             break;
@@ -142,6 +147,12 @@ pub fn confirm<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, ho
         if found.is_empty() {
             continue;
         }
+        let proven: Vec<bool> = out.problems.iter().map(|p| out.proven(p)).collect();
+        let mut i = 0;
+        out.problems.retain(|p| {
+            i += 1;
+            !(proven[i - 1] && found.iter().any(|q| q.kind == p.kind && q.sem.base == p.sem.base))
+        });
         for mut p in found {
             p.replayed = Some(inputs.shown.clone());
             if !out.problems.iter().any(|q| q.replayed.is_some() && q.op == p.op && q.kind == p.kind) {
@@ -156,6 +167,34 @@ pub fn confirm<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, ho
 /// Binds a replay's scalar argument (`Some`) or leaves it to the caller.
 pub fn scalar_arg(e: &Engine<'_, '_>, i: usize) -> Option<Val> {
     e.replay_inputs.as_ref()?.scalars.get(&i).map(|&v| Val::Int(Lin::int(v)))
+}
+
+/// A DMA left outstanding at the end of a replay is blamed on the last DMA started on its semaphore slot with its
+/// size: a semaphore only counts, so which of them a wait took is not observable, and the waits take the oldest
+/// first (`Engine::consume`) — which leaves a grid step's prologue copy over where the author's missing wait is
+/// for the previous step's last, unguarded prefetch. The last start is the one no wait was written for.
+///
+/// Copies into the same target come first: a wait takes the copy its descriptor names before another on its slot
+/// (`prefer_own_copy`), so what is left is a copy into a target no wait was written for (page 0 of a block whose
+/// page-0 wait is missing), and the last copy there is the one to blame.
+pub fn blame_last(log: &[super::exec::Fact], f: &mut super::exec::Fact) {
+    let like = |g: &&super::exec::Fact| !g.signal && g.amount == f.amount && super::account::same_key(&g.sem, &f.sem);
+    let last = log.iter().rev().filter(like).find(|g| g.dst == f.dst).or_else(|| log.iter().rev().find(like));
+    if let Some(g) = last {
+        f.op = g.op;
+        f.at = g.at.clone();
+    }
+}
+
+/// What `n` DMAs of one op left at the end of a replay say per grid step, as `DmaFailure::of_balance` reads it:
+/// one left by one step (a last step's prefetch), one left by each step (each step's last prefetch), or `n`
+/// left together (a wait missing).
+pub fn per_step(n: usize, grid_steps: Option<u64>) -> Vec<usize> {
+    match grid_steps {
+        _ if n == 1 => vec![1],
+        Some(s) if s > 1 && n as u64 == s => vec![1; n],
+        _ => vec![n],
+    }
 }
 
 /// Whether problems found so far in a replay already include this one (each op is reported once per kind).

@@ -30,6 +30,9 @@ use term::{Atom, Cond, Lin, Sym};
 use crate::ir::*;
 use crate::semantic::kernel;
 
+/// How the variable of a run-time grid size is named, before its dimension (a replay sizes the grid from it).
+pub(crate) const GRID_SIZE: &str = "the grid's size along dimension ";
+
 /// Work units (questions, case splits, eliminations) the decision procedure may spend on one kernel: the real
 /// kernels of the corpus need at most a few thousand; past it the kernel is inconclusive, never clean.
 pub const BUDGET: u64 = 40_000;
@@ -130,7 +133,7 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
                 Lin::int(n)
             } else {
                 // a size only known at run time: not an input the kernel author chooses freely
-                e.fresh_carried(format!("the grid's size along dimension {d}"))
+                e.fresh_carried(format!("{GRID_SIZE}{d}"))
             }
         })
         .collect();

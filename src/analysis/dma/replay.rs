@@ -32,7 +32,7 @@ pub struct Inputs {
     pub tables: Seed,
     pub scalars: BTreeMap<usize, i64>,
     pub grid: BTreeMap<usize, i64>,
-    /// The witness as the author reads it (table elements that are not zero, scalars).
+    /// The witness as the author reads it: the table elements, scalars and grid sizes it names.
     pub shown: String,
 }
 
@@ -101,7 +101,7 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
                 }
             }
             Atom::Var(x) => {
-                if let Some(d) = x.name.strip_prefix("the grid's size along dimension ") {
+                if let Some(d) = x.name.strip_prefix(super::GRID_SIZE) {
                     inputs.grid.insert(d.parse().ok()?, v);
                     shown.push(format!("a grid of {v} along dimension {d}"));
                 } else if let Some(a) = out.scalar_args.get(&x.id) {

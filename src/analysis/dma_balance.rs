@@ -258,6 +258,13 @@ pub(crate) mod tests {
         read("tests/data/rules", name)
     }
 
+    /// The hits of `text` with the first `find` replaced by `with`; `find` must be there (an edit that changes
+    /// nothing tests nothing).
+    fn run_edited(text: &str, find: &str, with: &str) -> Vec<(String, String, usize)> {
+        assert!(text.contains(find), "`{find}` is not in the case");
+        run_text(&text.replacen(find, with, 1), run)
+    }
+
     /// A case of the engine's own (tests/data/mlir/dma-engine).
     fn engine_case(name: &str) -> String {
         read("tests/data/mlir/dma-engine", name)
@@ -293,9 +300,8 @@ pub(crate) mod tests {
         let text = std::fs::read_to_string(path).unwrap();
         assert!(run_text(&text, run).is_empty());
         let wait = "    tpu.wait_dma2 semaphore(%arg5 : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) src(%49 : memref<512x512xbf16, #tpu.memory_space<vmem>>) dst(%47 : memref<512x512xbf16, #tpu.memory_space<vmem>>) device_id(%45)\n";
-        assert!(text.contains(wait));
         let first_hop = crate::ir::LineIndex::new(&text).line(text.find("tpu.enqueue_dma source(%27 :").unwrap());
-        let hits = run_text(&text.replacen(wait, "", 1), run);
+        let hits = run_edited(&text, wait, "");
         assert!(hits.iter().any(|h| h.0 == "never-waited" && h.2 == first_hop), "{first_hop}: {hits:?}");
     }
 
@@ -321,7 +327,7 @@ pub(crate) mod tests {
         // on the block's DMAs (line 37 starts them)
         let text = data("dma-balance/valid/paged_attention.mlir");
         let wait = text.lines().find(|l| l.trim_start().starts_with("tpu.wait_dma2")).unwrap();
-        let hits = run_text(&text.replacen(wait, "", 1), run);
+        let hits = run_edited(&text, wait, "");
         assert!(hits.iter().any(|h| ["never-waited", "inconclusive"].contains(&h.0.as_str()) && h.2 == 37), "{hits:?}");
     }
 
@@ -342,16 +348,11 @@ pub(crate) mod tests {
         assert!(run_text(&text, run).is_empty(), "{:?}", run_text(&text, run));
         // the prefetch onto the step's own slot instead of the other: the next step's wait loop finds no sum of its
         // shape on its slot — not proven (the sums' values are not inputs, so no exact witness yet)
-        let own = "%arg4[%other]";
-        assert!(text.contains(own));
-        let hits = run_text(&text.replacen(own, "%arg4[%slot]", 1), run);
+        let hits = run_edited(&text, "%arg4[%other]", "%arg4[%slot]");
         assert!(hits.len() == 1 && hits[0].0 == "inconclusive", "{hits:?}");
         // a wait loop one page longer than the prefetch loop: its sum is not the prefetch's
-        let bound = "scf.for %p_c = %c0_i32 to %n_c";
-        assert!(text.contains(bound));
-        let longer =
-            text.replacen(bound, "%n1_c = arith.addi %n_c, %c1_i32 : i32\n    scf.for %p_c = %c0_i32 to %n1_c", 1);
-        let hits = run_text(&longer, run);
+        let longer = "%n1_c = arith.addi %n_c, %c1_i32 : i32\n    scf.for %p_c = %c0_i32 to %n1_c";
+        let hits = run_edited(&text, "scf.for %p_c = %c0_i32 to %n_c", longer);
         assert!(hits.len() == 1 && hits[0].0 == "inconclusive", "{hits:?}");
     }
 
@@ -362,8 +363,7 @@ pub(crate) mod tests {
         assert!(run_text(&text, run).is_empty(), "{:?}", run_text(&text, run));
         // without that store every prefetch goes to slot 1 while step 1 waits on slot 0
         let store = "      memref.store %other, %arg4[%c0] : memref<1xi32, #tpu.memory_space<smem>>\n";
-        assert!(text.contains(store));
-        let hits = run_text(&text.replacen(store, "", 1), run);
+        let hits = run_edited(&text, store, "");
         // found at step 1 by the induction, not proven there (step 0's prefetch outlives step 1); proven by a
         // replay of its witness
         assert!(
@@ -380,15 +380,13 @@ pub(crate) mod tests {
         let text = engine_case("two_ahead.mlir");
         assert!(run_text(&text, run).is_empty(), "{:?}", run_text(&text, run));
         // prefetching three ahead: block 2 is never started and the last one is never waited
-        let ahead = "%j = arith.addi %i, %c2_i32 : i32";
-        assert!(text.contains(ahead));
-        let hits = run_text(&text.replacen(ahead, "%j = arith.addi %i, %c1_i32 : i32", 1), run);
+        let hits = run_edited(&text, "%j = arith.addi %i, %c2_i32 : i32", "%j = arith.addi %i, %c1_i32 : i32");
         assert!(!hits.is_empty(), "one ahead while the prologue starts two: {hits:?}");
         let three = text.replace("%c2_i32 = arith.constant 2 : i32", "%c2_i32 = arith.constant 3 : i32");
         assert!(!run_text(&three, run).is_empty());
         // the in-loop wait removed
         let wait = text.lines().find(|l| l.contains("tpu.wait_dma2")).unwrap().to_string() + "\n";
-        assert!(!run_text(&text.replacen(&wait, "", 1), run).is_empty());
+        assert!(!run_edited(&text, &wait, "").is_empty());
     }
 
     #[test]
@@ -407,7 +405,7 @@ pub(crate) mod tests {
         assert!(!run_text(&three, run).is_empty());
         // the in-loop wait removed
         let wait = text.lines().find(|l| l.contains("tpu.wait_dma2")).unwrap().to_string() + "\n";
-        assert!(!run_text(&text.replacen(&wait, "", 1), run).is_empty());
+        assert!(!run_edited(&text, &wait, "").is_empty());
     }
 
     /// The failures (kind, line) a replay of the dump's kernel shows on concrete tables (argument → elements),

@@ -221,9 +221,7 @@ fn replay_while(e: &mut Engine<'_, '_>, id: OpId, before: BlockId, after: BlockI
     let name = line(e, id);
     let mut heads = init;
     for k in 0.. {
-        e.iterations += 1;
-        if e.iterations > super::replay::MAX_ITERATIONS || e.unknown.is_some() {
-            e.giveup(id, "replay: too many iterations");
+        if !super::replay::next_iteration(e, id) {
             return heads;
         }
         for (j, h) in heads.iter().enumerate() {

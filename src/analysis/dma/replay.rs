@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 /// Iterations a replay runs at most, over all loops and grid steps (a witness's inputs are small: its tables
 /// hold the few values the failure needs and zeros elsewhere).
-pub const MAX_ITERATIONS: u64 = 20_000;
+const MAX_ITERATIONS: u64 = 20_000;
 /// Ops a replay evaluates at most.
 pub const MAX_STEPS: u64 = 400_000;
 /// Witnesses replayed per kernel at most.
@@ -45,9 +45,7 @@ pub fn run_loop<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, body: &mut super::induc
     let mut heads = l.init;
     let mut i = lb;
     while i < ub {
-        e.iterations += 1;
-        if e.iterations > MAX_ITERATIONS || e.unknown.is_some() {
-            e.giveup(OpId(0), "replay: too many iterations");
+        if !next_iteration(e, OpId(0)) {
             return heads;
         }
         e.replay_at.push((l.name.clone(), i));
@@ -59,6 +57,16 @@ pub fn run_loop<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, body: &mut super::induc
         };
     }
     heads
+}
+
+/// Counts one more iteration of a replay; `false` (and the replay proves nothing) past `MAX_ITERATIONS`, or once
+/// something undecided already stopped it.
+pub fn next_iteration(e: &mut Engine<'_, '_>, op: OpId) -> bool {
+    e.iterations += 1;
+    if e.iterations > MAX_ITERATIONS {
+        e.giveup(op, "replay: too many iterations");
+    }
+    e.unknown.is_none()
 }
 
 /// The inputs a witness names, on top of the host's constants: every element of a scalar-prefetch table the

@@ -14,7 +14,7 @@ pub enum DmaFailure {
     UnguardedPrefetch,
     /// A DMA that no `.wait()` ever takes, on any step.
     MissingWait,
-    /// A buffer slot read while a DMA into it is in flight that nothing ever waits for.
+    /// A buffer slot used while a DMA on its semaphore is in flight that nothing ever waits for.
     NeverWaited,
     /// A buffer slot read before the wait of the DMA filling it.
     ReadBeforeWait,
@@ -26,10 +26,14 @@ pub enum DmaFailure {
     WaitWithoutDma,
     /// A wait that takes more than is outstanding on its semaphore.
     WaitExceedsSignals,
+    /// A region written (by a store or another DMA) while a DMA into it is in flight.
+    WriteBeforeWait,
+    /// A DMA's source overwritten while the DMA may still be reading it.
+    SourceOverwritten,
 }
 
 impl DmaFailure {
-    pub const ALL: [DmaFailure; 8] = [
+    pub const ALL: [DmaFailure; 10] = [
         DmaFailure::UnguardedPrefetch,
         DmaFailure::MissingWait,
         DmaFailure::NeverWaited,
@@ -38,6 +42,8 @@ impl DmaFailure {
         DmaFailure::NoOverlap,
         DmaFailure::WaitWithoutDma,
         DmaFailure::WaitExceedsSignals,
+        DmaFailure::WriteBeforeWait,
+        DmaFailure::SourceOverwritten,
     ];
 
     /// The stable name (the `failure` capture a pack's `when:` may filter on).
@@ -51,6 +57,8 @@ impl DmaFailure {
             DmaFailure::NoOverlap => "no-overlap",
             DmaFailure::WaitWithoutDma => "wait-without-dma",
             DmaFailure::WaitExceedsSignals => "wait-exceeds-signals",
+            DmaFailure::WriteBeforeWait => "write-before-wait",
+            DmaFailure::SourceOverwritten => "source-overwritten",
         }
     }
 
@@ -81,9 +89,9 @@ impl DmaFailure {
                  ends."
             }
             DmaFailure::NeverWaited => {
-                "The slot is read while a DMA into it is in flight that nothing ever waits for (often a prefetch that \
-                 runs on the last iteration too): guard that `.start()` with `@pl.when(k + 1 < nk)`, or wait for it \
-                 before the slot is read."
+                "The slot is used while a DMA on its semaphore is in flight that nothing ever waits for (often a \
+                 prefetch that runs on the last iteration too, whose copy a later wait takes in place of its own): \
+                 guard that `.start()` with `@pl.when(k + 1 < nk)`, or wait for it before the slot is used."
             }
             DmaFailure::ReadBeforeWait => {
                 "The slot is read before the wait of the DMA filling it: move the slot's `.wait()` before the first \
@@ -106,6 +114,14 @@ impl DmaFailure {
             DmaFailure::WaitExceedsSignals => {
                 "The wait takes more bytes than the DMAs outstanding on its semaphore bring, so it blocks forever: \
                  wait with the descriptor of the copy that was started (the same shape), one wait per copy."
+            }
+            DmaFailure::WriteBeforeWait => {
+                "A DMA is still filling this region: wait for it (`.wait()` on its descriptor) before writing the \
+                 region or starting another copy into it; with two slots, write or fill the other slot meanwhile."
+            }
+            DmaFailure::SourceOverwritten => {
+                "An outgoing DMA may still be reading this region: wait for that copy before writing its source again \
+                 (with two output slots, compute into the other slot while this one is sent)."
             }
         }
     }

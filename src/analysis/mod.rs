@@ -11,7 +11,7 @@ pub mod dma;
 pub mod dma_balance;
 pub mod dma_kind;
 pub mod dma_pipeline;
-pub mod dma_sim;
+pub mod dma_race;
 pub mod fp8;
 pub mod mxu_format;
 pub mod pipelining;
@@ -138,6 +138,7 @@ pub static ANALYSES: &[&Analysis] = &[
     &mxu_format::ANALYSIS,
     &placement::ANALYSIS,
     &dma_balance::ANALYSIS,
+    &dma_race::ANALYSIS,
     &dma_pipeline::ANALYSIS,
 ];
 

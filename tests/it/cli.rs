@@ -613,7 +613,7 @@ fn extend_select_adds_rules_of_other_built_in_packs() {
     // with --select, it widens the selection
     let both = codes(&["--select", "XL001", "--extend-select", "MO021"]);
     assert!(both.iter().all(|c| c == "XL001" || c == "MO021") && both.contains(&"MO021".to_string()), "{both:?}");
-    let (code, _, err) = in_crate(&["--extend-select", "MO0211", single]);
+    let (code, _, err) = in_crate(&["--extend-select", "MO0212", single]);
     assert_eq!(code, Some(2));
     assert!(err.contains("did you mean `MO021`?"), "{err}");
 }
@@ -797,9 +797,9 @@ fn config_key_value_settings_beat_the_file() {
     let (_, out, _) = run(&["--show-settings", "--config", "per-kernel-ignores = {'paged*' = ['MO010']}"]);
     assert!(out.contains("paged*"), "{out}");
     // errors point into the argument
-    let (code, _, err) = run(&["--show-settings", "--config", "select = ['MO0211']"]);
+    let (code, _, err) = run(&["--show-settings", "--config", "select = ['MO0212']"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("no rule matches `MO0211`") && err.contains("[--config:1:"), "{err}");
+    assert!(err.contains("no rule matches `MO0212`") && err.contains("[--config:1:"), "{err}");
     assert!(err.contains("did you mean `MO021`?"), "{err}");
     let (code, _, err) = run(&["--show-settings", "--config", "selct = ['MO021']"]);
     assert_eq!(code, Some(2));
@@ -843,7 +843,7 @@ fn rule_is_explain_and_names_are_suggested() {
     let (code, _, err) = in_crate(&["--rules", "v2dma", UNWAITED]);
     assert_eq!(code, Some(2));
     assert!(err.contains("did you mean `v2-dma`?"), "{err}");
-    let (_, _, err) = in_crate(&["--select", "MO0211", UNWAITED]);
+    let (_, _, err) = in_crate(&["--select", "MO0212", UNWAITED]);
     assert!(err.contains("did you mean `MO021`?"), "{err}");
 }
 

@@ -69,18 +69,20 @@ struct Edit {
 }
 
 /// The JSON report carries a finding's label, not its hit kind; these are the labels each analysis gives a kind
-/// (src/analysis/{dma_balance,dma_pipeline,smem}.rs).
+/// (src/analysis/{dma_balance,dma_race,dma_pipeline,smem}.rs).
 const KIND_LABELS: &[(&str, &str)] = &[
     ("never-waited", "DMA started here is never waited"),
     ("wait-without-start", "nothing is outstanding on this semaphore here"),
     ("wait-exceeds-signals", "this wait takes more than is outstanding on its semaphore"),
     ("single-slot", "DMA refilling a single slot"),
-    ("wait-after-use", "slot read before its DMA is waited"),
     ("no-overlap", "DMA waited with nothing overlapping it"),
+    ("read-while-filling", "read while a DMA into it may be in flight"),
+    ("write-while-filling", "written while a DMA into it may be in flight"),
+    ("write-while-sending", "written while a DMA out of it may be in flight"),
     ("data-in-smem", "data in SMEM"),
 ];
 
-const RULES: &[&str] = &["MO010", "MO021", "MO030"];
+const RULES: &[&str] = &["MO010", "MO011", "MO021", "MO030"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -202,7 +204,7 @@ fn lint(file: &Path, pack: &str, limit: Option<Duration>) -> (Option<Vec<Found>>
 
 fn show(found: &[Found]) -> String {
     if found.is_empty() {
-        return "  (no MO010/MO021/MO030 finding)".into();
+        return "  (no MO010/MO011/MO021/MO030 finding)".into();
     }
     found
         .iter()

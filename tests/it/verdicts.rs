@@ -48,8 +48,9 @@ fn expected(version: &str, target: &str) -> (Vec<&'static str>, Vec<&'static str
     let info: Vec<&str> = if emulated { vec!["XL001"] } else { vec![] };
     let failing = match (version, target) {
         ("bug_upcast", _) => vec!["MO001"],
-        ("bug_unwaited_dma", _) => vec!["MO010", "MO021"],
-        ("bug_single_slot", _) => vec!["MO021"],
+        // the prefetch nothing waits for still fills slot 0 when the next grid step fills and reads it: races
+        ("bug_unwaited_dma", _) => vec!["MO010", "MO011"],
+        ("bug_single_slot", _) => vec!["MO011", "MO021"],
         ("bug_scales_vmem", _) => vec!["MO030"],
         // XLA places ANY operands that fit in VMEM on tpu7x only; v6e leaves them in HBM
         ("bug_any_in_vmem", "tpu7x") => vec!["XL003"],

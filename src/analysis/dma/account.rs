@@ -30,6 +30,16 @@ impl Engine<'_, '_> {
         }
         // a zero-byte DMA signals nothing
         let guard = Cond::and([self.guard.clone(), Cond::cmp(bytes.clone(), Rel::Ne0)]);
+        // the copy reads its source and writes its target from here on: either may race with a DMA in flight
+        let (dst, src) = (self.view_of(id, "target"), self.view_of(id, "source"));
+        // (where it moves bytes at all)
+        let outer = std::mem::replace(&mut self.guard, guard.clone());
+        for (v, write) in [(&src, false), (&dst, true)] {
+            if let Some(v) = v {
+                self.touch(id, v.clone(), write);
+            }
+        }
+        self.guard = outer;
         for sem in sems {
             // DMAs started one after another under the same condition onto the same slot (a copy split into
             // pages, unrolled) are one amount to the semaphore: kept as one fact, waits take from it in turn
@@ -44,8 +54,9 @@ impl Engine<'_, '_> {
                     signal: false,
                     at: self.replay_where(),
                     age: 0,
-                    dst: self.view_of(id, "target"),
-                    src: self.view_of(id, "source"),
+                    dst: dst.clone(),
+                    src: src.clone(),
+                    busy: false,
                 },
                 false,
             );
@@ -101,7 +112,18 @@ impl Engine<'_, '_> {
         let Some((sem, amount)) = self.sem_amount(id) else { return };
         let guard = Cond::and([self.guard.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
         self.add_fact(
-            Fact { guard, sem, amount, op: id, signal: true, at: self.replay_where(), age: 0, dst: None, src: None },
+            Fact {
+                guard,
+                sem,
+                amount,
+                op: id,
+                signal: true,
+                at: self.replay_where(),
+                age: 0,
+                dst: None,
+                src: None,
+                busy: false,
+            },
             false,
         );
     }
@@ -216,6 +238,7 @@ impl Engine<'_, '_> {
                     at,
                     replayed: None,
                     left_per_step: None,
+                    region: None,
                 });
             }
             Answer::Unknown(why) => self.giveup(n.op, format!("whether a wait has a DMA is undecided ({why})")),
@@ -274,6 +297,7 @@ impl Engine<'_, '_> {
             if solve::check(&under(&overlap)).is_unsat() {
                 continue;
             }
+            *self.overlapped.entry(f.op).or_default() |= f.busy;
             if f.amount == amount {
                 // the wait takes this fact where both hold
                 (self.facts[i].guard, need) = take(&f.guard, &need);

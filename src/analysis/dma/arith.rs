@@ -18,7 +18,7 @@ pub fn value(e: &mut Engine<'_, '_>, id: OpId) -> Val {
     if !tracked {
         return Val::Opaque;
     }
-    let (name, pred) = crate::analysis::dma_sim::arith_name(op);
+    let (name, pred) = arith_name(op);
     let args: Vec<Val> = op.operands.iter().filter(|o| o.role.is_none()).map(|o| e.get(o)).collect();
     let boolean = matches!(op.ty.mlir(), Some(MlirType::Scalar { dtype: DType::Pred, .. }));
     match compute(name, pred.as_deref(), &args, boolean) {
@@ -130,4 +130,26 @@ fn floored(c: &Cond, a: &Lin, b: &Lin) -> Option<Lin> {
     } else {
         x.sub(&q.scale(d)?)
     }
+}
+
+/// The arithmetic an op does (`addi`, `cmpi`; LLO's `sadd` → `add`) and a comparison's predicate (`slt`).
+pub(crate) fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<String>) {
+    let b = crate::semantic::op::op_name(op.opcode);
+    let mut name = b.split('.').next().unwrap_or(b);
+    if op.opcode.starts_with("llo.") {
+        if let Some(x) = name.strip_prefix('s').filter(|x| !x.is_empty() && name != "select" && name != "shl") {
+            name = x;
+        }
+    }
+    let pred = name.starts_with("cmp").then(|| {
+        op.payload.as_deref().or_else(|| op.attr("predicate")).and_then(|v| v.word()).map(|w| match w.parse::<i64>() {
+            Ok(n) => ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+                .get(n as usize)
+                .copied()
+                .unwrap_or("?")
+                .to_string(),
+            Err(_) => w.trim_start_matches("#arith<cmpi").trim_end_matches('>').trim().to_string(),
+        })
+    });
+    (name, pred.flatten())
 }

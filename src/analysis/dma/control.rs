@@ -164,7 +164,7 @@ fn for_op(e: &mut Engine<'_, '_>, id: OpId) {
     }
     let init: Vec<Val> = inits.iter().map(|o| e.get(o)).collect();
     let stored = stored_in(e, id);
-    let l = Loop { name: line(e, id), lb, ub, step, init, deep: true };
+    let l = Loop { name: line(e, id), op: Some(id), lb, ub, step, init, deep: true };
     let out = induct(e, l, &stored, &mut |e, i, heads| {
         e.env.insert(key(Def::BlockArg { block: body, index: 0 }), Val::Int(i.clone()));
         for (k, h) in heads.iter().enumerate() {
@@ -193,7 +193,7 @@ fn while_op(e: &mut Engine<'_, '_>, id: OpId) {
     }
     let n = e.fresh_carried(format!("{}: trip count", line(e, id)));
     let stored = stored_in(e, id);
-    let l = Loop { name: line(e, id), lb: Lin::int(0), ub: n, step: 1, init, deep: true };
+    let l = Loop { name: line(e, id), op: Some(id), lb: Lin::int(0), ub: n, step: 1, init, deep: true };
     let out = induct(e, l, &stored, &mut |e, _k, heads| {
         for (k, h) in heads.iter().enumerate() {
             e.env.insert(key(Def::BlockArg { block: before, index: k as u32 }), h.clone());

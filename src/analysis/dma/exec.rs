@@ -76,6 +76,8 @@ pub struct Fact {
     pub dst: Option<View>,
     /// Where it copies from (`source`): with `dst`, which block a deep invariant's wait is for (`Engine::deep`).
     pub src: Option<View>,
+    /// Compute (a vector load or store, a matmul) ran while it was in flight: the transfer overlapped work.
+    pub busy: bool,
 }
 
 /// A wait's need that nothing before it in the same scope covers: inside a loop, the loop's induction matches it
@@ -121,6 +123,8 @@ pub struct Problem {
     pub replayed: Option<String>,
     /// A replay's DMA never waited: how many such DMAs each grid step that left some left (which failure it is).
     pub left_per_step: Option<Vec<usize>>,
+    /// A race: the region the access touched (`super::race`).
+    pub region: Option<View>,
 }
 
 /// Scalar memory the kernel writes (SMEM scratch): the stores of the current version, per buffer.
@@ -199,6 +203,24 @@ pub struct Engine<'m, 'a> {
     pub python: Vec<Option<String>>,
     /// Where the author's Python wrote each op (`kernels.py:185 (dump: line 46)`), for naming loops.
     pub places: std::sync::Arc<std::collections::BTreeMap<OpId, String>>,
+    /// Buffers some DMA copies to or from: accesses of the others cannot race (`super::race`).
+    pub dma_bases: Vec<Base>,
+    /// Accesses of those buffers per enclosing loop, each with how many of the loop's needs came before it: checked
+    /// at the loop's entry against what was outstanding before it (`super::race`).
+    pub accesses: Vec<Vec<(usize, super::race::Kept)>>,
+    /// The loop op of each scope of `accesses` (`None`: a grid dimension).
+    pub scope_ops: Vec<Option<OpId>>,
+    /// Each DMA start with the buffers it copies to or from.
+    pub dma_starts_on: Vec<(Base, OpId)>,
+    /// Why the race verdict cannot be a proof, apart from `unknown`.
+    pub race_unknown: Option<(OpId, String)>,
+    /// Work units left for race questions (`super::race::BUDGET`).
+    pub race_units: u64,
+    /// Per DMA start in a loop or the grid: whether its target region differs from the previous iteration's
+    /// (`None`: undecided), per induction that ran it (`super::race::refills`).
+    pub refills: Vec<(OpId, Option<bool>)>,
+    /// Per DMA start a wait took: whether compute ran while it was in flight (once, for any wait: true).
+    pub overlapped: HashMap<OpId, bool>,
 }
 
 /// Comparisons a fact's or a need's condition may hold: real kernels stay under a hundred; past this the
@@ -250,6 +272,19 @@ impl<'m, 'a> Engine<'m, 'a> {
             grid_steps: None,
             python: k.args.iter().map(|a| a.python.clone()).collect(),
             places: k.places.clone(),
+            dma_bases: super::race::dma_bases(m, k.func).iter().map(|b| b.0).fold(Vec::new(), |mut v, b| {
+                if !v.contains(&b) {
+                    v.push(b);
+                }
+                v
+            }),
+            dma_starts_on: super::race::dma_bases(m, k.func),
+            accesses: Vec::new(),
+            scope_ops: Vec::new(),
+            race_unknown: None,
+            race_units: super::race::BUDGET,
+            refills: Vec::new(),
+            overlapped: HashMap::new(),
         }
     }
 
@@ -366,6 +401,10 @@ impl<'m, 'a> Engine<'m, 'a> {
         if solve::exhausted() {
             // every question from now on is undecided: the verdict is inconclusive whatever follows
             return None;
+        }
+        if super::race::is_compute(oc) {
+            // what is in flight now overlaps work (`dma-double-buffering`'s no-overlap)
+            self.facts.iter_mut().for_each(|f| f.busy = true);
         }
         if is_dma_start(oc) {
             self.start(id);
@@ -497,6 +536,10 @@ impl<'m, 'a> Engine<'m, 'a> {
             return;
         };
         let idx: Vec<Option<Lin>> = self.ints(id, "indices");
+        if self.dma_bases.contains(&r.base) {
+            let region = self.accessed(id, &r, &idx, load);
+            self.touch(id, region, !load);
+        }
         let at: Option<Vec<Lin>> = match &r.map {
             Some(map) if map.len() == idx.len() => {
                 let mut k = r.offs.clone();

@@ -22,6 +22,8 @@ use std::collections::HashMap;
 /// A loop as the induction sees it.
 pub struct Loop {
     pub name: String,
+    /// The loop op (`None`: a grid dimension).
+    pub op: Option<OpId>,
     pub lb: Lin,
     pub ub: Lin,
     pub step: i64,
@@ -33,8 +35,11 @@ pub struct Loop {
 }
 
 /// What the closing (or last) pass of an attempt left: yielded values, needs, own facts, inherited facts left,
-/// stores at the end, the assumption it ran under.
-type Attempt = (Vec<Val>, Vec<Need>, Vec<Fact>, Vec<Fact>, Vec<(Base, Vec<Lin>, Lin)>, Cond);
+/// stores at the end, the assumption it ran under, and the accesses of buffers DMAs copy (`super::race`).
+type Attempt = (Vec<Val>, Vec<Need>, Vec<Fact>, Vec<Fact>, Vec<(Base, Vec<Lin>, Lin)>, Cond, Accesses);
+
+/// Accesses kept for a loop's entry, each after how many of its needs.
+type Accesses = Vec<(usize, super::race::Kept)>;
 
 /// A first attempt kept while a deep one runs: its result, whether it closed, its invariant, its problems and
 /// the engine's doubt after it.
@@ -118,6 +123,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
     let has_prev = Cond::and([prev_i.as_ref().map(range).unwrap_or(Cond::False), body_guard.clone()]);
     let not_first = Cond::negate(Cond::compare("eq", &i, &l.lb).unwrap_or(Cond::False));
     let problems_at_entry = e.problems.len();
+    let refills_at_entry = e.refills.len();
     let unknown_at_entry = e.unknown.clone();
     let outer_assume = e.assume.clone();
     let outer_deep = e.deep;
@@ -190,7 +196,10 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             let outer_log = std::mem::take(&mut e.log);
             let outer_scope = std::mem::replace(&mut e.scope_guard, e.guard.clone());
             e.needs.push(Vec::new());
+            e.accesses.push(Vec::new());
+            e.scope_ops.push(l.op);
             let problems_before = e.problems.len();
+            let refills_before = e.refills.len();
             let unknown_before = e.unknown.clone();
             e.deep = deep;
             let yielded = body(e, &i, &heads);
@@ -199,9 +208,12 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             e.scope_guard = outer_scope;
             let started = std::mem::replace(&mut e.log, outer_log);
             let needs = e.needs.pop().unwrap_or_default();
+            let accesses = e.accesses.pop().unwrap_or_default();
+            e.scope_ops.pop();
             let facts = std::mem::take(&mut e.facts);
             // which facts are this iteration's own (the invariant's come first and keep their op ids)
             let own: Vec<Fact> = facts.iter().filter(|f| f.age == 0).cloned().collect();
+            e.refills(&started, &prev, &has_prev, l.op);
             let left_inv: Vec<Fact> = facts.iter().filter(|f| f.age > 0).cloned().collect();
             // what the previous iteration handed over: each carried value at this head is what it yielded (sizes
             // and slots computed from them then match between a prefetch and the next iteration's wait)
@@ -243,13 +255,14 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             if super::solve::trace() {
                 trace_pass(&l.name, pass, closed, &inv, &left_inv, next_inv.as_deref().unwrap_or(&[]));
             }
-            result = Some((yielded, needs, own, left_inv, end_stores, assume));
+            result = Some((yielded, needs, own, left_inv, end_stores, assume, accesses));
             if closed {
                 closed_any = true;
                 break;
             }
             // not yet: this pass's findings were made against another invariant
             e.problems.truncate(problems_before);
+            e.refills.truncate(refills_before);
             e.unknown = unknown_before;
             let Some(next) = next_inv else { break };
             inv = next;
@@ -273,7 +286,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         // was cheap: a deep one costs about MAX_AGE times more)
         let cheap = units_before.saturating_sub(super::solve::left()) <= DEEP_UNITS;
         if !deep && l.deep && closed_any && cheap && e.loops == loops_before && !e.shallow.contains(&l.name) {
-            if let Some((yielded, needs, own, left_inv, _, assume)) = &result {
+            if let Some((yielded, needs, own, left_inv, _, assume, _)) = &result {
                 let sums: Vec<OpId> =
                     accumulators(own, &inv, left_inv, &body_guard, &heads, yielded).iter().map(|s| s.op).collect();
                 // (or a later iteration needs what only DMAs from before the loop may give: a ring whose first
@@ -299,8 +312,14 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         }
         break (result, closed_any, inv);
     };
-    let Some((yielded, needs, mut own, left_inv, end_stores, assume)) = result else { return l.init.clone() };
+    let Some((yielded, needs, mut own, left_inv, end_stores, assume, accesses)) = result else {
+        return l.init.clone();
+    };
     let settled = closed_any;
+    if !settled {
+        // what a pass that closed nothing compared is not known to hold of the loop (`race::refills`)
+        e.refills.iter_mut().skip(refills_at_entry).for_each(|r| r.1 = None);
+    }
     // DMAs the loop only accumulates (module doc): counted by the carried value that sums their sizes
     let sums = accumulators(&own, &inv, &left_inv, &body_guard, &heads, &yielded);
     own.retain(|f| !sums.iter().any(|s| s.op == f.op));
@@ -373,7 +392,11 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
                 _ => None,
             }
         };
-        for n in &needs {
+        for (j, n) in needs.iter().enumerate() {
+            // the accesses before this wait, in the first iterations' terms
+            for (_, a) in accesses.iter().filter(|(p, _)| *p == j) {
+                e.enter_access(a, &at, &Cond::True, false);
+            }
             match subst_need(n, &at) {
                 Some(n) => {
                     if let Some(left) = e.consume(n) {
@@ -386,6 +409,13 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
                 None => e.giveup(n.op, "a wait in a loop whose terms the induction cannot start from the loop's entry"),
             }
         }
+        for (_, a) in accesses.iter().filter(|(p, _)| *p >= needs.len()) {
+            e.enter_access(a, &at, &Cond::True, false);
+        }
+    }
+    // later iterations' accesses meet what the first ones left of the DMAs from before the loop
+    for (_, a) in accesses.iter().filter(|(_, a)| a.general) {
+        e.enter_access(a, &|_| None, &after_peel, true);
     }
     // later needs are failures (when the invariant did not settle they are not: the kernel is already
     // inconclusive) — possible ones only where a DMA from before the loop on that slot is still outstanding: a

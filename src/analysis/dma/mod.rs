@@ -12,6 +12,7 @@ mod arith;
 pub(crate) mod control;
 mod exec;
 pub(crate) mod induct;
+pub mod race;
 pub mod replay;
 pub mod seed;
 mod shift;
@@ -43,6 +44,8 @@ pub struct Outcome {
     pub problems: Vec<Problem>,
     /// Why the rest is not a proof, when it is not.
     pub unknown: Option<(OpId, String)>,
+    /// Why the race verdict is not a proof where the balance one may be ([`race`]).
+    pub race_unknown: Option<(OpId, String)>,
     /// Everything was decided except DMAs outstanding across more than one iteration: failures in the first
     /// iterations ([`Problem::first`]) are still proven.
     pub only_across_iterations: bool,
@@ -57,6 +60,15 @@ pub struct Outcome {
     python: Vec<Option<String>>,
     /// Variables of the kernel's scalar arguments, by argument (a replay sets them).
     scalar_args: std::collections::HashMap<u32, usize>,
+    /// The buffers DMAs copy to or from, as the author and as the dump names them (races name them).
+    copied: Vec<(Base, String, String)>,
+    /// Per DMA start that refills its target in a loop or across grid steps: whether the region changes from one
+    /// iteration to the next (`None`: undecided somewhere).
+    pub refilled: std::collections::BTreeMap<OpId, Option<bool>>,
+    /// Per DMA start a wait took: whether compute ran while it was in flight.
+    pub overlapped: std::collections::HashMap<OpId, bool>,
+    /// Each DMA start's target, as the kernel names it.
+    pub targets: Vec<(OpId, Base)>,
 }
 
 /// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input). Failures the
@@ -68,9 +80,38 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome
     e.seed(seed);
     walk(&mut e, k);
     let mut out = finish(e);
-    if !out.problems.is_empty() {
-        replay::confirm(&mut out, m, k, seed);
+    // balance and races each get their replays: one kind of failure shown does not show the other
+    for races in [false, true] {
+        if out.problems.iter().any(|p| race::is_race(p.kind) == races) {
+            replay::confirm(&mut out, m, k, seed, &|p| race::is_race(p.kind) == races);
+        }
     }
+    out
+}
+
+thread_local! {
+    /// The last few kernels' outcomes: `dma-balance` and `dma-race` read the same run.
+    static CHECKED: std::cell::RefCell<Vec<(u64, std::rc::Rc<Outcome>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`check`], run once per kernel text, function and seed however many analyses ask (a lint thread checks one
+/// compilation's kernels rule by rule).
+pub fn check_shared<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> std::rc::Rc<Outcome> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (m.text, k.func.0, seed, budget()).hash(&mut h);
+    let key = h.finish();
+    if let Some(out) = CHECKED.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|(_, o)| o.clone())) {
+        return out;
+    }
+    let out = std::rc::Rc::new(check(m, k, seed));
+    CHECKED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 8 {
+            c.remove(0);
+        }
+        c.push((key, out.clone()));
+    });
     out
 }
 
@@ -176,6 +217,7 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
                     at: f.at.clone(),
                     replayed: None,
                     left_per_step: count.get(&f.op).map(|&n| replay::per_step(n, steps)),
+                    region: None,
                 });
             }
             solve::Answer::Unknown(why) => e.giveup(f.op, format!("whether a DMA is waited is undecided ({why})")),
@@ -192,6 +234,7 @@ fn grid(e: &mut Engine<'_, '_>, entry: BlockId, bounds: &[Lin], d: usize) {
     let stored = e.written.clone();
     let l = induct::Loop {
         name: format!("program_id({d})"),
+        op: None,
         lb: Lin::int(0),
         ub: bounds[d].clone(),
         step: 1,
@@ -219,9 +262,33 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
     let names = e.bufs.iter().map(|&b| e.base_name(b)).collect();
     let dump_names = e.bufs.iter().map(|&b| e.dump_name(b)).collect();
     let only_across_iterations = decided_inside && e.unknown.is_some();
+    let copied = e.dma_bases.iter().map(|&b| (b, e.base_name(b), e.dump_name(b))).collect();
+    let mut refilled: std::collections::BTreeMap<OpId, Option<bool>> = Default::default();
+    for (op, v) in std::mem::take(&mut e.refills) {
+        let r = refilled.entry(op).or_insert(Some(false));
+        *r = match (*r, v) {
+            (Some(a), Some(b)) => Some(a || b),
+            _ => None,
+        };
+    }
+    let targets =
+        e.m.func_ops(e.func)
+            .into_iter()
+            .filter(|&op| crate::semantic::op::is_dma_start(e.m.op(op).opcode))
+            .filter_map(|op| {
+                let t = e.m.op(op).operands.iter().find(|o| o.role == Some("target"))?;
+                let entry = e.m.regions[e.m.func(e.func).body.idx()].blocks.first().copied();
+                Some((op, race::root_of(e.m, entry, t.def)?))
+            })
+            .collect();
     Outcome {
+        copied,
+        refilled,
+        overlapped: std::mem::take(&mut e.overlapped),
+        targets,
         problems: e.problems,
         unknown: e.unknown,
+        race_unknown: e.race_unknown,
         only_across_iterations,
         steps: e.steps,
         bufs: e.bufs,
@@ -237,6 +304,40 @@ impl Outcome {
     /// is outstanding where it happens.
     pub fn proven(&self, p: &Problem) -> bool {
         p.replayed.is_some() || p.exact && (self.unknown.is_none() || (p.first && self.only_across_iterations))
+    }
+
+    /// Whether a race is proven: as [`Outcome::proven`], and nothing about regions was left undecided either.
+    pub fn proven_race(&self, p: &Problem) -> bool {
+        p.replayed.is_some() || self.race_unknown.is_none() && self.proven(p)
+    }
+
+    /// A buffer DMAs copy, as its author names it where known.
+    pub fn buffer_name(&self, b: Base) -> String {
+        self.copied.iter().find(|c| c.0 == b).map_or_else(String::new, |c| c.1.clone())
+    }
+
+    /// A buffer DMAs copy, as the dump names it (a finding's identity).
+    pub fn dump_buffer(&self, b: Base) -> String {
+        self.copied.iter().find(|c| c.0 == b).map_or_else(String::new, |c| c.2.clone())
+    }
+
+    /// A region as the author reads it: `k_bufs[1, 0:128, 0:128]` (offsets at the witness where they are terms).
+    pub fn region(&self, v: &exec::View) -> String {
+        let name = self.copied.iter().find(|c| c.0 == v.base).map_or_else(|| "a buffer".to_string(), |c| c.1.clone());
+        if v.map.is_none() {
+            return name;
+        }
+        let dims: Vec<String> = v
+            .offs
+            .iter()
+            .zip(&v.ext)
+            .map(|(o, e)| match (o.as_int(), e.as_int()) {
+                (_, Some(1)) => self.show(o),
+                (Some(c), Some(n)) => format!("{c}:{}", c + n),
+                _ => format!("{0}:{0} + {1}", self.show(o), self.show(e)),
+            })
+            .collect();
+        format!("{name}[{}]", dims.join(", "))
     }
 
     /// A witness as the kernel author reads it: `program_id(0) = 1, %arg9[0] = 0`.

@@ -130,14 +130,21 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
     Some(inputs)
 }
 
-/// Replays the witnesses of `out`'s failures (those not proven first; at most a few, each once); a failure a replay
-/// shows is added to `out` as proven, with the replayed inputs as its witness, in place of the proven ones of its
-/// kind on its semaphore (the replay knows which start of a semaphore was the last: better blame, see
-/// [`blame_last`]).
-pub fn confirm<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host: &Seed) {
+/// Replays the witnesses of `out`'s failures of one `family` (balance or races; those not proven first; at most a
+/// few, each once); a failure of the family a replay shows is added to `out` as proven, with the replayed inputs
+/// as its witness, in place of the proven ones of its kind on its semaphore (the replay knows which start of a
+/// semaphore was the last: better blame, see [`blame_last`]) — for a race, of its kind at its op.
+pub fn confirm<'a>(
+    out: &mut Outcome,
+    m: &Module<'a>,
+    k: &kernel::Kernel<'a>,
+    host: &Seed,
+    family: &dyn Fn(&Problem) -> bool,
+) {
     let grid_n = k.iteration_bounds.len().min(m.func(k.func).params.len());
     let mut tried: Vec<Inputs> = Vec::new();
-    let (proven, open): (Vec<&Problem>, Vec<&Problem>) = out.problems.iter().partition(|p| out.proven(p));
+    let (proven, open): (Vec<&Problem>, Vec<&Problem>) =
+        out.problems.iter().filter(|p| family(p)).partition(|p| out.proven(p));
     let candidates: Vec<Model> = open.into_iter().chain(proven).filter_map(|p| p.witness.clone()).collect();
     for model in candidates {
         if tried.len() >= MAX_REPLAYS {
@@ -148,7 +155,8 @@ pub fn confirm<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, ho
             continue;
         }
         tried.push(inputs.clone());
-        let Some(found) = super::replay(m, k, &inputs) else { continue };
+        let Some(mut found) = super::replay(m, k, &inputs) else { continue };
+        found.retain(|p| family(p));
         if super::solve::trace() {
             eprintln!("dma-replay {}: {} failures", inputs.shown, found.len());
         }
@@ -159,7 +167,10 @@ pub fn confirm<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, ho
         let mut i = 0;
         out.problems.retain(|p| {
             i += 1;
-            !(proven[i - 1] && found.iter().any(|q| q.kind == p.kind && q.sem.base == p.sem.base))
+            let same = |q: &Problem| {
+                q.kind == p.kind && q.sem.base == p.sem.base && (!super::race::is_race(p.kind) || q.op == p.op)
+            };
+            !(proven[i - 1] && family(p) && found.iter().any(same))
         });
         for mut p in found {
             p.replayed = Some(inputs.shown.clone());

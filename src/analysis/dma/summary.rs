@@ -74,10 +74,19 @@ pub fn for_loop(e: &mut Engine<'_, '_>, id: OpId, body: BlockId, lb: &Lin, ub: &
     let scope = std::mem::replace(&mut e.scope_guard, body_guard.clone());
     e.guard = body_guard.clone();
     e.needs.push(Vec::new());
+    e.accesses.push(Vec::new());
+    e.scope_ops.push(Some(id));
     e.env.insert(key(Def::BlockArg { block: body, index: 0 }), super::exec::Val::Int(i.clone()));
     e.block(body);
     let needs = e.needs.pop().unwrap_or_default();
+    let accesses = e.accesses.pop().unwrap_or_default();
+    e.scope_ops.pop();
     let own = std::mem::replace(&mut e.facts, facts);
+    // what the iterations copy must not overlap what another iteration copies, nor what was in flight before
+    e.copies_overlap(&own, &iv, lb, ub, step);
+    for (_, a) in &accesses {
+        e.enter_access(a, &|_| None, &Cond::True, true);
+    }
     e.log.truncate(log_len);
     e.scope_guard = scope;
     e.guard = outer.clone();
@@ -100,7 +109,11 @@ pub fn for_loop(e: &mut Engine<'_, '_>, id: OpId, body: BlockId, lb: &Lin, ub: &
     for (op, sem, amount) in sums {
         if k == Kind::Starts {
             let guard = Cond::and([outer.clone(), Cond::cmp(amount.clone(), Rel::Ne0)]);
-            let f = Fact { guard, sem, amount, op, signal: false, at: Vec::new(), age: 0, dst: None, src: None };
+            // (which region of the buffer each iteration copies is lost in the sum)
+            let whole = |v: &Option<super::exec::View>| v.clone().map(|v| super::exec::View { map: None, ..v });
+            let (dst, src) =
+                own.iter().find(|f| f.op == op).map(|f| (whole(&f.dst), whole(&f.src))).unwrap_or_default();
+            let f = Fact { guard, sem, amount, op, signal: false, at: Vec::new(), age: 0, dst, src, busy: false };
             e.add_fact(f, false);
         } else {
             e.wait_for(op, sem, amount, (None, None));

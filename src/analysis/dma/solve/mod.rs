@@ -54,6 +54,9 @@ thread_local! {
     /// The same, by the question exactly as asked: most repeats are the very same terms, and renaming a question
     /// (rebuilding every atom) to look it up cost more than deciding most of them.
     static ASKED: std::cell::RefCell<HashMap<Cond, Answer>> = std::cell::RefCell::new(HashMap::new());
+    /// The answers to questions asked on the side ([`aside`]), kept apart from the kernel's own.
+    static SIDE_ANSWERS: std::cell::RefCell<HashMap<Cond, Answer>> = std::cell::RefCell::new(HashMap::new());
+    static SIDE_ASKED: std::cell::RefCell<HashMap<Cond, Answer>> = std::cell::RefCell::new(HashMap::new());
 }
 
 /// Bounds the work of every question from now on (per kernel): past it, questions are `Unknown`, so a kernel
@@ -61,13 +64,41 @@ thread_local! {
 /// kept for the previous kernel.
 pub fn set_budget(units: u64) {
     BUDGET.with(|b| b.set(units));
-    ANSWERS.with(|a| a.borrow_mut().clear());
-    ASKED.with(|a| a.borrow_mut().clear());
+    for cache in [&ANSWERS, &ASKED, &SIDE_ANSWERS, &SIDE_ASKED] {
+        cache.with(|a| a.borrow_mut().clear());
+    }
 }
 
 /// Work units left for the kernel being checked.
 pub fn left() -> u64 {
     BUDGET.with(|b| b.get())
+}
+
+/// Questions asked on the side ([`aside`]): the budget and answers of the kernel's own questions, kept meanwhile.
+pub struct Aside {
+    budget: u64,
+}
+
+/// Starts asking questions that only refine a verdict — races, refills — on a budget of their own (`units`) and
+/// with answers of their own: they never starve the proof of another verdict, and never change the model a later
+/// question of the kernel gets from the cache (a witness, and whether its replay runs).
+pub fn aside(units: u64) -> Aside {
+    swap_answers();
+    Aside { budget: BUDGET.with(|b| b.replace(units)) }
+}
+
+impl Aside {
+    /// Back to the kernel's own questions; returns the side budget left.
+    pub fn end(self) -> u64 {
+        let left = BUDGET.with(|b| b.replace(self.budget));
+        swap_answers();
+        left
+    }
+}
+
+fn swap_answers() {
+    ANSWERS.with(|a| SIDE_ANSWERS.with(|s| std::mem::swap(&mut *a.borrow_mut(), &mut *s.borrow_mut())));
+    ASKED.with(|a| SIDE_ASKED.with(|s| std::mem::swap(&mut *a.borrow_mut(), &mut *s.borrow_mut())));
 }
 
 /// Whether the budget ran out.

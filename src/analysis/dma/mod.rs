@@ -9,6 +9,7 @@
 
 mod account;
 mod arith;
+pub mod assume;
 pub(crate) mod control;
 mod exec;
 pub(crate) mod induct;

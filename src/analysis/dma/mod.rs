@@ -20,6 +20,7 @@ mod size;
 pub mod solve;
 mod summary;
 pub mod term;
+mod under;
 mod witness;
 
 use exec::{key, Engine, Val};
@@ -27,6 +28,7 @@ pub use exec::{Base, Problem, SemKey};
 pub use replay::Inputs;
 pub use seed::{seed_from_host, Seed};
 use term::{Atom, Cond, Lin, Sym};
+pub use under::Excluded;
 
 use crate::ir::*;
 use crate::semantic::kernel;
@@ -58,20 +60,39 @@ pub struct Outcome {
     python: Vec<Option<String>>,
     /// Variables of the kernel's scalar arguments, by argument (a replay sets them).
     scalar_args: std::collections::HashMap<u32, usize>,
+    /// The same variables as terms, by argument (assumptions name them).
+    scalar_vars: std::collections::BTreeMap<usize, Lin>,
+    /// The static shape of each table argument.
+    table_dims: std::collections::BTreeMap<usize, Vec<i64>>,
+    /// Failures only inputs the kernel's assumptions exclude reach (proven without them).
+    pub excluded: Vec<Excluded>,
+    /// The assumptions the kernel was checked under, as written.
+    pub assumed: Vec<String>,
 }
 
-/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input). Failures the
-/// symbolic run finds but cannot prove are replayed on their witness's inputs ([`replay`](mod@replay)).
-pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome {
+/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input), under the
+/// input assumptions `assumed` (bound to `k`'s arguments). Failures the symbolic run finds but cannot prove are
+/// replayed on their witness's inputs ([`replay`](mod@replay)); with assumptions, a failure only inputs they
+/// exclude reach is set apart ([`Outcome::excluded`]) and the others' witnesses are inputs they allow.
+pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed, assumed: &[assume::Bound]) -> Outcome {
     solve::set_budget(budget());
     term::forget_atoms();
     let mut e = Engine::new(m, k);
     e.seed(seed);
     walk(&mut e, k);
     let mut out = finish(e);
-    if !out.problems.is_empty() {
-        replay::confirm(&mut out, m, k, seed);
+    out.table_dims = k.args.iter().filter_map(|a| Some((a.index, a.ty.as_ref()?.shaped()?.static_dims()?))).collect();
+    out.assumed = assumed.iter().map(|b| b.text.clone()).collect();
+    if out.problems.is_empty() {
+        return out;
     }
+    if assumed.is_empty() {
+        replay::confirm(&mut out, m, k, seed, &[]);
+        return out;
+    }
+    // the questions about assumptions get a budget of their own, whatever the walk spent
+    solve::set_budget(budget());
+    under::judge(&mut out, m, k, seed, assumed);
     out
 }
 
@@ -220,6 +241,11 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
     let names = e.bufs.iter().map(|&b| e.base_name(b)).collect();
     let dump_names = e.bufs.iter().map(|&b| e.dump_name(b)).collect();
     let only_across_iterations = decided_inside && e.unknown.is_some();
+    let scalar_vars = e
+        .scalar_args
+        .iter()
+        .map(|(&id, &a)| (a, Lin::var(term::Var { id, name: e.names.get(&id).cloned().unwrap_or_default().into() })))
+        .collect();
     Outcome {
         problems: e.problems,
         unknown: e.unknown,
@@ -230,6 +256,10 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
         dump_names,
         python: e.python,
         scalar_args: e.scalar_args,
+        scalar_vars,
+        table_dims: Default::default(),
+        excluded: Vec::new(),
+        assumed: Vec::new(),
     }
 }
 

@@ -208,10 +208,7 @@ pub fn complete(out: &Outcome, k: &kernel::Kernel<'_>, inputs: &mut Inputs, assu
     if !assume::complete(assumed, c) {
         return false;
     }
-    let name = |a: usize| match out.bufs.iter().position(|b| *b == Base::Arg(a)) {
-        Some(i) => out.names[i].clone(),
-        None => k.args.get(a).map(|x| x.python.clone().unwrap_or_else(|| format!("%{}", x.name))).unwrap_or_default(),
-    };
+    let name = |a: usize| input_name(out, k, a);
     let mut set = Vec::new();
     for (a, t) in &inputs.tables {
         let old = before.0.get(a);
@@ -253,10 +250,7 @@ pub fn complete(out: &Outcome, k: &kernel::Kernel<'_>, inputs: &mut Inputs, assu
 
 /// Values of inputs as a witness shows them: `kv_lens[1] = 0, n = 3`.
 pub fn show_slots(out: &Outcome, k: &kernel::Kernel<'_>, at: &[(Slot, i64)]) -> String {
-    let name = |a: usize| match out.bufs.iter().position(|b| *b == Base::Arg(a)) {
-        Some(i) => out.names[i].clone(),
-        None => k.args.get(a).map(|x| x.python.clone().unwrap_or_else(|| format!("%{}", x.name))).unwrap_or_default(),
-    };
+    let name = |a: usize| input_name(out, k, a);
     let mut parts: Vec<String> = Vec::new();
     for (s, v) in at {
         let p = match *s {
@@ -271,6 +265,15 @@ pub fn show_slots(out: &Outcome, k: &kernel::Kernel<'_>, at: &[(Slot, i64)]) -> 
         }
     }
     parts.join(", ")
+}
+
+/// A kernel argument as witnesses name it (the engine's name for a table it reads, else the author's or the
+/// dump's).
+fn input_name(out: &Outcome, k: &kernel::Kernel<'_>, a: usize) -> String {
+    match out.bufs.iter().position(|b| *b == Base::Arg(a)) {
+        Some(i) => out.names.get(i).cloned().unwrap_or_default(),
+        None => k.args.get(a).map(|x| x.python.clone().unwrap_or_else(|| format!("%{}", x.name))).unwrap_or_default(),
+    }
 }
 
 /// A row-major position as indices: `3, 1`.

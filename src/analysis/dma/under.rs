@@ -174,13 +174,22 @@ pub fn judge<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host
         if !out.proven(&p) {
             continue;
         }
-        // a replay's failure stands for the symbolic ones of its kind on its semaphore: excluded if they all are
-        let like = |x: &Problem| x.kind == p.kind && x.sem.base == p.sem.base;
-        let symbolic = excluded.iter().filter(|x| like(&x.problem)).collect::<Vec<_>>();
-        let only = p.replayed.is_none() || (!symbolic.is_empty() && !out.problems.iter().any(like));
-        let mut by: Vec<String> = match only {
-            true => symbolic.iter().flat_map(|x| x.by.clone()).collect(),
-            false => broken.clone(),
+        let (only, mut by) = if p.replayed.is_none() {
+            // a symbolic proof: a warning where the assumptions exclude it (one they allow but could not prove is
+            // already a possible failure)
+            match excluded.iter().find(|x| x.problem.op == p.op && x.problem.kind == p.kind) {
+                Some(x) => (true, x.by.clone()),
+                None => continue,
+            }
+        } else {
+            // a replay's failure stands for the symbolic ones of its kind on its semaphore: only excluded inputs
+            // reach it if they are all excluded
+            let like = |x: &Problem| x.kind == p.kind && x.sem.base == p.sem.base;
+            let symbolic: Vec<&Excluded> = excluded.iter().filter(|x| like(&x.problem)).collect();
+            match !symbolic.is_empty() && !out.problems.iter().any(like) {
+                true => (true, symbolic.iter().flat_map(|x| x.by.clone()).collect()),
+                false => (false, broken.clone()),
+            }
         };
         if by.is_empty() {
             by = broken.clone();

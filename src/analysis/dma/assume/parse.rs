@@ -97,7 +97,12 @@ struct Parser<'t> {
     text: &'t str,
     /// Inside `[...]`: `i` is the index variable and `*` alone means every element.
     in_index: bool,
+    /// Nesting of parentheses and signs so far: bounded, so that no input exhausts the stack.
+    depth: usize,
 }
+
+/// Nesting an assumption may have (real ones have two or three levels).
+const MAX_DEPTH: usize = 64;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<&Tok> {
@@ -159,13 +164,19 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> Result<Linear, ParseError> {
         let at = self.span();
-        if self.eat('-') {
-            return self.unary()?.scaled(-1, &at);
+        if self.depth > MAX_DEPTH {
+            return Err(err("nested too deeply", at));
         }
-        if self.eat('+') {
-            return self.unary();
-        }
-        self.atom()
+        self.depth += 1;
+        let v = if self.eat('-') {
+            self.unary().and_then(|v| v.scaled(-1, &at))
+        } else if self.eat('+') {
+            self.unary()
+        } else {
+            self.atom()
+        };
+        self.depth -= 1;
+        v
     }
 
     fn atom(&mut self) -> Result<Linear, ParseError> {
@@ -238,7 +249,7 @@ impl Parser<'_> {
 /// Reads one assumption: `EXPR (< | <= | == | != | >= | >) EXPR`.
 pub fn parse(text: &str) -> Result<Assumption, ParseError> {
     let toks = lex(text)?;
-    let mut p = Parser { toks, pos: 0, end: text.len(), text, in_index: false };
+    let mut p = Parser { toks, pos: 0, end: text.len(), text, in_index: false, depth: 0 };
     if p.toks.is_empty() {
         return Err(err("an empty assumption", 0..0));
     }
@@ -311,5 +322,9 @@ mod tests {
         assert!(e("").message.contains("empty"));
         assert!(e("x[1 >= 0").message.contains("`,` or `]`"));
         assert!(e("x >= 1 # c").message.contains("unexpected `#`"));
+        assert!(e(&format!("{}x{} > 0", "(".repeat(100_000), ")".repeat(100_000))).message.contains("too deeply"));
+        assert!(e(&format!("{}x > 0", "-".repeat(100_000))).message.contains("too deeply"));
+        assert!(parse("x[((i + 1))] > -(-(2 * 3))").is_ok());
+        assert!(e("kv_lens[*] >= é").message.contains("unexpected `é`"));
     }
 }

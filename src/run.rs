@@ -56,6 +56,7 @@ pub fn lint(req: &Settings, paths: &[PathBuf]) -> Result<RunOutcome, miette::Rep
     let mut run = RunOutcome { exit_zero: req.exit_zero, ..RunOutcome::default() };
     let mut profiles = Vec::new();
     let mut skipped = Vec::new();
+    let mut assume_warnings: Vec<(String, miette::Report)> = Vec::new();
     for batch in batches(&groups) {
         let outcomes: Vec<(GroupOutcome, usize)> = batch
             .par_iter()
@@ -63,7 +64,9 @@ pub fn lint(req: &Settings, paths: &[PathBuf]) -> Result<RunOutcome, miette::Rep
             .map(|(dir, (profile, files))| {
                 let (r, own) = rules_for(*profile, dir);
                 let target = req.target.as_deref().or(resolver.all[*profile].target.as_deref());
-                let how = GroupOptions { target, explored: req.verbose, perf: req.perf, summaries: req.summaries };
+                let assume = &resolver.all[*profile].per_kernel_assume;
+                let how =
+                    GroupOptions { target, explored: req.verbose, perf: req.perf, summaries: req.summaries, assume };
                 let mut o = lint_group(dir, files, &r.set, &|x: &rules::Rule| r.severity(x), how);
                 if own {
                     o.report.packs = manifest_pack(dir).map(|p| format!("{p} (the kernel module's RULES)"));
@@ -82,11 +85,18 @@ pub fn lint(req: &Settings, paths: &[PathBuf]) -> Result<RunOutcome, miette::Rep
             }
             run.texts.extend(o.texts);
             skipped.extend(o.skipped);
+            // an assumption that fits no kernel is said once, whatever the compilations it was tried on
+            for (key, w) in o.warnings {
+                if !assume_warnings.iter().any(|(k, _)| *k == key) {
+                    assume_warnings.push((key, w));
+                }
+            }
         }
     }
     let python = suppress_findings(req, &resolver, &mut run.compilations, &profiles, &mut run.python_files)?;
     run.errors = errors;
     run.warnings = warnings;
+    run.warnings.extend(assume_warnings.into_iter().map(|(_, w)| w));
     run.rules = base.into_iter().flat_map(|b| b.set.rules).collect();
     run.version_rules = by_pack.into_values().flat_map(|r| r.set.rules).collect();
     let ran: Vec<&rules::Rule> = run.rules.iter().chain(&run.version_rules).collect();
@@ -518,6 +528,8 @@ struct GroupOutcome {
     texts: Texts,
     /// The files read and found not to be dumps, with why.
     skipped: Vec<(PathBuf, &'static str)>,
+    /// Assumptions that fit no kernel, each with a key that says it once per run.
+    warnings: Vec<(String, miette::Report)>,
 }
 
 /// How one compilation is linted besides its rules.
@@ -531,6 +543,8 @@ struct GroupOptions<'a> {
     perf: bool,
     /// Summarise the files.
     summaries: bool,
+    /// What the kernels' callers guarantee of their inputs (`per-kernel-assume`).
+    assume: &'a [settings::assume::Assume],
 }
 
 /// Reads and parses the files of one dump directory (in parallel), builds the compilation, runs the rules.
@@ -541,7 +555,7 @@ fn lint_group(
     sev: &(dyn Fn(&rules::Rule) -> Severity + Sync),
     how: GroupOptions<'_>,
 ) -> GroupOutcome {
-    let GroupOptions { target, explored, perf, summaries } = how;
+    let GroupOptions { target, explored, perf, summaries, assume } = how;
     // Only the LLO ops the rules and summaries read are kept unless something reads whole programs: the
     // performance model, a matcher on the LLO layer.
     let keep = match (perf || engine::reads_whole_llo(rules, sev), summaries) {
@@ -567,7 +581,9 @@ fn lint_group(
     for p in &mut parsed {
         problems.append(&mut p.problems);
     }
-    let c = Compilation::new(dir.to_string(), &parsed, target);
+    let mut c = Compilation::new(dir.to_string(), &parsed, target);
+    c.assume = settings::assume::for_kernels(assume);
+    let warnings = settings::assume::unmatched(&c, assume);
     let mut findings = engine::run(rules, &c, sev);
     if !explored {
         findings.retain(|f| f.verdict != Verdict::Explored);
@@ -603,7 +619,7 @@ fn lint_group(
     };
     // A large compilation's graphs are a million small allocations: freed in parallel, as they were made.
     parsed.into_par_iter().with_max_len(1).for_each(drop);
-    GroupOutcome { report, parsed: paths, files, problems, texts, skipped }
+    GroupOutcome { report, parsed: paths, files, problems, texts, skipped, warnings }
 }
 
 /// What became of one candidate file. (One per file: the size difference between the variants does not matter.)
@@ -659,7 +675,7 @@ pub fn lint_paths(
             &files,
             rules,
             sev,
-            GroupOptions { target, explored: false, perf: false, summaries: false },
+            GroupOptions { target, explored: false, perf: false, summaries: false, assume: &[] },
         );
         errors.extend(o.problems);
         reports.push(o.report);

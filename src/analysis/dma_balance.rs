@@ -24,8 +24,12 @@ signal: still outstanding when the kernel ends — the semaphore is not zero at 
 wait: nothing outstanding on its slot gives what it takes), `wait-exceeds-signals` (at the wait: it takes more than \
 is outstanding — it blocks forever). Every finding names an input that reaches it (grid and loop indices, values of \
 the kernel's tables): proven symbolically, or by replaying the kernel on that input (tables at the witness's values, \
-zero elsewhere, every loop and grid step run with numbers). No input assumption is made: a failure that only inputs \
-the kernel's callers never pass reach (an empty sequence) is reported with that input. When the engine cannot \
+zero elsewhere, every loop and grid step run with numbers). Input assumptions are the configuration's \
+(`per-kernel-assume`, e.g. `kv_lens[*] >= 1`): each question about a failure is asked again with them instantiated \
+over the table elements it reads; a failure only inputs they exclude reach (an empty sequence its callers never \
+pass) is a warning (`assumed`) showing that input and the assumption, a failure an allowed input reaches is an \
+error whose witness (and replayed inputs, completed to values the assumptions allow) satisfies them; without \
+assumptions every input counts. When the engine cannot \
 follow something (a semaphore slot that may or may not be a DMA's, a DMA outstanding across iterations it cannot \
 follow, a failure that needs values it cannot tie to inputs and no replay shows, an undecided question), the kernel gets an `inconclusive` result (note level) saying why — never a silent pass. Remote \
 DMAs (`device_id`) are accounted as if local, assuming every device runs the same path (SPMD). Only the kernel as \
@@ -55,10 +59,18 @@ pub(crate) fn label(kind: &str) -> &'static str {
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (m, k) in balanced_kernels(c, unit) {
-        let out = dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k));
+        let out = dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k), &assumptions(c, m, &k));
         hits.extend(hits_of(m, unit, &k, &out));
     }
     hits
+}
+
+/// The input assumptions `per-kernel-assume` states for kernel `k`, bound to its arguments. One that does not parse
+/// or names what the kernel does not have is left out here: the run warns about it, pointing into the
+/// configuration (`dma::assume::unmatched`).
+pub(crate) fn assumptions(c: &Compilation<'_>, m: &Module<'_>, k: &kernel::Kernel<'_>) -> Vec<dma::assume::Bound> {
+    let texts = c.assume.of(m.func(k.func).name);
+    texts.into_iter().filter_map(|t| dma::assume::bind(&dma::assume::parse(t).ok()?, &k.args).ok()).collect()
 }
 
 /// One sentence per problem, in the kernel author's terms: the semaphore slot, the amounts, and the values that
@@ -107,12 +119,23 @@ fn describe(out: &dma::Outcome, p: &dma::Problem) -> String {
 fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut possible = Vec::new();
-    for p in out.problems.iter().filter(|p| !dma::race::is_race(p.kind)) {
-        let detail = describe(out, p);
+    let excluded = out.excluded.iter().map(|x| (&x.problem, Some(x)));
+    for (p, by) in out.problems.iter().filter(|p| !dma::race::is_race(p.kind)).map(|p| (p, None)).chain(excluded) {
+        let mut detail = describe(out, p);
         // a finding is a proof only when everything before it was decided
         if !out.proven(p) {
             possible.push(detail);
             continue;
+        }
+        if let Some(x) = by {
+            let by: Vec<String> = x.by.iter().map(|a| format!("`{a}`")).collect();
+            let by = by.join(", ");
+            detail = match x.only {
+                true => format!("{detail}; only inputs that `per-kernel-assume` excludes ({by}) reach it"),
+                false => format!(
+                    "{detail}; that input is one `per-kernel-assume` excludes ({by}), and no input it allows was shown to reach it"
+                ),
+            };
         }
         // the dump's name: a finding's identity must not depend on whether the author's names are known
         let (sem, slot) = out.dump_slot(&p.sem);
@@ -136,6 +159,9 @@ fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outco
             h = f.tag(h);
         }
         h.related.extend(crate::lint::names::chain_note(k, p.op));
+        if by.is_some() {
+            h = h.assumed();
+        }
         if !hits.iter().any(|x: &Hit| x.at == h.at && x.captures.get("kind") == h.captures.get("kind")) {
             hits.push(h);
         }
@@ -161,7 +187,16 @@ fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outco
             }
             hits.push(h);
         }
-        hits.push(Hit::explored(at, format!("{} ops evaluated symbolically", out.steps)).capture("kind", "explored"));
+        let under = match out.assumed.is_empty() {
+            true => String::new(),
+            false => format!(
+                ", under the input assumptions {}",
+                out.assumed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        hits.push(
+            Hit::explored(at, format!("{} ops evaluated symbolically{under}", out.steps)).capture("kind", "explored"),
+        );
     }
     hits
 }

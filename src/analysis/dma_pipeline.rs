@@ -44,7 +44,8 @@ pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
         if k.dma_starts.is_empty() {
             continue;
         }
-        let out = dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k));
+        let out =
+            dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k), &super::dma_balance::assumptions(c, m, &k));
         hits.extend(judge(m, unit, &k, &out));
     }
     hits

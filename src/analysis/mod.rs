@@ -52,6 +52,9 @@ pub enum Verdict {
     Inconclusive,
     /// What the analysis explored, shown with `-v` only.
     Explored,
+    /// A problem that only inputs the kernel's stated input assumptions (`per-kernel-assume`) exclude reach:
+    /// reported as a warning (the rule's severity where that is lower), with an input that reaches it.
+    Assumed,
 }
 
 /// One finding of an analysis, before a rule gives it an id, severity and message.
@@ -85,6 +88,11 @@ impl Hit {
     /// What was explored (`-v`).
     pub fn explored(at: At, detail: impl Into<String>) -> Self {
         Hit { verdict: Verdict::Explored, ..Hit::new(at, "explored", detail) }
+    }
+
+    /// A problem only excluded inputs reach ([`Verdict::Assumed`]).
+    pub fn assumed(self) -> Self {
+        Hit { verdict: Verdict::Assumed, ..self }
     }
 
     pub fn capture(mut self, key: &str, value: impl Into<String>) -> Self {

@@ -154,11 +154,33 @@ pub fn headline(op: &crate::ir::Op<'_>) -> Span {
     }
 }
 
+/// Input assumptions per kernel (`per-kernel-assume`): kernel-name globs, each with its assumptions as written
+/// (the configuration checked that they parse; the analysis that reads them parses them again, per kernel).
+#[derive(Clone, Debug, Default)]
+pub struct KernelAssumptions(pub Vec<(globset::GlobMatcher, Vec<String>)>);
+
+impl KernelAssumptions {
+    /// The assumptions of kernel `name`: those of every glob that matches it, in order, each once.
+    pub fn of(&self, name: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (_, list) in self.0.iter().filter(|(g, _)| g.is_match(name)) {
+            for a in list {
+                if !out.contains(&a.as_str()) {
+                    out.push(a);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Every unit of one dump directory and the target they were compiled for.
 pub struct Compilation<'p> {
     /// The dump directory (the group key: `compilation_output/v3@tpu7x`).
     pub dir: String,
     pub target: Option<Target>,
+    /// What the settings say the kernels' callers guarantee of their inputs.
+    pub assume: KernelAssumptions,
     pub units: Vec<Unit<'p>>,
     /// The kernels' Python names, read on first use ([`Compilation::kernel_names`]).
     pub(crate) names: std::sync::OnceLock<super::names::KernelNames>,
@@ -207,7 +229,14 @@ impl<'p> Compilation<'p> {
                 host: Some(Host { unit: host_unit, call: d.call, call_name: d.call_name.clone(), span: d.span }),
             });
         }
-        let mut c = Compilation { dir, target: None, units, names: Default::default(), chains: Default::default() };
+        let mut c = Compilation {
+            dir,
+            target: None,
+            assume: Default::default(),
+            units,
+            names: Default::default(),
+            chains: Default::default(),
+        };
         c.target = Target::detect(flag, Path::new(&c.dir), &c);
         c
     }

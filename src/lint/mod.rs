@@ -7,7 +7,7 @@ pub mod names;
 pub mod stage;
 pub mod target;
 
-pub use compilation::{Compilation, Host, Parsed, Unit};
+pub use compilation::{Compilation, Host, KernelAssumptions, Parsed, Unit};
 pub use manifest::Manifest;
 pub use stage::Stage;
 pub use target::Target;

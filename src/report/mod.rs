@@ -90,6 +90,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
             Verdict::Finding => "",
             Verdict::Inconclusive => " · inconclusive",
             Verdict::Explored => " · explored",
+            Verdict::Assumed => " · assumed",
         };
         // The user's Python line first, when known: that is where the finding is fixed or suppressed.
         let py = match &self.f.python {
@@ -134,7 +135,10 @@ impl Diagnostic for FindingDiagnostic<'_> {
 }
 
 fn severity_counts(findings: &[&Finding]) -> String {
-    let n = |s| findings.iter().filter(|f| f.verdict == Verdict::Finding && f.severity == s).count();
+    let n = |s| {
+        let counted = |f: &&&Finding| matches!(f.verdict, Verdict::Finding | Verdict::Assumed);
+        findings.iter().filter(counted).filter(|f| f.severity == s).count()
+    };
     let mut parts = Vec::new();
     for (s, word) in [(Severity::Error, "error"), (Severity::Warning, "warning"), (Severity::Info, "info")] {
         let k = n(s);

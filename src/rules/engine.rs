@@ -143,7 +143,7 @@ fn rule_on_unit(rule: &Rule, sev: Severity, c: &Compilation<'_>, ui: usize) -> V
         }
         RuleKind::Analysis(a, options, when) => {
             for hit in (a.run)(c, ui, options) {
-                let filtered = hit.verdict == Verdict::Finding;
+                let filtered = matches!(hit.verdict, Verdict::Finding | Verdict::Assumed);
                 if filtered && !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
                     continue;
                 }
@@ -470,8 +470,9 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
     };
     let detail = hit.captures.get("detail").cloned().unwrap_or_default();
     let (sev, message, label) = match verdict {
-        Verdict::Finding => (
-            sev,
+        // what only excluded inputs reach is worth a look, not a failure of the rule: a warning at most
+        Verdict::Finding | Verdict::Assumed => (
+            if verdict == Verdict::Assumed { sev.min(Severity::Warning) } else { sev },
             render(&rule.message, &lookup),
             rule.label.as_deref().map(|t| render(t, &lookup)).unwrap_or_else(|| hit.label.clone()),
         ),
@@ -485,7 +486,7 @@ fn from_hit(rule: &Rule, sev: Severity, c: &Compilation<'_>, hit: Hit) -> Findin
     let mut f = finding(rule, sev, c, unit, op, span, message, label);
     f.verdict = verdict;
     f.key = key_for(rule, unit, op, &f.message, Some(identity_facts(hit.captures.iter())));
-    if verdict == Verdict::Finding {
+    if matches!(verdict, Verdict::Finding | Verdict::Assumed) {
         f.help = rule.help.as_deref().map(|t| render(t.trim(), &lookup));
     }
     if let (Some(op), Some(_)) = (op, &unit.host) {

@@ -41,6 +41,10 @@ pub struct Config {
     /// `{"GLOB" = ["CODE", ...]}`: findings in kernels whose name matches GLOB are suppressed for these rules.
     #[serde(default)]
     pub per_kernel_ignores: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
+    /// `{"GLOB" = ["ASSUMPTION", ...]}`: what the callers of kernels whose name matches GLOB guarantee of their
+    /// inputs (`kv_lens[*] >= 1`); `dma-balance` reports a failure only other inputs reach as a warning.
+    #[serde(default)]
+    pub per_kernel_assume: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
     /// A baseline file (relative to this file), as `--baseline`.
     pub baseline: Option<Spanned<String>>,
 }
@@ -71,7 +75,7 @@ impl Loaded {
 }
 
 /// The keys a configuration holds.
-pub const KEYS: [&str; 11] = [
+pub const KEYS: [&str; 12] = [
     "rules",
     "select",
     "extend-select",
@@ -82,6 +86,7 @@ pub const KEYS: [&str; 11] = [
     "extend-exclude",
     "per-path-ignores",
     "per-kernel-ignores",
+    "per-kernel-assume",
     "baseline",
 ];
 
@@ -201,7 +206,7 @@ fn check(l: &Loaded) -> Result<(), ConfigError> {
         }
     }
     let globs = c.exclude.iter().flatten().chain(&c.extend_exclude);
-    let keys = c.per_path_ignores.keys().chain(c.per_kernel_ignores.keys());
+    let keys = c.per_path_ignores.keys().chain(c.per_kernel_ignores.keys()).chain(c.per_kernel_assume.keys());
     for g in globs.chain(keys) {
         if let Err(e) = globset::GlobBuilder::new(g.get_ref()).literal_separator(true).build() {
             return Err(l.error(g.span(), format!("bad glob `{}`: {}", g.get_ref(), e.kind())));
@@ -219,7 +224,7 @@ fn check(l: &Loaded) -> Result<(), ConfigError> {
             return Err(l.error(r.span(), "an empty rule pack name"));
         }
     }
-    Ok(())
+    super::assume::check(l, &c.per_kernel_assume)
 }
 
 /// Every rule code the file names (`select`, `extend-select`, `ignore`, `severity`, `per-*-ignores`) matches some

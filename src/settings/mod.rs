@@ -4,6 +4,7 @@
 //!
 //! Nothing here knows the command line: `cli` maps its arguments onto [`Settings`].
 
+pub(crate) mod assume;
 pub(crate) mod config;
 mod error;
 mod resolve;

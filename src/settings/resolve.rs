@@ -48,6 +48,11 @@ impl PathGlob {
         Ok(PathGlob { pattern: pattern.to_string(), matcher, by_name: !p.contains('/') })
     }
 
+    /// The glob over one name (a kernel's).
+    pub fn matcher(&self) -> &globset::GlobMatcher {
+        &self.matcher
+    }
+
     /// Whether the glob matches `rel` (a path relative to the root) or, for a name glob, its last component.
     fn matches_one(&self, rel: &Path) -> bool {
         if self.by_name {
@@ -85,6 +90,8 @@ pub struct Profile {
     pub exclude: Vec<PathGlob>,
     pub per_path_ignores: Vec<Ignore>,
     pub per_kernel_ignores: Vec<Ignore>,
+    /// `per-kernel-assume`: the file's, then the `--config` settings'.
+    pub per_kernel_assume: Vec<super::assume::Assume>,
     /// The baseline (`--baseline`, else the file's `baseline`), absolute.
     pub baseline: Option<PathBuf>,
 }
@@ -223,6 +230,7 @@ impl Profile {
         let exclude = exclude_globs(cfg, loaded)?;
         let per_path_ignores = ignore_lists(&cfg.per_path_ignores, loaded)?;
         let per_kernel_ignores = ignore_lists(&cfg.per_kernel_ignores, loaded)?;
+        let per_kernel_assume = super::assume::list(loaded, &cfg.per_kernel_assume)?;
         let baseline = match (&cli.baseline, &cfg.baseline) {
             (Some(b), _) => Some(absolute(cwd, b)),
             (None, Some(b)) => Some(absolute(&root, Path::new(b.get_ref()))),
@@ -237,6 +245,7 @@ impl Profile {
             exclude,
             per_path_ignores,
             per_kernel_ignores,
+            per_kernel_assume,
             baseline,
         })
     }
@@ -285,6 +294,14 @@ impl Profile {
             exclude: globs(&self.exclude),
             per_path_ignores: ignores(&self.per_path_ignores),
             per_kernel_ignores: ignores(&self.per_kernel_ignores),
+            per_kernel_assume: self
+                .per_kernel_assume
+                .iter()
+                .map(|a| (a.glob.pattern.clone(), a.assumptions.iter().map(|x| x.0.clone()).collect::<Vec<_>>()))
+                .fold(BTreeMap::new(), |mut m, (g, v)| {
+                    m.entry(g).or_insert_with(Vec::new).extend(v);
+                    m
+                }),
             baseline: self.baseline.as_ref().map(|p| p.display().to_string()),
         }
     }
@@ -315,6 +332,8 @@ pub struct Shown {
     pub per_path_ignores: BTreeMap<String, Vec<String>>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub per_kernel_ignores: BTreeMap<String, Vec<String>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_kernel_assume: BTreeMap<String, Vec<String>>,
 }
 
 /// The settings of each linted path, one [`Profile`] per configuration file.
@@ -390,6 +409,11 @@ impl<'c> Resolver<'c> {
         }
         let cli = self.cli.as_ref().unwrap_or(self.given);
         let mut s = Profile::resolve(cli, loaded.as_ref(), &self.cwd).map_err(miette::Report::new)?;
+        // `--config` assumptions point into their own argument, not into the file they are laid over
+        for (o, _) in self.overlay.iter().filter(|(_, keys)| keys.iter().any(|k| k == "per-kernel-assume")) {
+            s.per_kernel_assume
+                .extend(super::assume::list(Some(o), &o.config.per_kernel_assume).map_err(miette::Report::new)?);
+        }
         if target.is_some() {
             s.target = target;
         }

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod assume;
 mod bad_input;
 mod bytecode;
 mod cli;

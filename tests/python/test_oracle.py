@@ -240,3 +240,63 @@ def test_dma_balance_witness_on_jax_ragged_paged_attention_reproduces(hlolint_bi
     valid = {"q_lens": [3, 5] + [0] * 6, "kv_lens": [40, 70] + [0] * 6, "num_seqs": 2}
     (clean,) = oracle.replay("jax_pallas_ops/ragged_paged", valid, modes=("eager",), hang_seconds=20).values()
     assert clean.clean, clean
+
+
+def _witness(message):
+    """The table values a dma-balance witness on jax's ragged paged attention names (its Python names)."""
+    tables = {"kv_lens_ref": [0] * 8, "cu_q_lens_ref": [0] * 9, "num_seqs_ref": [0]}
+    for name, idx, value in re.findall(r"(\w+_ref)\[(\d+)\] = (-?\d+)", message.split("for example with ")[1]):
+        if name in tables:
+            tables[name][int(idx)] = int(value)
+    num_seqs, cu = tables["num_seqs_ref"][0], tables["cu_q_lens_ref"]
+    return {"kv_lens": tables["kv_lens_ref"], "num_seqs": num_seqs,
+            "q_lens": [cu[i + 1] - cu[i] if i < num_seqs else 0 for i in range(8)]}
+
+
+def test_dma_balance_under_input_assumptions_agrees_with_the_interpreter(hlolint_bin):
+    # per-kernel-assume on jax's ragged paged attention: assuming every sequence has KV tokens, the error's input
+    # (an empty trailing sequence) is excluded: a warning whose input still fails under the interpreter; assuming
+    # at most one sequence, the engine finds an input that satisfies it and fails (no sequence at all: the first
+    # block's prefetch is never waited), an error the interpreter confirms
+    fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "jax_pallas_ops", "ragged_paged@tpu7x")
+
+    def findings(assumption):
+        config = f"per-kernel-assume = {{'ragged_paged*' = ['{assumption}']}}"
+        done = subprocess.run([str(hlolint_bin), "--isolated", "--config", config, "--select", "MO010", "--format",
+                               "json", fixture], capture_output=True, text=True, timeout=300)
+        return json.loads(done.stdout)["findings"]
+
+    warned = [f for f in findings("kv_lens[*] >= 1") if f.get("verdict") == "assumed"]
+    assert warned and warned[0]["severity"] == "warning", warned
+    assert "`kv_lens[*] >= 1`, broken by `kv_lens_ref[1] = 0`" in warned[0]["message"], warned[0]["message"]
+    witness = _witness(warned[0]["message"])
+    assert min(witness["kv_lens"][:witness["num_seqs"]]) == 0, witness
+    (failed,) = oracle.replay("jax_pallas_ops/ragged_paged", witness, modes=("eager",), hang_seconds=20).values()
+    assert failed.nonzero_semaphores and not failed.error, (witness, failed)
+
+    errors = [f for f in findings("num_seqs <= 1") if f["severity"] == "error"]
+    assert errors, "an input the assumption allows fails"
+    witness = _witness(errors[0]["message"])
+    assert witness["num_seqs"] <= 1, witness
+    (failed,) = oracle.replay("jax_pallas_ops/ragged_paged", witness, modes=("eager",), hang_seconds=20).values()
+    assert failed.nonzero_semaphores and not failed.error, (witness, failed)
+
+
+@pytest.mark.parametrize("version,races", [("bug_single_slot", True), ("bug_unwaited_dma", True), ("v2", False)])
+def test_dma_race_verdicts_on_the_fp8_example_agree_with_the_interpreter(hlolint_bin, version, races):
+    # dma-race (MO011) on the example's compiled kernel (fixtures/fp8_matmul_2d) against jax's race detector on
+    # the same kernel: the single slot's prefetch overwrites the block being read, the unguarded prefetch is still
+    # filling slot 0 when the next grid step fills and reads it; the double-buffered v2 races with nothing
+    import fp8_matmul_2d as mod
+
+    fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "fp8_matmul_2d", "tpu7x+v6e",
+                           f"{version}@tpu7x")
+    done = subprocess.run([str(hlolint_bin), "--isolated", "--select", "MO011", "--format", "json", fixture],
+                          capture_output=True, text=True, timeout=300)
+    findings = json.loads(done.stdout)["findings"]
+    assert not [f for f in findings if f.get("verdict") == "inconclusive"], findings
+    assert bool([f for f in findings if f.get("severity") == "error"]) == races, findings
+    args = mod.make_inputs(jax.random.PRNGKey(0), m=256, n=256, k=512)
+    result = oracle.runner.run(version, jax.jit(mod.VERSIONS[version]), args, mode="eager", hang_seconds=30)
+    assert not result.error and not result.hang, result
+    assert bool(result.races) == races, result.races[:3]

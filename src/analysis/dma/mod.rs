@@ -9,6 +9,7 @@
 
 mod account;
 mod arith;
+pub mod assume;
 pub(crate) mod control;
 mod exec;
 pub(crate) mod induct;
@@ -20,6 +21,7 @@ mod size;
 pub mod solve;
 mod summary;
 pub mod term;
+mod under;
 mod witness;
 
 use exec::{key, Engine, Val};
@@ -27,6 +29,7 @@ pub use exec::{Base, Problem, SemKey};
 pub use replay::Inputs;
 pub use seed::{seed_from_host, Seed};
 use term::{Atom, Cond, Lin, Sym};
+pub use under::Excluded;
 
 use crate::ir::*;
 use crate::semantic::kernel;
@@ -69,22 +72,49 @@ pub struct Outcome {
     pub overlapped: std::collections::HashMap<OpId, bool>,
     /// Each DMA start's target, as the kernel names it.
     pub targets: Vec<(OpId, Base)>,
+    /// The same variables as terms, by argument (assumptions name them).
+    scalar_vars: std::collections::BTreeMap<usize, Lin>,
+    /// The static shape of each table argument.
+    table_dims: std::collections::BTreeMap<usize, Vec<i64>>,
+    /// Failures only inputs the kernel's assumptions exclude reach (proven without them).
+    pub excluded: Vec<Excluded>,
+    /// The assumptions the kernel was checked under, as written.
+    pub assumed: Vec<String>,
 }
 
-/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input). Failures the
-/// symbolic run finds but cannot prove are replayed on their witness's inputs ([`replay`](mod@replay)).
-pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> Outcome {
+/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input), under the
+/// input assumptions `assumed` (bound to `k`'s arguments). Failures the symbolic run finds but cannot prove are
+/// replayed on their witness's inputs ([`replay`](mod@replay)); with assumptions, a failure only inputs they
+/// exclude reach is set apart ([`Outcome::excluded`]) and the others' witnesses are inputs they allow.
+pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed, assumed: &[assume::Bound]) -> Outcome {
     solve::set_budget(budget());
     term::forget_atoms();
     let mut e = Engine::new(m, k);
     e.seed(seed);
     walk(&mut e, k);
     let mut out = finish(e);
-    // balance and races each get their replays: one kind of failure shown does not show the other
-    for races in [false, true] {
-        if out.problems.iter().any(|p| race::is_race(p.kind) == races) {
-            replay::confirm(&mut out, m, k, seed, &|p| race::is_race(p.kind) == races);
+    out.table_dims = k.args.iter().filter_map(|a| Some((a.index, a.ty.as_ref()?.shaped()?.static_dims()?))).collect();
+    out.assumed = assumed.iter().map(|b| b.text.clone()).collect();
+    if out.problems.is_empty() {
+        return out;
+    }
+    // balance and races each get their replays (one kind of failure shown does not show the other); the
+    // assumptions speak of balance only so far (races are reported with the inputs that reach them)
+    let (races, balance): (Vec<Problem>, Vec<Problem>) =
+        std::mem::take(&mut out.problems).into_iter().partition(|p| race::is_race(p.kind));
+    out.problems = balance;
+    if !out.problems.is_empty() {
+        if assumed.is_empty() {
+            replay::confirm(&mut out, m, k, seed, &[], &|p| !race::is_race(p.kind));
+        } else {
+            // the questions about assumptions get a budget of their own, whatever the walk spent
+            solve::set_budget(budget());
+            under::judge(&mut out, m, k, seed, assumed);
         }
+    }
+    if !races.is_empty() {
+        out.problems.extend(races);
+        replay::confirm(&mut out, m, k, seed, &[], &|p| race::is_race(p.kind));
     }
     out
 }
@@ -94,17 +124,23 @@ thread_local! {
     static CHECKED: std::cell::RefCell<Vec<(u64, std::rc::Rc<Outcome>)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// [`check`], run once per kernel text, function and seed however many analyses ask (a lint thread checks one
+/// [`check`], run once per kernel text, function, seed and assumptions however many analyses ask (a lint thread checks one
 /// compilation's kernels rule by rule).
-pub fn check_shared<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed) -> std::rc::Rc<Outcome> {
+pub fn check_shared<'a>(
+    m: &Module<'a>,
+    k: &kernel::Kernel<'a>,
+    seed: &Seed,
+    assumed: &[assume::Bound],
+) -> std::rc::Rc<Outcome> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (m.text, k.func.0, seed, budget()).hash(&mut h);
+    assumed.iter().for_each(|b| b.text.hash(&mut h));
     let key = h.finish();
     if let Some(out) = CHECKED.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|(_, o)| o.clone())) {
         return out;
     }
-    let out = std::rc::Rc::new(check(m, k, seed));
+    let out = std::rc::Rc::new(check(m, k, seed, assumed));
     CHECKED.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() >= 8 {
@@ -281,6 +317,11 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
                 Some((op, race::root_of(e.m, entry, t.def)?))
             })
             .collect();
+    let scalar_vars = e
+        .scalar_args
+        .iter()
+        .map(|(&id, &a)| (a, Lin::var(term::Var { id, name: e.names.get(&id).cloned().unwrap_or_default().into() })))
+        .collect();
     Outcome {
         copied,
         refilled,
@@ -296,6 +337,10 @@ fn finish(mut e: Engine<'_, '_>) -> Outcome {
         dump_names,
         python: e.python,
         scalar_args: e.scalar_args,
+        scalar_vars,
+        table_dims: Default::default(),
+        excluded: Vec::new(),
+        assumed: Vec::new(),
     }
 }
 

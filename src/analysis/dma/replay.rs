@@ -9,13 +9,14 @@
 //! witness. A replay that meets a value it cannot compute (data read from vector memory, a dynamic grid the
 //! witness does not size) or runs too long proves nothing, and the finding stays possible.
 
+use super::assume::{self, Bound, Slot};
 use super::exec::{Base, Engine, Problem, Val};
 use super::induct::Loop;
 use super::term::{Atom, Lin};
 use super::{seed::Seed, solve::Model, Outcome};
 use crate::ir::*;
 use crate::semantic::kernel;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Iterations a replay runs at most, over all loops and grid steps (a witness's inputs are small: its tables
 /// hold the few values the failure needs and zeros elsewhere).
@@ -24,6 +25,9 @@ const MAX_ITERATIONS: u64 = 20_000;
 pub const MAX_STEPS: u64 = 400_000;
 /// Witnesses replayed per kernel at most.
 const MAX_REPLAYS: usize = 3;
+
+/// A witness that names no input: the tables as zero-filled.
+const ZERO: &str = "every scalar-prefetch table zero";
 
 /// Concrete inputs for a replay: table elements and scalar arguments by kernel argument, grid sizes the witness
 /// fixes.
@@ -34,6 +38,8 @@ pub struct Inputs {
     pub grid: BTreeMap<usize, i64>,
     /// The witness as the author reads it: the table elements, scalars and grid sizes it names.
     pub shown: String,
+    /// The values the witness or the host fixes (the others are free for [`complete`] to choose).
+    pub fixed: BTreeSet<Slot>,
 }
 
 /// Runs one loop (or grid dimension) of a replay iteration by iteration; returns the carried values after it.
@@ -76,6 +82,9 @@ pub fn next_iteration(e: &mut Engine<'_, '_>, op: OpId) -> bool {
 pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Seed, model: &Model) -> Option<Inputs> {
     let dims = |a: usize| k.args.get(a).and_then(|x| x.ty.as_ref()).and_then(|t| t.shaped()?.static_dims());
     let mut inputs = Inputs { tables: host.clone(), ..Default::default() };
+    for (&a, t) in host {
+        inputs.fixed.extend((0..t.len()).map(|f| Slot::Elem(a, f)));
+    }
     for a in grid_n..grid_n + k.scalar_prefetch {
         if let Some(d) = dims(a) {
             let n = usize::try_from(d.iter().product::<i64>()).ok().filter(|&n| n <= 1 << 16)?;
@@ -102,6 +111,7 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
                     return None;
                 }
                 *t.get_mut(flat)? = v;
+                inputs.fixed.insert(Slot::Elem(a, flat));
                 let at: Vec<String> = at.iter().map(i64::to_string).collect();
                 let s = format!("{}[{}] = {v}", out.names.get(*buf as usize)?, at.join(", "));
                 if !shown.contains(&s) {
@@ -114,6 +124,7 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
                     shown.push(format!("a grid of {v} along dimension {d}"));
                 } else if let Some(a) = out.scalar_args.get(&x.id) {
                     inputs.scalars.insert(*a, v);
+                    inputs.fixed.insert(Slot::Scalar(*a));
                     shown.push(format!("{} = {v}", x.name));
                 }
                 // anything else is a value the kernel computes (a loop's result, a trip count): the replay
@@ -124,7 +135,7 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
         }
     }
     if shown.is_empty() && inputs.tables.len() > host.len() {
-        shown.push("every scalar-prefetch table zero".to_string());
+        shown.push(ZERO.to_string());
     }
     inputs.shown = shown.join(", ");
     Some(inputs)
@@ -133,14 +144,17 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
 /// Replays the witnesses of `out`'s failures of one `family` (balance or races; those not proven first; at most a
 /// few, each once); a failure of the family a replay shows is added to `out` as proven, with the replayed inputs
 /// as its witness, in place of the proven ones of its kind on its semaphore (the replay knows which start of a
-/// semaphore was the last: better blame, see [`blame_last`]) — for a race, of its kind at its op.
+/// semaphore was the last: better blame, see [`blame_last`]) — for a race, of its kind at its op. With input
+/// assumptions, each witness's free values are first completed to values they allow ([`complete`]), and a witness
+/// that cannot be is not replayed. Returns the inputs of the replay that failed.
 pub fn confirm<'a>(
     out: &mut Outcome,
     m: &Module<'a>,
     k: &kernel::Kernel<'a>,
     host: &Seed,
+    assumed: &[Bound],
     family: &dyn Fn(&Problem) -> bool,
-) {
+) -> Option<Inputs> {
     let grid_n = k.iteration_bounds.len().min(m.func(k.func).params.len());
     let mut tried: Vec<Inputs> = Vec::new();
     let (proven, open): (Vec<&Problem>, Vec<&Problem>) =
@@ -150,7 +164,13 @@ pub fn confirm<'a>(
         if tried.len() >= MAX_REPLAYS {
             break;
         }
-        let Some(inputs) = inputs_of(out, k, grid_n, host, &model) else { continue };
+        let Some(mut inputs) = inputs_of(out, k, grid_n, host, &model) else { continue };
+        if !complete(out, k, &mut inputs, assumed) {
+            if super::solve::trace() {
+                eprintln!("dma-replay {}: not completed to inputs the assumptions allow", inputs.shown);
+            }
+            continue;
+        }
         if tried.contains(&inputs) {
             continue;
         }
@@ -179,7 +199,103 @@ pub fn confirm<'a>(
             }
         }
         // one input that fails is enough to show the kernel wrong
-        break;
+        return Some(inputs);
+    }
+    None
+}
+
+/// Completes a replay's inputs to values every assumption allows ([`assume::complete`]) and says in `shown` which
+/// values that set besides the witness's; `false` when it cannot.
+pub fn complete(out: &Outcome, k: &kernel::Kernel<'_>, inputs: &mut Inputs, assumed: &[Bound]) -> bool {
+    if assumed.is_empty() {
+        return true;
+    }
+    let before = (inputs.tables.clone(), inputs.scalars.clone());
+    let c = assume::Concrete { tables: &mut inputs.tables, scalars: &mut inputs.scalars, fixed: &inputs.fixed };
+    if !assume::complete(assumed, c) {
+        return false;
+    }
+    let name = |a: usize| input_name(out, k, a);
+    let mut set = Vec::new();
+    for (a, t) in &inputs.tables {
+        let old = before.0.get(a);
+        let moved: Vec<(usize, i64)> = t
+            .iter()
+            .enumerate()
+            .filter(|&(f, v)| old.and_then(|o| o.get(f)) != Some(v))
+            .map(|(f, &v)| (f, v))
+            .collect();
+        let Some(&(_, v)) = moved.first() else { continue };
+        let free = (0..t.len()).filter(|&f| !inputs.fixed.contains(&Slot::Elem(*a, f))).count();
+        if moved.len() > 3 && moved.len() == free && moved.iter().all(|m| m.1 == v) {
+            set.push(format!("every other element of {} = {v}", name(*a)));
+            continue;
+        }
+        let dims =
+            k.args.get(*a).and_then(|x| x.ty.as_ref()).and_then(|t| t.shaped()?.static_dims()).unwrap_or_default();
+        for &(f, v) in moved.iter().take(4) {
+            set.push(format!("{}[{}] = {v}", name(*a), unflatten(f, &dims)));
+        }
+        if moved.len() > 4 {
+            set.push(format!("{} more of {}", moved.len() - 4, name(*a)));
+        }
+    }
+    for (a, v) in &inputs.scalars {
+        if before.1.get(a) != Some(v) {
+            set.push(format!("{} = {v}", name(*a)));
+        }
+    }
+    if !set.is_empty() {
+        inputs.shown = match inputs.shown.as_str() {
+            "" => set.join(", "),
+            ZERO => format!("{}, every other scalar-prefetch element zero", set.join(", ")),
+            shown => format!("{shown}, {}", set.join(", ")),
+        };
+    }
+    true
+}
+
+/// Values of inputs as a witness shows them: `kv_lens[1] = 0, n = 3`.
+pub fn show_slots(out: &Outcome, k: &kernel::Kernel<'_>, at: &[(Slot, i64)]) -> String {
+    let name = |a: usize| input_name(out, k, a);
+    let mut parts: Vec<String> = Vec::new();
+    for (s, v) in at {
+        let p = match *s {
+            Slot::Elem(a, f) => {
+                let dims = k.args.get(a).and_then(|x| x.ty.as_ref()).and_then(|t| t.shaped()?.static_dims());
+                format!("{}[{}] = {v}", name(a), unflatten(f, &dims.unwrap_or_default()))
+            }
+            Slot::Scalar(a) => format!("{} = {v}", name(a)),
+        };
+        if !parts.contains(&p) {
+            parts.push(p);
+        }
+    }
+    parts.join(", ")
+}
+
+/// A kernel argument as witnesses name it (the engine's name for a table it reads, else the author's or the
+/// dump's).
+fn input_name(out: &Outcome, k: &kernel::Kernel<'_>, a: usize) -> String {
+    match out.bufs.iter().position(|b| *b == Base::Arg(a)) {
+        Some(i) => out.names.get(i).cloned().unwrap_or_default(),
+        None => k.args.get(a).map(|x| x.python.clone().unwrap_or_else(|| format!("%{}", x.name))).unwrap_or_default(),
+    }
+}
+
+/// A row-major position as indices: `3, 1`.
+fn unflatten(mut f: usize, dims: &[i64]) -> String {
+    let mut at = Vec::new();
+    for &n in dims.iter().rev() {
+        let n = usize::try_from(n).unwrap_or(1).max(1);
+        at.push((f % n).to_string());
+        f /= n;
+    }
+    at.reverse();
+    if at.is_empty() {
+        f.to_string()
+    } else {
+        at.join(", ")
     }
 }
 

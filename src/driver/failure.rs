@@ -43,12 +43,15 @@ impl CompileFailure {
         let file = s("file");
         let line = error.and_then(|e| e.get("line")).and_then(|l| l.as_u64()).unwrap_or(0) as usize;
         let (src, span) = match std::fs::read_to_string(&file) {
-            Ok(text) if line > 0 => {
-                let start: usize = text.lines().take(line - 1).map(|l| l.len() + 1).sum();
-                let len = text.lines().nth(line - 1).map(|l| l.len()).unwrap_or(0);
-                let indent = text.lines().nth(line - 1).map(|l| l.len() - l.trim_start().len()).unwrap_or(0);
-                (Some(NamedSource::new(&file, text)), Some((start + indent, len.saturating_sub(indent)).into()))
-            }
+            Ok(text) if line > 0 => match crate::ir::LineIndex::new(&text).line_range(&text, line) {
+                Some(r) => {
+                    // the line's code, its indentation and line ending left out (CRLF files too)
+                    let indent = text[r.clone()].len() - text[r.clone()].trim_start().len();
+                    let span = (r.start + indent, r.len() - indent);
+                    (Some(NamedSource::new(&file, text)), Some(span.into()))
+                }
+                None => (Some(NamedSource::new(&file, text)), None),
+            },
             _ => (None, None),
         };
         CompileFailure {
@@ -93,6 +96,12 @@ mod tests {
             Some(&serde_json::json!({"kind": "import", "message": "No module named jax"})),
         );
         assert!(f.src.is_none() && f.unit == "the kernel module" && f.kind == "import");
+        // A module saved with CRLF line endings: the span is the line's code, as with `\n` alone.
+        std::fs::write(&file, "import jax\r\n\r\ndef k():\r\n    return pl.pallas_call(\r\n").unwrap();
+        let f = CompileFailure::from_record(Some("v"), None, Some(&record));
+        let span = f.span.unwrap();
+        assert_eq!(span.offset(), "import jax\r\n\r\ndef k():\r\n    ".len());
+        assert_eq!(span.len(), "return pl.pallas_call(".len());
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -39,6 +39,17 @@ impl LineIndex {
         self.line_col_bytes(text.as_bytes(), offset)
     }
 
+    /// The bytes of 1-based `line` of `text` (the text this index was built from), without its line ending (`\n`
+    /// or `\r\n`); `None` past the last line.
+    pub fn line_range(&self, text: &str, line: usize) -> Option<std::ops::Range<usize>> {
+        let start = *self.starts.get(line.checked_sub(1)?)?;
+        let mut end = self.starts.get(line).map_or(text.len(), |&next| next - 1);
+        if end > start && text.as_bytes().get(end - 1) == Some(&b'\r') {
+            end -= 1;
+        }
+        (start <= end && end <= text.len()).then_some(start..end)
+    }
+
     /// As [`line_col`](Self::line_col) over bytes that may not be UTF-8 (an input being checked for it): each
     /// invalid sequence before `offset` on its line counts as one character, as a lossy decoding shows it.
     pub fn line_col_bytes(&self, bytes: &[u8], offset: usize) -> (usize, usize) {
@@ -84,5 +95,18 @@ mod tests {
         let bytes = b"ok\n\xff\xfex\x00";
         let ix = LineIndex::new(bytes);
         assert_eq!(ix.line_col_bytes(bytes, 6), (2, 4));
+    }
+
+    #[test]
+    fn a_line_range_leaves_its_ending_out_whatever_it_is() {
+        for text in ["a = 1\n  b()\nc", "a = 1\r\n  b()\r\nc"] {
+            let idx = LineIndex::new(text);
+            let r = idx.line_range(text, 2).unwrap();
+            assert_eq!(&text[r], "  b()", "{text:?}");
+            assert_eq!(&text[idx.line_range(text, 3).unwrap()], "c");
+            assert_eq!(idx.line_range(text, 0), None);
+            assert_eq!(idx.line_range(text, 4), None);
+        }
+        assert_eq!(LineIndex::new("").line_range("", 1), Some(0..0));
     }
 }

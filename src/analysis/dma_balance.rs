@@ -231,6 +231,27 @@ pub(crate) fn balanced_kernels<'c, 'a>(
         .collect()
 }
 
+/// Each kernel of a Mosaic unit that copies with DMAs, with its one symbolic run (shared by `dma-race` and
+/// `dma-double-buffering`, whose findings all speak of DMA starts).
+pub(crate) fn copying_kernels<'c, 'a>(
+    c: &'c Compilation<'a>,
+    unit: usize,
+) -> Vec<(&'c Module<'a>, kernel::Kernel<'a>, std::rc::Rc<dma::Outcome>)> {
+    balanced_kernels(c, unit)
+        .into_iter()
+        .filter(|(_, k)| !k.dma_starts.is_empty())
+        .map(|(m, k)| {
+            let out = dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k), &assumptions(c, m, &k));
+            (m, k, out)
+        })
+        .collect()
+}
+
+/// Where an op is, as its author wrote it where known (`kernels.py:182 (dump: line 90)`).
+pub(crate) fn place(m: &Module<'_>, k: &kernel::Kernel<'_>, op: OpId) -> String {
+    k.places.get(&op).cloned().unwrap_or_else(|| crate::lint::names::place(m, op, &[]))
+}
+
 /// Where a kernel-level verdict points: its first DMA op.
 pub fn kernel_at(unit: usize, k: &kernel::Kernel<'_>) -> Option<At> {
     let op = k.dma_starts.first().map(|d| d.op).or_else(|| k.dma_waits.first().map(|w| w.op))?;
@@ -324,15 +345,7 @@ pub(crate) mod tests {
     fn a_removed_receive_wait_blames_its_own_hop() {
         // jax's all_gather: three hops signal one receive semaphore; without the first hop's wait, the copy left
         // unwaited is the first hop's (the later waits name their own hops' copies), not the last one's
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/jax_pallas_ops/all_gather@tpu7x/mosaic");
-        let path = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with("post-deserialization.txt"))
-            .unwrap();
-        let text = std::fs::read_to_string(path).unwrap();
+        let text = fixture_dump("jax_pallas_ops/all_gather@tpu7x");
         assert!(run_text(&text, run).is_empty());
         let wait = "    tpu.wait_dma2 semaphore(%arg5 : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>) src(%49 : memref<512x512xbf16, #tpu.memory_space<vmem>>) dst(%47 : memref<512x512xbf16, #tpu.memory_space<vmem>>) device_id(%45)\n";
         let first_hop = crate::ir::LineIndex::new(&text).line(text.find("tpu.enqueue_dma source(%27 :").unwrap());

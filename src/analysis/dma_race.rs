@@ -3,9 +3,10 @@
 //! `dma-balance` ([`super::dma::race`] says how).
 
 use super::dma::{self, race};
+use super::dma_balance::place;
 use super::dma_kind::DmaFailure;
 use super::{At, Hit, Options};
-use crate::ir::{Layer, Module, OpId};
+use crate::ir::{Layer, Module};
 use crate::lint::Compilation;
 use crate::semantic::kernel;
 
@@ -46,21 +47,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
 };
 
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
-    let mut hits = Vec::new();
-    for (m, k) in super::dma_balance::balanced_kernels(c, unit) {
-        if k.dma_starts.is_empty() {
-            continue;
-        }
-        let out =
-            dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k), &super::dma_balance::assumptions(c, m, &k));
-        hits.extend(hits_of(m, unit, &k, &out));
-    }
-    hits
-}
-
-/// Where an op is, as its author wrote it where known (`kernels.py:182 (dump: line 90)`).
-fn place(m: &Module<'_>, k: &kernel::Kernel<'_>, op: OpId) -> String {
-    k.places.get(&op).cloned().unwrap_or_else(|| crate::lint::names::place(m, op, &[]))
+    super::dma_balance::copying_kernels(c, unit).iter().flat_map(|(m, k, out)| hits_of(m, unit, k, out)).collect()
 }
 
 /// One sentence per race: the region, the DMA in flight and where it was started, and the input.

@@ -207,3 +207,17 @@ fn diagnostics_on_the_fixtures() {
         insta::assert_snapshot!(format!("{version}@{target}"), String::from_utf8_lossy(&out.stdout));
     }
 }
+
+/// A failure that only a read past the end of an SMEM table reaches is no witness (the read is undefined): the
+/// verdict is inconclusive and says why, where it used to be an error naming `%arg2[4]` of a 4-entry table.
+#[test]
+fn a_witness_may_not_read_past_a_table() {
+    let case = root().join("tests/data/rules/dma-balance/invalid/witness_out_of_bounds.mlir");
+    let (code, codes, v) = lint(&["--rules", "core"], &[case]);
+    assert_eq!(code, 0, "{codes:?}");
+    let f = v["findings"].as_array().unwrap().iter().find(|f| f["code"] == "MO010").expect("an MO010 finding");
+    assert_eq!(f["verdict"], "inconclusive", "{f}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains("table read past its end"), "{msg}");
+    assert!(!msg.contains("%arg2[4]"), "{msg}");
+}

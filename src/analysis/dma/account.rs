@@ -212,9 +212,9 @@ impl Engine<'_, '_> {
     pub fn report_need(&mut self, n: Need) {
         let core = Cond::and([n.guard.clone(), Cond::cmp(n.amount.clone(), Rel::Ne0)]);
         let when = Cond::and([core.clone(), n.assume.clone()]);
-        match solve::check(&when) {
-            Answer::Unsat => {}
-            Answer::Sat(model) => {
+        match self.failure_model(&when) {
+            Ok(None) => {}
+            Ok(Some(model)) => {
                 let (model, first) = self.first_iterations(&when, model);
                 let exact = self.exact_witness(&core, &n.assume, &model);
                 let related = self.facts.iter().rev().find(|f| same_key(&f.sem, &n.sem)).map(|f| f.op);
@@ -241,7 +241,7 @@ impl Engine<'_, '_> {
                     region: None,
                 });
             }
-            Answer::Unknown(why) => self.giveup(n.op, format!("whether a wait has a DMA is undecided ({why})")),
+            Err(why) => self.giveup(n.op, format!("whether a wait has a DMA: {why}")),
         }
     }
 

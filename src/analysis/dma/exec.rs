@@ -558,6 +558,15 @@ impl<'m, 'a> Engine<'m, 'a> {
             if !scalar_int(op.ty.mlir()) {
                 return;
             }
+            if self.replay_inputs.is_some() {
+                if let Some(k) = at.as_ref().filter(|k| self.out_of_bounds(r.base, k)) {
+                    // undefined behaviour, not a witness: what the read returns is no input's value
+                    let shown: Vec<String> = k.iter().map(|x| x.to_string()).collect();
+                    let why = format!("replay: {}[{}] is read out of bounds", self.base_name(r.base), shown.join(", "));
+                    self.giveup(id, why);
+                    return;
+                }
+            }
             let v = match at {
                 Some(k) => self.load(r.base, k),
                 None => Val::Int(self.fresh(format!("{}[?]", self.base_name(r.base)))),
@@ -572,6 +581,15 @@ impl<'m, 'a> Engine<'m, 'a> {
                 .unwrap_or(Val::Opaque);
             self.store(r.base, at, val);
         }
+    }
+
+    /// Whether an index that is all numbers lies outside a kernel argument's static shape (a replay's inputs that
+    /// make the kernel read past a table: the SMEM read's value is not defined by any input).
+    fn out_of_bounds(&self, base: Base, k: &[Lin]) -> bool {
+        let Base::Arg(i) = base else { return false };
+        let ty = self.arg_types.get(i).cloned().flatten();
+        let Some(dims) = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()) else { return false };
+        dims.len() == k.len() && k.iter().zip(&dims).any(|(x, &d)| x.as_int().is_some_and(|x| x < 0 || x >= d))
     }
 
     pub fn load(&mut self, base: Base, k: Vec<Lin>) -> Val {

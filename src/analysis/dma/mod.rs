@@ -232,9 +232,9 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
     for f in left {
         // (a loop's summed DMAs may add up to nothing)
         let when = Cond::and([f.guard.clone(), Cond::cmp(f.amount.clone(), term::Rel::Ne0)]);
-        match solve::check(&when) {
-            solve::Answer::Unsat => {}
-            solve::Answer::Sat(model) => {
+        match e.failure_model(&when) {
+            Ok(None) => {}
+            Ok(Some(model)) => {
                 let exact = e.exact_witness(&when, &Cond::True, &model);
                 if e.replay_inputs.is_some() && replay::seen(&e.problems, f.op, "never-waited") {
                     continue;
@@ -256,7 +256,7 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
                     region: None,
                 });
             }
-            solve::Answer::Unknown(why) => e.giveup(f.op, format!("whether a DMA is waited is undecided ({why})")),
+            Err(why) => e.giveup(f.op, format!("whether a DMA is waited: {why}")),
         }
     }
 }

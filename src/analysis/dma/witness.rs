@@ -6,6 +6,60 @@ use super::solve::{self, Answer, Model};
 use super::term::{Atom, Cond, Lin, Rel, Sym};
 
 impl Engine<'_, '_> {
+    /// Every table element `c` reads at an index of inputs lies inside its kernel argument's static shape. A read
+    /// past the end of an SMEM table is undefined (Mosaic does not check it), so a witness may not rest on one.
+    pub fn in_bounds(&self, c: &Cond) -> Cond {
+        let mut atoms = Vec::new();
+        c.atoms(&mut atoms);
+        let mut out = Vec::new();
+        for a in &atoms {
+            let Atom::Load { buf, idx, .. } = &**a else { continue };
+            let Some(&super::exec::Base::Arg(i)) = self.bufs.get(*buf as usize) else { continue };
+            let ty = self.arg_types.get(i).cloned().flatten();
+            let Some(dims) = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()) else { continue };
+            // (only reads at indices of inputs: a witness names those; an index of carried values is the
+            // induction's abstract state, which this would narrow)
+            if dims.len() != idx.len() || !self.is_fixed_input(a) {
+                continue;
+            }
+            for (x, &d) in idx.iter().zip(&dims) {
+                if x.as_int().is_some_and(|x| (0..d).contains(&x)) {
+                    continue;
+                }
+                out.push(Cond::compare("sge", x, &Lin::int(0)).unwrap_or(Cond::True));
+                out.push(Cond::compare("slt", x, &Lin::int(d)).unwrap_or(Cond::True));
+            }
+        }
+        Cond::and(out)
+    }
+
+    /// A model of the failure condition `when` whose table reads are all in bounds (`in_bounds`). `Err` with the
+    /// reason where there is none: the failure needs a read past a table's end, or the question is undecided.
+    pub fn failure_model(&self, when: &Cond) -> Result<Option<Model>, String> {
+        let bounds = self.in_bounds(when);
+        // the solver's first model stands where its reads are in bounds (asking again would move it for nothing)
+        let first = match solve::check(when) {
+            Answer::Unsat => return Ok(None),
+            Answer::Unknown(why) => return Err(format!("undecided ({why})")),
+            Answer::Sat(m) => m,
+        };
+        if bounds.eval(&|a| Some(first.get(a).copied().unwrap_or(0))) == Some(true) {
+            return Ok(Some(first));
+        }
+        if solve::trace() {
+            eprintln!("dma-bounds the model reads past a table: {bounds}");
+            for (k, v) in &first {
+                eprintln!("dma-bounds   {k} = {v}");
+            }
+        }
+        let bounded = Cond::and([when.clone(), bounds]);
+        match solve::check(&bounded) {
+            Answer::Sat(m) => Ok(Some(m)),
+            Answer::Unsat => Err("a failure needs a table read past its end (undefined: no input shows it)".into()),
+            Answer::Unknown(why) => Err(format!("undecided ({why})")),
+        }
+    }
+
     /// A witness of `when` with every loop index it names at its first value, when there is one (else `model`).
     pub fn first_iterations(&self, when: &Cond, model: Model) -> (Model, bool) {
         let mut firsts = Vec::new();
@@ -19,7 +73,10 @@ impl Engine<'_, '_> {
         if firsts.is_empty() {
             return (model, true);
         }
-        match solve::check(&Cond::and(std::iter::once(when.clone()).chain(firsts))) {
+        let bounds = self.in_bounds(when);
+        let bounds =
+            if bounds.eval(&|a| Some(model.get(a).copied().unwrap_or(0))) == Some(true) { Cond::True } else { bounds };
+        match solve::check(&Cond::and([when.clone(), bounds].into_iter().chain(firsts))) {
             Answer::Sat(m) => (m, true),
             _ => (model, false),
         }

@@ -645,6 +645,11 @@ fn canonical(facts: &[Fact], link: &Cond, floor: (u32, u32)) -> Option<(Vec<Fact
             _ => {}
         }
     }
+    // ranked in the order the pass made them (which is the order it ran its ops), not the order the atoms are met:
+    // that follows the terms' sorting, and so their hashes, which differ between two passes by the very names
+    // being renamed
+    ids.sort_unstable();
+    versions.sort_unstable();
     let rank = |list: &[u32], x: u32| list.iter().position(|y| *y == x).map(|k| LOCAL + k as u32);
     let rename = |a: &Atom| -> Option<Lin> {
         match a {
@@ -752,4 +757,34 @@ fn subst_key(fact: &Fact, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<(super::ex
         },
         fact.amount.subst(f)?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::dma::term::Var;
+
+    fn var(id: u32, name: &str) -> Lin {
+        Lin::var(Var { id, name: name.into() })
+    }
+
+    /// `x − 2·y ≥ 0 ∧ y ≥ 0` over two variables a pass made, `x` first.
+    fn link(x: u32, y: u32) -> Cond {
+        let (x, y) = (var(x, "x"), var(y, "y"));
+        let d = x.sub(&y.scale(2).unwrap()).unwrap();
+        Cond::and([Cond::cmp(d, Rel::Ge0), Cond::cmp(y, Rel::Ge0)])
+    }
+
+    /// Two passes that made the same values in the same order have the same canonical form, whatever order the
+    /// terms' sorting (by hash) puts their atoms in: the names are ranked by when the pass made them. (Ranked by
+    /// first appearance, jax-style ragged kernels' grid inductions never closed: tpu-inference's RPA v3.)
+    #[test]
+    fn canonical_names_follow_the_order_a_pass_made_them() {
+        let (_, before) = canonical(&[], &link(1_000, 1_001), (1_000, 0)).unwrap();
+        for k in 0..64 {
+            let (x, y) = (2_000 + 2 * k, 2_001 + 2 * k);
+            let (_, now) = canonical(&[], &link(x, y), (2_000, 0)).unwrap();
+            assert_eq!(now, before, "variables {x}, {y}");
+        }
+    }
 }

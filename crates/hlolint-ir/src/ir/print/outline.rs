@@ -12,7 +12,7 @@ pub fn outline(m: &Module<'_>, text: &str) -> String {
         let _ = writeln!(out, "  attr {} = {}", a.key, a.value_span().text(text));
     }
     for (fi, f) in m.funcs.iter().enumerate() {
-        let _ = writeln!(out, "func @{}{}", f.name, if f.is_entry { " (entry)" } else { "" });
+        let _ = writeln!(out, "{} @{}{}", m.layer.words().func, f.name, if f.is_entry { " (entry)" } else { "" });
         for p in &f.params {
             let keys: Vec<&str> = p.attrs.iter().map(|a| a.key).collect();
             let _ = writeln!(

@@ -1,5 +1,6 @@
 //! Decodes the tpu_custom_call kernels of an HLO or StableHLO file (or a raw `.mlirbc`) and prints them.
 //! `cargo run --example decode_kernel -- FILE`
+use hlolint::ir::print::render_module;
 use hlolint::parse::bytecode;
 
 fn main() {
@@ -9,7 +10,7 @@ fn main() {
         match bytecode::decode(&bytes) {
             Ok(d) => {
                 println!("// bytecode v{} by {}; notes: {:?}", d.version, d.producer, d.notes);
-                print!("{}", bytecode::render_module(&d.module()));
+                print!("{}", render_module(&d.module()));
             }
             Err(e) => eprintln!("error: {e}"),
         }
@@ -31,7 +32,7 @@ fn main() {
                     k.module.producer,
                     k.module.notes
                 );
-                print!("{}", bytecode::render_module(&k.module.module()));
+                print!("{}", render_module(&k.module.module()));
             }
             Ok(None) => println!("// no body"),
             Err(e) => eprintln!("error: {e}"),

@@ -28,7 +28,7 @@ fn main() {
         phases(&text);
     }
     if !quiet {
-        print!("{}", hlolint::parse::mlir::outline(&m, &text));
+        print!("{}", hlolint::ir::print::outline(&m, &text));
         for k in hlolint::semantic::kernel::kernels(&m) {
             println!("{}", serde_json::to_string_pretty(&k).unwrap());
         }

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(d) = bytecode::decode(data) {
         let m = d.module();
-        let _ = bytecode::render_module(&m);
+        let _ = hlolint::ir::print::render_module(&m);
     }
     // The backend-config path too (text input: JSON or escaped attribute).
     if let Ok(text) = std::str::from_utf8(data) {

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
             // kernels decoded from its custom calls, as a compilation would
             let (decoded, _failed) = hlolint::parse::calls::decode_calls(&m, true);
             let _ = hlolint::summary::summarize(&m, &decoded);
-            let _ = hlolint::summary::graph_dump(&m);
+            let _ = hlolint::ir::print::graph_dump(&m);
         }
     }
 });

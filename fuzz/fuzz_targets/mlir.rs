@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(m) = hlolint::parse::mlir::parse_mlir("fuzz.mlir", text) {
             let (decoded, _failed) = hlolint::parse::calls::decode_calls(&m, false);
             let _ = hlolint::summary::mlir::summarize(&m, Some("post-deserialization"), &decoded);
-            let _ = hlolint::parse::mlir::outline::outline(&m, text);
+            let _ = hlolint::ir::print::outline(&m, text);
         }
     }
 });

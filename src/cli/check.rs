@@ -2,10 +2,10 @@
 
 use super::output::{emit, stderr};
 use super::{CheckArgs, GraphArgs, OutputFormat};
+use crate::ir::print::graph_dump;
 use crate::report::{self, WriteOptions};
 use crate::settings::{Resolver, Settings};
 use crate::source::{self, Format};
-use crate::summary::graph_dump;
 use std::path::PathBuf;
 
 pub fn check(args: &CheckArgs) -> i32 {

@@ -1,9 +1,9 @@
 //! The summary of an HLO file: what the module holds (computations, instructions, opcodes, async pairs, memory
-//! spaces, custom calls, and the Pallas kernels decoded from `tpu_custom_call` bodies), and the full graph for
-//! `hlolint graph` (used by the conformance check against XLA's own parser).
+//! spaces, custom calls, and the Pallas kernels decoded from `tpu_custom_call` bodies). The full graph `hlolint
+//! graph` prints is `ir::print::graph_dump`.
 
 use super::kernel::{self, KernelSummary};
-use crate::ir::{Def, Layer, Module};
+use crate::ir::{Layer, Module};
 use crate::parse::calls::DecodedCall;
 use crate::semantic::async_pairs::async_pairs;
 use serde::Serialize;
@@ -124,57 +124,4 @@ pub fn render(path: &str, s: &Summary) -> String {
         kernel::render(&k.kernel, "    ", &mut out);
     }
     out
-}
-
-/// The whole graph as plain data: computations, their instructions, opcodes, operand names and callees.
-#[derive(Debug, Serialize)]
-pub struct GraphDump {
-    pub module: String,
-    pub entry: Option<String>,
-    pub computations: Vec<ComputationDump>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ComputationDump {
-    pub name: String,
-    pub instructions: Vec<InstructionDump>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct InstructionDump {
-    pub name: String,
-    pub opcode: String,
-    /// Operand instruction names (the definitions they resolved to).
-    pub operands: Vec<String>,
-    pub calls: Vec<String>,
-}
-
-pub fn graph_dump(m: &Module<'_>) -> GraphDump {
-    let computations = (0..m.funcs.len() as u32)
-        .map(crate::ir::FuncId)
-        .map(|f| ComputationDump {
-            name: m.func(f).name.to_string(),
-            instructions: m
-                .func_ops(f)
-                .into_iter()
-                .map(|id| {
-                    let op = m.op(id);
-                    InstructionDump {
-                        name: op.name.to_string(),
-                        opcode: op.opcode.to_string(),
-                        operands: op
-                            .operands
-                            .iter()
-                            .map(|o| match o.def {
-                                Def::Op { op, .. } => m.op(op).name.to_string(),
-                                _ => o.name.to_string(),
-                            })
-                            .collect(),
-                        calls: op.calls.iter().map(|c| m.func(c.func).name.to_string()).collect(),
-                    }
-                })
-                .collect(),
-        })
-        .collect();
-    GraphDump { module: m.name.to_string(), entry: m.entry.map(|f| m.func(f).name.to_string()), computations }
 }

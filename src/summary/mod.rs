@@ -7,7 +7,7 @@ pub mod link;
 pub mod llo;
 pub mod mlir;
 
-pub use hlo::{graph_dump, render, summarize, GraphDump, Summary};
+pub use hlo::{render, summarize, Summary};
 
 use crate::lint::compilation::{Content, Parsed};
 use serde::Serialize;

@@ -14,8 +14,9 @@
 
 use crate::common;
 use common::corpus;
+use hlolint::ir::print::{render_module, value_text};
 use hlolint::ir::{Def, Module, OpId, Type};
-use hlolint::parse::bytecode::{self, value_text, BytecodeError, DecodedModule};
+use hlolint::parse::bytecode::{self, BytecodeError, DecodedModule};
 use std::path::{Path, PathBuf};
 
 fn data(name: &str) -> PathBuf {
@@ -414,7 +415,7 @@ fn snapshots_of_decoded_modules() {
         for n in &d.notes {
             text.push_str(&format!("//   {n}\n"));
         }
-        text.push_str(&bytecode::render_module(&d.module()));
+        text.push_str(&render_module(&d.module()));
         insta::assert_snapshot!(name.replace('.', "_"), text);
     }
 }
@@ -693,7 +694,7 @@ fn compare_with_custom(src: &Path, d: &DecodedModule, module_attrs: &[(String, S
 fn decode_fully(bytes: &[u8]) -> Result<usize, BytecodeError> {
     let d = bytecode::decode(bytes)?;
     let m = d.module();
-    Ok(bytecode::render_module(&m).len() + m.ops.len())
+    Ok(render_module(&m).len() + m.ops.len())
 }
 
 fn bodies() -> Vec<(String, Vec<u8>)> {

@@ -1,8 +1,9 @@
 //! The MLIR parser on hand-written inputs (`tests/data/mlir/`): snapshots of what it understood (outline and kernel
 //! view), targeted facts, syntax errors, and robustness against random and truncated input.
 
+use hlolint::ir::print::outline;
 use hlolint::ir::{DType, Def, Layer, Module, Type};
-use hlolint::parse::mlir::{looks_like_mlir, outline, parse_mlir, resolve_loc};
+use hlolint::parse::mlir::{looks_like_mlir, parse_mlir, resolve_loc};
 use hlolint::semantic::kernel::{self, ArgRole, Index};
 
 fn data(name: &str) -> String {

@@ -6,6 +6,7 @@ pub mod graph;
 pub mod hlo_view;
 pub mod line_index;
 pub mod mlir_type;
+pub mod print;
 pub mod query;
 pub mod shape;
 pub mod span;

@@ -43,13 +43,11 @@ mod decode;
 mod error;
 mod reader;
 mod roles;
-mod summary;
 mod text;
 
 pub use config::{kernel_from_backend_config, kernels_in_backend_config, DecodedKernel};
 pub use decode::MAX_VERSION;
 pub use error::BytecodeError;
-pub use summary::{render_module, value_text};
 pub use text::{parse_textual_attr, parse_textual_type};
 
 use crate::ir::{

@@ -9,7 +9,6 @@ pub mod attr;
 pub mod build;
 pub mod lex;
 pub mod ops;
-pub mod outline;
 pub mod types;
 
 use crate::ir::{Attr, Module};
@@ -20,7 +19,6 @@ use lex::*;
 use ops::{to_cut, Parser};
 
 pub use lex::unescape_mlir;
-pub use outline::outline;
 
 /// Parses one MLIR text file (a `module`, or bare top-level ops) into the shared graph.
 #[allow(clippy::result_large_err)] // the shared diagnostic type, returned once per file

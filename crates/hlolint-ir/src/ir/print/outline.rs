@@ -1,5 +1,5 @@
-//! A readable outline of a parsed MLIR module (functions, ops with operand roles and definitions, attributes,
-//! nested regions): for snapshot tests and for looking at what the parser understood.
+//! A readable outline of a parsed module (functions, ops with operand roles and definitions, attributes as
+//! written, nested regions): for the MLIR parser's snapshot tests and for looking at what a parser understood.
 
 use crate::ir::*;
 use std::fmt::Write;
@@ -12,7 +12,7 @@ pub fn outline(m: &Module<'_>, text: &str) -> String {
         let _ = writeln!(out, "  attr {} = {}", a.key, a.value_span().text(text));
     }
     for (fi, f) in m.funcs.iter().enumerate() {
-        let _ = writeln!(out, "func @{}{}", f.name, if f.is_entry { " (entry)" } else { "" });
+        let _ = writeln!(out, "{} @{}{}", m.layer.words().func, f.name, if f.is_entry { " (entry)" } else { "" });
         for p in &f.params {
             let keys: Vec<&str> = p.attrs.iter().map(|a| a.key).collect();
             let _ = writeln!(
@@ -37,6 +37,8 @@ pub fn outline(m: &Module<'_>, text: &str) -> String {
     out
 }
 
+// Not generic.rs's `type_text`: shapes print as their Debug form and a missing type as `?` — the outline's
+// snapshots hold that spelling.
 fn ty(t: &Type<'_>) -> String {
     match t {
         Type::Mlir(t) => t.to_string(),

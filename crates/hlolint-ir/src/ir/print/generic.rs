@@ -1,10 +1,12 @@
-//! A readable rendering of a Mosaic-layer `ir::Module` in MLIR-like generic syntax, one op per line, nested
-//! regions indented. It reads only the shared graph (names, opcodes, operands, types, attributes as token
-//! trees, regions, blocks), so it shows what rules see; tests snapshot it.
+//! A readable rendering of an `ir::Module` (made for the Mosaic layer: decoded bytecode bodies) in MLIR-like
+//! generic syntax, one op per line, nested regions indented. It reads only the shared graph (names, opcodes,
+//! operands, types, attributes as token trees, regions, blocks) and never source text — a decoded body has
+//! none —, so it shows what rules see; tests snapshot it. `func` here is MLIR's syntax, not a layer's word.
 
 use crate::ir::{Module, OpId, RegionId, Type, Value, ValueKind};
 use std::fmt::Write;
 
+/// The module, its functions and every op, one per line.
 pub fn render_module(m: &Module<'_>) -> String {
     let mut out = String::new();
     let _ = write!(out, "module {:?} ({})", m.name, m.layer.name());
@@ -13,7 +15,7 @@ pub fn render_module(m: &Module<'_>) -> String {
         let _ = write!(out, " attributes {{{}}}", attrs.join(", "));
     }
     out.push('\n');
-    for (i, f) in m.funcs.iter().enumerate() {
+    for f in &m.funcs {
         let params: Vec<String> = f
             .params
             .iter()
@@ -41,7 +43,6 @@ pub fn render_module(m: &Module<'_>) -> String {
                 let _ = writeln!(out, "  // {} = {}", a.key, value_text(a.value()));
             }
         }
-        let _ = i;
         render_region(m, f.body, 1, &mut out);
     }
     out
@@ -109,6 +110,8 @@ fn render_op(m: &Module<'_>, id: OpId, depth: usize, out: &mut String) {
     }
 }
 
+// Not the outline's `ty`: shapes print as HLO text here and a missing type as `()`, and both printers' snapshots
+// hold their own spelling.
 fn type_text(t: &Type<'_>) -> String {
     match t {
         Type::Text(s) => s.to_string(),

@@ -292,9 +292,7 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// init flag of 1 in jax's paged attention): not inputs a witness may choose.
     pub fn seed(&mut self, seed: &super::Seed) {
         for (&arg, vals) in seed {
-            let dims =
-                self.arg_types.get(arg).cloned().flatten().and_then(|t| t.shaped().and_then(|s| s.static_dims()));
-            let Some(dims) = dims else { continue };
+            let Some(dims) = self.arg_dims(arg) else { continue };
             for (idx, v) in super::seed::elements(&dims, vals) {
                 let idx = idx.into_iter().map(Lin::int).collect();
                 self.mem.stores.push((Base::Arg(arg), idx, Val::Int(Lin::int(v))));
@@ -361,9 +359,13 @@ impl<'m, 'a> Engine<'m, 'a> {
         })
     }
 
+    /// Kernel argument `i`'s static shape, when it has one.
+    pub(super) fn arg_dims(&self, i: usize) -> Option<Vec<i64>> {
+        self.arg_types.get(i)?.as_ref()?.shaped()?.static_dims()
+    }
+
     pub fn arg_view(&self, i: usize) -> View {
-        let ty = self.arg_types.get(i).cloned().flatten();
-        let dims = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()).unwrap_or_default();
+        let dims = self.arg_dims(i).unwrap_or_default();
         View {
             base: Base::Arg(i),
             offs: vec![Lin::int(0); dims.len()],
@@ -587,8 +589,7 @@ impl<'m, 'a> Engine<'m, 'a> {
     /// make the kernel read past a table: the SMEM read's value is not defined by any input).
     fn out_of_bounds(&self, base: Base, k: &[Lin]) -> bool {
         let Base::Arg(i) = base else { return false };
-        let ty = self.arg_types.get(i).cloned().flatten();
-        let Some(dims) = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()) else { return false };
+        let Some(dims) = self.arg_dims(i) else { return false };
         dims.len() == k.len() && k.iter().zip(&dims).any(|(x, &d)| x.as_int().is_some_and(|x| x < 0 || x >= d))
     }
 

@@ -15,8 +15,7 @@ impl Engine<'_, '_> {
         for a in &atoms {
             let Atom::Load { buf, idx, .. } = &**a else { continue };
             let Some(&super::exec::Base::Arg(i)) = self.bufs.get(*buf as usize) else { continue };
-            let ty = self.arg_types.get(i).cloned().flatten();
-            let Some(dims) = ty.as_ref().and_then(|t| t.shaped()).and_then(|s| s.static_dims()) else { continue };
+            let Some(dims) = self.arg_dims(i) else { continue };
             // (only reads at indices of inputs: a witness names those; an index of carried values is the
             // induction's abstract state, which this would narrow)
             if dims.len() != idx.len() || !self.is_fixed_input(a) {

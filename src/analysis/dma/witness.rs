@@ -72,10 +72,8 @@ impl Engine<'_, '_> {
         if firsts.is_empty() {
             return (model, true);
         }
-        let bounds = self.in_bounds(when);
-        let bounds =
-            if bounds.eval(&|a| Some(model.get(a).copied().unwrap_or(0))) == Some(true) { Cond::True } else { bounds };
-        match solve::check(&Cond::and([when.clone(), bounds].into_iter().chain(firsts))) {
+        // (the witness with loop indices at their first values is asked anew: its reads must be in bounds too)
+        match solve::check(&Cond::and([when.clone(), self.in_bounds(when)].into_iter().chain(firsts))) {
             Answer::Sat(m) => (m, true),
             _ => (model, false),
         }

@@ -2,7 +2,8 @@
 //! is a need of the enclosing loop or a problem. A semaphore counts bytes: which fact a wait takes is blame, the
 //! totals are the verdict.
 
-use super::exec::{provably_different, Engine, Fact, Need, Problem, SemKey, Val, View, MAX_GUARD};
+use super::arith::provably_different;
+use super::exec::{Engine, Fact, Need, Problem, SemKey, Val, View, MAX_GUARD};
 use super::solve::{self, Answer};
 use super::term::{Atom, Cond, Lin, Rel};
 use crate::ir::*;
@@ -350,7 +351,9 @@ impl Engine<'_, '_> {
                     }
                 }
             }
-            if keq != Cond::True {
+            // (the part on another slot only where the state allows it: a slot read at a loop head is what the
+            // previous iteration stored, which may rule the other slot out)
+            if keq != Cond::True && !solve::check(&under(&elsewhere)).is_unsat() {
                 self.facts[i].guard = Cond::or([elsewhere, self.facts[i].guard.clone()]);
             }
             if solve::check(&under(&need)).is_unsat() {

@@ -254,6 +254,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
             };
             if super::solve::trace() {
                 trace_pass(&l.name, pass, closed, &inv, &left_inv, next_inv.as_deref().unwrap_or(&[]));
+                eprintln!("  head versions {head_version:?}\n  link {link}\n  inv_link {inv_link}");
             }
             result = Some((yielded, needs, own, left_inv, end_stores, assume, accesses));
             if closed {

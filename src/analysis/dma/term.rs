@@ -618,12 +618,17 @@ impl fmt::Display for Atom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Atom::Var(v) => write!(f, "{}", v.name),
-            Atom::Load { buf, idx, .. } => {
+            Atom::Load { buf, idx, version } => {
                 write!(f, "buf{buf}[")?;
                 for (i, x) in idx.iter().enumerate() {
                     write!(f, "{}{x}", if i > 0 { ", " } else { "" })?;
                 }
-                write!(f, "]")
+                write!(f, "]")?;
+                // (the trace tells a value read at the loop head from one the body stored; messages never do)
+                if *version > 0 && super::solve::trace() {
+                    write!(f, "@{version}")?;
+                }
+                Ok(())
             }
             Atom::Div { x, d, .. } => write!(f, "({x}) / {d}"),
             Atom::Rem { x, d } => write!(f, "({x}) % {d}"),

@@ -156,3 +156,71 @@ pub(crate) fn arith_name<'o>(op: &'o crate::ir::Op<'_>) -> (&'o str, Option<Stri
     });
     (name, pred.flatten())
 }
+
+/// Two index lists that differ in some position for every value of their atoms (the difference's range excludes 0).
+pub(super) fn provably_different(a: &[Lin], b: &[Lin]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).any(|(x, y)| {
+            // (an index `slot + 4` with `slot` a select of 0 and 1, against 2: the ranges of the two are apart)
+            x.sub(y).and_then(|d| range(&d)).is_some_and(|(lo, hi)| lo > 0 || hi < 0)
+        })
+}
+
+/// The values a term can take, where its atoms' ranges follow from constants alone: selects and min/max of
+/// terms with ranges, remainders by a constant (`None`: some atom can be anything).
+fn range(l: &Lin) -> Option<(i64, i64)> {
+    let (mut lo, mut hi) = (l.c, l.c);
+    for (s, &k) in &l.terms {
+        let (a, b) = atom_range(s)?;
+        let (p, q) = (a.checked_mul(k)?, b.checked_mul(k)?);
+        lo = lo.checked_add(p.min(q))?;
+        hi = hi.checked_add(p.max(q))?;
+    }
+    Some((lo, hi))
+}
+
+fn atom_range(atom: &Atom) -> Option<(i64, i64)> {
+    match atom {
+        Atom::Select(_, x, y) | Atom::Min(x, y) | Atom::Max(x, y) => {
+            let ((a, b), (c, d)) = (range(x)?, range(y)?);
+            Some(match atom {
+                Atom::Min(..) => (a.min(c), b.min(d)),
+                Atom::Max(..) => (a.max(c), b.max(d)),
+                _ => (a.min(c), b.max(d)),
+            })
+        }
+        // (the sign of the dividend: either way, less than the divisor in size)
+        Atom::Rem { d, .. } => Some((1 - d, d - 1)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::dma::term::Var;
+
+    fn v(id: u32, n: &str) -> Lin {
+        Lin::var(Var { id, name: n.into() })
+    }
+
+    /// RPA v3 keeps three fields per slot in one SMEM table (`ids[slot]`, `ids[slot + 2]`, `ids[slot + 4]`, the
+    /// slot a select of 0 and 1): a store to one field must not make the others unknown.
+    #[test]
+    fn indices_apart_by_their_range() {
+        let x = v(0, "x");
+        let slot = Lin::select(&Cond::cmp(x.clone(), Rel::Eq0), &Lin::int(1), &Lin::int(0));
+        let field = |k: i64| vec![slot.add(&Lin::int(k)).unwrap()];
+        assert!(provably_different(&field(4), &[Lin::int(2)]));
+        assert!(provably_different(&field(4), &field(2)));
+        assert!(!provably_different(&field(4), &[Lin::int(5)]));
+        // an atom with no range may be anything
+        assert!(!provably_different(std::slice::from_ref(&x), &[Lin::int(2)]));
+        assert!(provably_different(std::slice::from_ref(&x), &[x.add(&Lin::int(1)).unwrap()]));
+        // a remainder by 3 is within (-3, 3)
+        let r = x.rem(3).unwrap();
+        assert!(
+            provably_different(std::slice::from_ref(&r), &[Lin::int(3)]) && !provably_different(&[r], &[Lin::int(2)])
+        );
+    }
+}

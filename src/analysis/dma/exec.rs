@@ -614,7 +614,8 @@ impl<'m, 'a> Engine<'m, 'a> {
             return;
         };
         // another index of the same buffer that may be this one: the stores before are forgotten
-        let clash = self.mem.stores.iter().any(|(b, i, _)| *b == base && *i != k && !provably_different(i, &k));
+        let clash =
+            self.mem.stores.iter().any(|(b, i, _)| *b == base && *i != k && !super::arith::provably_different(i, &k));
         if clash {
             self.bump(base);
         }
@@ -629,6 +630,9 @@ impl<'m, 'a> Engine<'m, 'a> {
     pub fn bump(&mut self, base: Base) {
         self.mem.stores.retain(|(b, _, _)| *b != base);
         let v = self.fresh_version();
+        if super::solve::trace() {
+            eprintln!("dma-bump {base:?} -> {v}");
+        }
         self.mem.version.insert(base, v);
     }
 
@@ -790,9 +794,4 @@ pub fn value_name(m: &Module<'_>, op: OpId) -> String {
     } else {
         format!("%{}", o.name)
     }
-}
-
-/// Two index lists that differ in a constant position.
-pub(super) fn provably_different(a: &[Lin], b: &[Lin]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).any(|(x, y)| matches!((x.as_int(), y.as_int()), (Some(p), Some(q)) if p != q))
 }

@@ -175,7 +175,14 @@ pub fn confirm<'a>(
             continue;
         }
         tried.push(inputs.clone());
-        let Some(mut found) = super::replay(m, k, &inputs) else { continue };
+        // (zero elsewhere can be no input at all — a cumulative table that falls back to 0 after the witness's
+        // entries gives a negative size —; the same witness with its entries carried forward is tried then)
+        let ran = super::replay(m, k, &inputs).map(|f| (f, inputs.clone())).or_else(|| {
+            let forward = carried_forward(&inputs).filter(|f| !tried.contains(f))?;
+            tried.push(forward.clone());
+            super::replay(m, k, &forward).map(|f| (f, forward))
+        });
+        let Some((mut found, inputs)) = ran else { continue };
         found.retain(|p| family(p));
         if super::solve::trace() {
             eprintln!("dma-replay {}: {} failures", inputs.shown, found.len());
@@ -202,6 +209,33 @@ pub fn confirm<'a>(
         return Some(inputs);
     }
     None
+}
+
+/// `inputs` with every table entry the witness (or the host) does not fix set to the nearest fixed entry before
+/// it in the table (0 before any): a prefix-sum table stays ordered, a table of lengths keeps the witness's last
+/// length. `None` when that changes nothing.
+fn carried_forward(inputs: &Inputs) -> Option<Inputs> {
+    let mut out = inputs.clone();
+    let mut changed = false;
+    for (&a, t) in out.tables.iter_mut() {
+        let mut last = 0;
+        for (f, v) in t.iter_mut().enumerate() {
+            if inputs.fixed.contains(&Slot::Elem(a, f)) {
+                last = *v;
+            } else if *v != last {
+                *v = last;
+                changed = true;
+            }
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.shown = match inputs.shown.as_str() {
+        ZERO => return None,
+        shown => format!("{shown}, each other table entry equal to the one before it"),
+    };
+    Some(out)
 }
 
 /// Completes a replay's inputs to values every assumption allows ([`assume::complete`]) and says in `shown` which

@@ -67,6 +67,24 @@ impl Outcome {
         model
     }
 
+    /// Every table element `q` reads before the kernel writes the table is at least zero (a preference for
+    /// witnesses, as the engine's `plausible`).
+    fn plausible(&self, q: &Cond) -> Cond {
+        let mut atoms = Vec::new();
+        q.atoms(&mut atoms);
+        let table = |a: &Sym| match &**a {
+            Atom::Load { buf, version: 0, .. } => matches!(self.bufs.get(*buf as usize), Some(Base::Arg(_))),
+            _ => false,
+        };
+        Cond::and(
+            atoms
+                .iter()
+                .filter(|a| table(a))
+                .map(|a| Cond::cmp(Lin::atom((**a).clone()), Rel::Ge0))
+                .collect::<Vec<_>>(),
+        )
+    }
+
     /// The engine's names of the kernel's inputs: table arguments' buffer numbers, scalar arguments' variables.
     fn input_names(&self) -> Names {
         let bufs = self
@@ -104,7 +122,11 @@ pub fn judge<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host
             .filter(|x| !x.1.is_empty())
             .collect();
         let all = Cond::and(std::iter::once(q.clone()).chain(per.iter().flat_map(|x| x.1.iter().cloned())));
-        let answer = solve::check(&all);
+        // (a witness whose table entries are non-negative where there is one: see `Engine::plausible`)
+        let answer = match solve::check(&Cond::and([all.clone(), out.plausible(&q)])) {
+            Answer::Sat(m) => Answer::Sat(m),
+            _ => solve::check(&all),
+        };
         if solve::trace() {
             let n: usize = per.iter().map(|x| x.1.len()).sum();
             let said = match &answer {

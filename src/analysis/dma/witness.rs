@@ -32,16 +32,36 @@ impl Engine<'_, '_> {
         Cond::and(out)
     }
 
-    /// A model of the failure condition `when` whose table reads are all in bounds (`in_bounds`). `Err` with the
-    /// reason where there is none: the failure needs a read past a table's end, or the question is undecided.
+    /// Every table element `c` reads at an index of inputs is at least zero: what the tables of production
+    /// kernels hold (lengths, offsets, page numbers, counts). Only a preference for witnesses — a failure that
+    /// needs a negative entry is still one — since a witness with a negative offset makes the kernel's DMAs read
+    /// before their buffers, which stops a real run (and jax's interpreter) before the failure it shows.
+    fn plausible(&self, c: &Cond) -> Cond {
+        let mut atoms = Vec::new();
+        c.atoms(&mut atoms);
+        let reads = atoms.iter().filter(|a| matches!(&***a, Atom::Load { .. }) && self.is_fixed_input(a));
+        Cond::and(reads.map(|a| Cond::cmp(Lin::atom((**a).clone()), Rel::Ge0)).collect::<Vec<_>>())
+    }
+
+    /// A model of the failure condition `when` whose table reads are all in bounds (`in_bounds`), and where one
+    /// exists, whose table entries are all non-negative (`plausible`). `Err` with the reason where there is none:
+    /// the failure needs a read past a table's end, or the question is undecided.
     pub fn failure_model(&self, when: &Cond) -> Result<Option<Model>, String> {
         let bounds = self.in_bounds(when);
-        // the solver's first model stands where its reads are in bounds (asking again would move it for nothing)
+        // the solver's first model stands where it is in bounds and plausible (asking again would move it for
+        // nothing)
         let first = match solve::check(when) {
             Answer::Unsat => return Ok(None),
             Answer::Unknown(why) => return Err(format!("undecided ({why})")),
             Answer::Sat(m) => m,
         };
+        let preferred = Cond::and([bounds.clone(), self.plausible(when)]);
+        if preferred.eval(&|a| Some(first.get(a).copied().unwrap_or(0))) == Some(true) {
+            return Ok(Some(first));
+        }
+        if let Answer::Sat(m) = solve::check(&Cond::and([when.clone(), preferred])) {
+            return Ok(Some(m));
+        }
         if bounds.eval(&|a| Some(first.get(a).copied().unwrap_or(0))) == Some(true) {
             return Ok(Some(first));
         }
@@ -72,8 +92,13 @@ impl Engine<'_, '_> {
         if firsts.is_empty() {
             return (model, true);
         }
-        // (the witness with loop indices at their first values is asked anew: its reads must be in bounds too)
-        match solve::check(&Cond::and([when.clone(), self.in_bounds(when)].into_iter().chain(firsts))) {
+        // (the witness with loop indices at their first values is asked anew: its reads must be in bounds too,
+        // and its table entries non-negative where they can be)
+        let bounded = Cond::and([when.clone(), self.in_bounds(when)].into_iter().chain(firsts));
+        if let Answer::Sat(m) = solve::check(&Cond::and([bounded.clone(), self.plausible(when)])) {
+            return (m, true);
+        }
+        match solve::check(&bounded) {
             Answer::Sat(m) => (m, true),
             _ => (model, false),
         }

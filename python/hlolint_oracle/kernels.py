@@ -83,12 +83,15 @@ def _import(name: str) -> types.ModuleType:
 
 def tpu_inference_module(name: str) -> types.ModuleType:
     if "tpu_inference" not in sys.modules:
-        spec = importlib.util.find_spec("tpu_inference")
-        if spec is None:
+        # (the installed package, the one with the kernels: `examples/tpu_inference`, the corpus's example
+        # module, has the same name and may come first on the path)
+        found = [os.path.join(p or ".", "tpu_inference") for p in sys.path]
+        found = [d for d in found if os.path.isdir(os.path.join(d, "kernels"))]
+        if not found:
             raise ModuleNotFoundError(f"tpu-inference is not installed (pip install --no-deps "
                                       f"tpu-inference=={TPU_INFERENCE_VERSION}; docs/oracle.md)")
         pkg = types.ModuleType("tpu_inference")
-        pkg.__path__ = [os.path.dirname(spec.origin)]
+        pkg.__path__ = [found[0]]
         sys.modules["tpu_inference"] = pkg
         logger = types.ModuleType("tpu_inference.logger")
         logger.init_logger = logging.getLogger

@@ -227,7 +227,10 @@ pub(crate) fn balanced_kernels<'c, 'a>(
         .into_iter()
         .filter(|k| !k.dma_starts.is_empty() || !k.dma_waits.is_empty() || kernel::has_semaphore_ops(m, k.func))
         .filter(|k| c.canonical_kernel_unit(m.func(k.func).name).is_none_or(|best| best == unit))
-        .map(|k| (m, k))
+        .map(|mut k| {
+            k.grid_from_host = dma::grid_from_host(c, unit, &k);
+            (m, k)
+        })
         .collect()
 }
 

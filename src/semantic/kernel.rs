@@ -169,6 +169,11 @@ pub struct Kernel<'a> {
     /// a Mosaic dump, filled in by `lint::names` from the compilation; empty when unknown.
     #[serde(skip)]
     pub places: std::sync::Arc<std::collections::BTreeMap<OpId, String>>,
+    /// Grid dimensions whose run-time size the host program reads from an element of one of the kernel's
+    /// scalar-prefetch operands (`grid = (distribution[2],)`): dimension → (kernel argument, element, row-major).
+    /// Not in a Mosaic dump: filled in by the DMA analyses from the host's HLO; empty when unknown.
+    #[serde(skip)]
+    pub grid_from_host: std::collections::BTreeMap<usize, (usize, usize)>,
 }
 
 impl Kernel<'_> {
@@ -260,6 +265,7 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
         loops: Vec::new(),
         conditionals: Vec::new(),
         places: Default::default(),
+        grid_from_host: Default::default(),
     };
     collect_ops(m, f, entry, &mut k);
     mark_argument_uses(m, f, entry, &mut k);

@@ -221,3 +221,26 @@ fn a_witness_may_not_read_past_a_table() {
     assert!(msg.contains("table read past its end"), "{msg}");
     assert!(!msg.contains("%arg2[4]"), "{msg}");
 }
+
+/// tpu-inference's MLA v1 runs a grid of `distribution[2]` steps (a size known only at run time, passed by the host
+/// as the first operand of the call: `bitcast(slice(distribution, [2:3]))`). Its true MO010 error (a sequence of no
+/// query tokens: the next query block is never prefetched) names a grid of that many steps, not a grid of its own
+/// size beside `distribution[2] = 0`, which the wrapper never passes. jax's interpreter hangs on this witness.
+#[test]
+fn a_run_time_grid_is_the_table_element_the_host_passes() {
+    let case = root().join("fixtures/tpu_inference/mla_v1@tpu7x");
+    let (code, codes, v) = lint(&["--rules", "core"], &[case]);
+    assert_eq!(code, 1, "{codes:?}");
+    let errors: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "MO010" && f["verdict"] != "inconclusive")
+        .collect();
+    assert!(!errors.is_empty(), "{v}");
+    for f in errors {
+        let msg = f["message"].as_str().unwrap();
+        assert!(msg.contains("distribution_ref[2] = 2"), "{msg}");
+        assert!(!msg.contains("a grid of"), "{msg}");
+    }
+}

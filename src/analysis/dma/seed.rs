@@ -34,27 +34,79 @@ pub fn seed_from_host(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel:
     let grid = k.iteration_bounds.len();
     for j in 0..k.scalar_prefetch {
         let Some(o) = hm.op(call).operands.get(k.host_operand(j)) else { break };
-        let mut def = o.def;
-        // through the ops that only move a value
-        for _ in 0..4 {
-            let Def::Op { op, .. } = def else { break };
-            let x = hm.op(op);
-            if matches!(op_name(x.opcode), "copy" | "bitcast" | "reshape" | "copy-done") {
-                match x.operands.first() {
-                    Some(o) => def = o.def,
-                    None => break,
-                }
-            } else {
-                break;
-            }
-        }
-        if let Def::Op { op, .. } = def {
+        if let Def::Op { op, .. } = moved(hm, o.def) {
             if let Some(v) = literal_ints(hm, op).or_else(|| broadcast_ints(hm, op)) {
                 seed.insert(grid + j, v);
             }
         }
     }
     seed
+}
+
+/// The value `def` is, through the host ops that only move one (copies, bitcasts, reshapes).
+fn moved(hm: &Module<'_>, mut def: Def) -> Def {
+    for _ in 0..4 {
+        let Def::Op { op, .. } = def else { break };
+        let x = hm.op(op);
+        if !matches!(op_name(x.opcode), "copy" | "bitcast" | "reshape" | "copy-done") {
+            break;
+        }
+        match x.operands.first() {
+            Some(o) => def = o.def,
+            None => break,
+        }
+    }
+    def
+}
+
+/// The grid dimensions of kernel `k` whose run-time size its host call passes as one element of a value it also
+/// passes as a scalar-prefetch operand (`grid = (distribution[2],)`: operand 0 is `bitcast(slice(d, [2:3]))` and a
+/// later operand is `d`), as [`kernel::Kernel::grid_from_host`] holds them. A witness then cannot give the grid a
+/// size the table does not (MLA v1's had a grid of 2 with `distribution[2] = 0`, which its wrapper never passes).
+pub fn grid_from_host(
+    c: &crate::lint::Compilation<'_>,
+    unit: usize,
+    k: &kernel::Kernel<'_>,
+) -> std::collections::BTreeMap<usize, (usize, usize)> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some((hu, call)) = crate::analysis::pipelining::host_call(c, unit, k.name) else { return out };
+    let Some(host) = c.units.get(hu) else { return out };
+    let hm = &host.module;
+    let operands = &hm.op(call).operands;
+    let grid = k.iteration_bounds.len();
+    let prefetch: Vec<Option<Def>> =
+        (0..k.scalar_prefetch).map(|j| operands.get(k.host_operand(j)).map(|o| moved(hm, o.def))).collect();
+    // (Pallas passes the bound of each dimension known only at run time first, in order)
+    let dynamic = k.iteration_bounds.iter().enumerate().filter(|b| *b.1 < 0).map(|b| b.0);
+    for (n, d) in dynamic.enumerate() {
+        let Some(Def::Op { op: s, .. }) = operands.get(n).map(|o| moved(hm, o.def)) else { continue };
+        let x = hm.op(s);
+        let (Some(src), Some(at)) = (x.operands.first(), slice_element(x)) else { continue };
+        let src = moved(hm, src.def);
+        if let Some(j) = prefetch.iter().position(|p| *p == Some(src)) {
+            out.insert(d, (grid + j, at));
+        }
+    }
+    out
+}
+
+/// The element a one-element HLO `slice` of a rank-1 value takes (`slice={[2:3]}` → 2).
+fn slice_element(x: &crate::ir::Op<'_>) -> Option<usize> {
+    if op_name(x.opcode) != "slice" {
+        return None;
+    }
+    let v = x.attr("slice")?;
+    let [dim] = v.items() else { return None };
+    // (`2:3` parses as one run of glued values)
+    let parts = dim.items().iter().flat_map(|w| match &w.kind {
+        crate::ir::ValueKind::Seq(glued) => glued.iter().collect::<Vec<_>>(),
+        _ => vec![w],
+    });
+    let ints: Vec<i64> = parts.filter_map(|w| w.as_int()).collect();
+    match ints[..] {
+        [start, limit] | [start, limit, 1] if limit == start + 1 => usize::try_from(start).ok(),
+        _ => None,
+    }
 }
 
 /// A scalar constant broadcast to an array (`broadcast(constant(0))`: jax's ragged paged attention starts its

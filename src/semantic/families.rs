@@ -4,8 +4,11 @@
 //! corpus (the test below holds the two to each other), so a rule and an analysis mean the same op by one word.
 
 use crate::ir::Layer;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use std::sync::OnceLock;
 
-/// An op family: opcode globs per layer (empty: the layer has no such op).
+/// An op family: opcode globs per layer (empty: the layer has no such op). In a glob `*` matches any run of
+/// characters, dots included (the table uses no other wildcard).
 pub struct Family {
     pub name: &'static str,
     pub doc: &'static str,
@@ -13,12 +16,28 @@ pub struct Family {
     pub stablehlo: &'static [&'static str],
     pub mosaic: &'static [&'static str],
     pub llo: &'static [&'static str],
+    /// The globs compiled, one set per layer (in [`LAYERS`] order), on the first match.
+    sets: &'static OnceLock<[GlobSet; 4]>,
+}
+
+/// The layers, in the order of a family's compiled sets.
+const LAYERS: [Layer; 4] = [Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo];
+
+/// `layer`'s position in [`LAYERS`].
+fn slot(layer: Layer) -> usize {
+    match layer {
+        Layer::Hlo => 0,
+        Layer::StableHlo => 1,
+        Layer::Mosaic => 2,
+        Layer::Llo => 3,
+    }
 }
 
 impl Family {
     /// Whether `opcode` of `layer` belongs to the family.
     pub fn matches(&self, layer: Layer, opcode: &str) -> bool {
-        self.patterns(layer).iter().any(|g| wild(g, opcode))
+        let sets = self.sets.get_or_init(|| LAYERS.map(|l| compile(self.name, self.patterns(l))));
+        sets[slot(layer)].is_match(opcode)
     }
 
     pub fn patterns(&self, layer: Layer) -> &'static [&'static str] {
@@ -31,9 +50,32 @@ impl Family {
     }
 }
 
+/// One layer's globs of family `name` as one set. `*` crosses `/` too (`literal_separator` off; opcodes hold
+/// none anyway) and `\` is no escape. The table is fixed: a bad glob fails the family's first match, and the tests
+/// match every family.
+fn compile(name: &str, patterns: &[&str]) -> GlobSet {
+    let mut set = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = GlobBuilder::new(p).literal_separator(false).backslash_escape(false).build();
+        set.add(glob.unwrap_or_else(|e| panic!("op family `{name}`: bad glob `{p}`: {e}")));
+    }
+    set.build().unwrap_or_else(|e| panic!("op family `{name}`: {e}"))
+}
+
 macro_rules! fam {
     ($name:literal, $doc:literal, hlo: [$($h:literal),*], stablehlo: [$($s:literal),*], mosaic: [$($m:literal),*], llo: [$($l:literal),*]) => {
-        Family { name: $name, doc: $doc, hlo: &[$($h),*], stablehlo: &[$($s),*], mosaic: &[$($m),*], llo: &[$($l),*] }
+        Family {
+            name: $name,
+            doc: $doc,
+            hlo: &[$($h),*],
+            stablehlo: &[$($s),*],
+            mosaic: &[$($m),*],
+            llo: &[$($l),*],
+            sets: {
+                static SETS: OnceLock<[GlobSet; 4]> = OnceLock::new();
+                &SETS
+            },
+        }
     };
 }
 
@@ -102,28 +144,6 @@ pub fn family(name: &str) -> Option<&'static Family> {
     FAMILIES.iter().find(|f| f.name == name)
 }
 
-/// `*` matches any run of characters (the only wildcard the family table uses).
-pub fn wild(pat: &str, s: &str) -> bool {
-    match pat.split_once('*') {
-        None => pat == s,
-        Some((head, rest)) => {
-            let Some(mut s) = s.strip_prefix(head) else { return false };
-            let parts: Vec<&str> = rest.split('*').collect();
-            for (i, p) in parts.iter().enumerate() {
-                let last = i == parts.len() - 1;
-                if last {
-                    return s.ends_with(p) && s.len() >= p.len();
-                }
-                match s.find(p) {
-                    Some(k) => s = &s[k + p.len()..],
-                    None => return false,
-                }
-            }
-            true
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +202,37 @@ mod tests {
             }
         }
         assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+    }
+
+    /// Names are unique kebab-case words with a doc; every glob compiles, and a glob without `*` is the one opcode
+    /// it names.
+    #[test]
+    fn every_family_is_named_documented_and_compiles() {
+        for (i, f) in FAMILIES.iter().enumerate() {
+            assert!(f.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'), "{}", f.name);
+            assert!(!f.doc.is_empty() && FAMILIES[..i].iter().all(|g| g.name != f.name), "{}", f.name);
+            for l in LAYERS {
+                for p in f.patterns(l).iter().filter(|p| !p.contains('*')) {
+                    assert!(f.matches(l, p) && !f.matches(l, &format!("{p}x")), "{}: {p}", f.name);
+                }
+            }
+        }
+    }
+
+    /// `*` is any run of characters, dots included; dots and dashes are themselves; a glob matches the whole opcode.
+    #[test]
+    fn globs_match_whole_opcodes() {
+        let f = |name| family(name).unwrap();
+        assert!(f("async-start").matches(Layer::Hlo, "all-gather-start"));
+        assert!(!f("async-start").matches(Layer::Hlo, "all-gather-start.1"));
+        assert!(
+            f("dma-start").matches(Layer::Mosaic, "tpu.enqueue_dma")
+                && f("dma-start").matches(Layer::Llo, "dma.hbm_to_vmem")
+        );
+        assert!(
+            f("dot").matches(Layer::Llo, "vmatmul.mubr.f8e4m3fn.mxu0") && !f("dot").matches(Layer::Llo, "xvmatmul")
+        );
+        assert!(f("dot").matches(Layer::Mosaic, "tpu.matmul") && !f("dot").matches(Layer::Mosaic, "tpuxmatmul"));
+        assert!(!f("dot").matches(Layer::Mosaic, "dot") && !f("dot").matches(Layer::Hlo, "tpu.matmul"));
     }
 }

@@ -108,6 +108,16 @@ pub static FAMILIES: &[Family] = &[
         hlo: [], stablehlo: [],
         mosaic: ["*.wait_dma*", "*.wait_indirect_dma*", "*.dma_wait*", "*.dma_done*"],
         llo: ["vwait*", "swait*", "dma.done*", "dma.wait*"]),
+    fam!("indirect-dma", "a gather or scatter DMA by row offsets: tpu.enqueue_indirect_dma and its tpu.wait_indirect_dma",
+        hlo: [], stablehlo: [], mosaic: ["*.enqueue_indirect_dma*", "*.wait_indirect_dma*"], llo: []),
+    fam!("semaphore", "every semaphore op of a kernel: signals, waits, tpu.sem_alloc, tpu.sem_barrier, tpu.sem_read",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_*"], llo: []),
+    fam!("semaphore-signal", "tpu.sem_signal: adds units to a semaphore, locally or on another device",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_signal*"], llo: []),
+    fam!("semaphore-wait", "tpu.sem_wait: blocks until a semaphore holds an amount, and takes it",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_wait*"], llo: []),
+    fam!("semaphore-alloc", "a semaphore the kernel makes itself: scratch (tpu.sem_alloc) or a collective's barrier (tpu.sem_barrier)",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_alloc*", "*.sem_barrier*"], llo: []),
     fam!("loop", "loops: HLO while, StableHLO while, scf.for/while, LLO loops",
         hlo: ["while"], stablehlo: ["stablehlo.while"], mosaic: ["scf.for", "scf.while", "scf.parallel", "scf.forall"], llo: ["loop"]),
     fam!("conditional", "branches: HLO conditional, StableHLO if/case, scf.if/index_switch",
@@ -117,7 +127,7 @@ pub static FAMILIES: &[Family] = &[
     fam!("fusion", "XLA fusions", hlo: ["fusion"], stablehlo: [], mosaic: [], llo: []),
     fam!("call", "calls", hlo: ["call"], stablehlo: ["func.call"], mosaic: ["func.call"], llo: []),
     fam!("parameter", "computation parameters", hlo: ["parameter"], stablehlo: [], mosaic: [], llo: []),
-    fam!("constant", "constants", hlo: ["constant", "iota"], stablehlo: ["stablehlo.constant", "stablehlo.iota"], mosaic: ["arith.constant"], llo: []),
+    fam!("constant", "constants", hlo: ["constant", "iota"], stablehlo: ["stablehlo.constant", "stablehlo.iota"], mosaic: ["arith.constant", "llo.constant"], llo: []),
     fam!("copy", "copies", hlo: ["copy"], stablehlo: [], mosaic: ["memref.copy"], llo: []),
     fam!("bitcast", "bit casts and layout-only changes",
         hlo: ["bitcast", "bitcast-convert"], stablehlo: ["stablehlo.bitcast_convert"],
@@ -129,13 +139,26 @@ pub static FAMILIES: &[Family] = &[
         mosaic: ["vector.broadcast", "tpu.broadcast*"], llo: []),
     fam!("slice", "slices and views", hlo: ["slice", "dynamic-slice"], stablehlo: ["stablehlo.slice", "stablehlo.dynamic_slice"],
         mosaic: ["tpu.memref_slice", "tpu.memref_squeeze", "memref.subview", "vector.extract_strided_slice"], llo: []),
+    fam!("view", "ops that only view a memref, moving no data: tpu.memref_slice/squeeze/reshape/bitcast, reinterpret casts, memref.subview, ...",
+        hlo: [], stablehlo: [],
+        mosaic: ["*.memref_slice*", "*.memref_squeeze*", "*.memref_reshape*", "*.memref_bitcast*", "*.memref_cast", "*.reinterpret_cast*",
+            "memref.subview", "memref.reshape", "memref.collapse_shape", "memref.expand_shape", "memref.cast", "memref.view", "memref.bitcast"],
+        llo: []),
     fam!("tuple", "tuples and their elements", hlo: ["tuple", "get-tuple-element"], stablehlo: [], mosaic: [], llo: []),
-    fam!("load", "loads from memory", hlo: [], stablehlo: [],
-        mosaic: ["vector.load", "memref.load", "tpu.load", "tpu.strided_load", "tpu.vector_load", "llo.*load*", "llo.sld", "llvm.load", "*.gather*"], llo: ["vld*", "sld*"]),
-    fam!("store", "stores to memory", hlo: [], stablehlo: [],
-        mosaic: ["vector.store", "memref.store", "tpu.store", "tpu.strided_store", "tpu.vector_store", "llo.*store*", "llo.sst", "llvm.store", "*.scatter*"], llo: ["vst*", "sst*"]),
+    fam!("load", "reads of memory that are not DMAs: vector.load, memref.load, tpu.load, tpu.strided_load, LLO vector loads and sld, gathers",
+        hlo: [], stablehlo: [],
+        mosaic: ["vector.*load*", "memref.load", "tpu.*load*", "llo.vector_load*", "llo.sld", "llvm.load", "*.gather*"], llo: ["vld*", "sld*"]),
+    fam!("store", "writes of memory that are not DMAs: vector.store, memref.store, tpu.store, tpu.strided_store, LLO vector stores and sst, scatters",
+        hlo: [], stablehlo: [],
+        mosaic: ["vector.*store*", "memref.store", "tpu.*store*", "llo.vector_store*", "llo.sst", "llvm.store", "*.scatter*"], llo: ["vst*", "sst*"]),
+    fam!("scalar-access", "a memref access of one element (memref.load, memref.store: SMEM scalars, not a buffer's data)",
+        hlo: [], stablehlo: [], mosaic: ["memref.load", "memref.store"], llo: []),
     fam!("mxu", "every MXU instruction (push weights, prepare, multiply, pop results)", hlo: [], stablehlo: [], mosaic: [],
         llo: ["vmat*", "vllmr*"]),
+    fam!("mxu-feed", "the MXU ops that take a matmul's operands before it: LLO vmatprep and vmatpush (weights)",
+        hlo: [], stablehlo: [], mosaic: ["*.vmatprep*", "*.vmatpush*"], llo: ["vmatprep*", "vmatpush*"]),
+    fam!("mxu-result", "the MXU ops that give a matmul's result: LLO vmatres, which pops it",
+        hlo: [], stablehlo: [], mosaic: ["*.vmatres*", "*.matres*"], llo: ["vmatres*"]),
     fam!("elementwise-multiply", "elementwise multiplies", hlo: ["multiply"], stablehlo: ["stablehlo.multiply"],
         mosaic: ["arith.mulf", "arith.muli"], llo: ["vmul*"]),
 ];
@@ -234,5 +257,9 @@ mod tests {
         );
         assert!(f("dot").matches(Layer::Mosaic, "tpu.matmul") && !f("dot").matches(Layer::Mosaic, "tpuxmatmul"));
         assert!(!f("dot").matches(Layer::Mosaic, "dot") && !f("dot").matches(Layer::Hlo, "tpu.matmul"));
+        assert!(
+            f("load").matches(Layer::Mosaic, "llo.vector_load_unpack")
+                && !f("load").matches(Layer::Mosaic, "llo.dma_load")
+        );
     }
 }

@@ -1,10 +1,13 @@
 //! Op families: one name for what each layer spells differently (`dot` is HLO `dot`/`convolution`, StableHLO
-//! `dot_general`, Mosaic `tpu.matmul`, LLO `vmatmul*`). Rule packs name them (`select: { op: dot }`); the
-//! predicates of [`super::op`] that the analyses ask agree with them on every Mosaic opcode of the fixtures and the
-//! corpus (the test below holds the two to each other), so a rule and an analysis mean the same op by one word.
+//! `dot_general`, Mosaic `tpu.matmul`, LLO `vmatmul*`). This table is the one spelling of the op vocabulary: rule
+//! packs name its families (`select: { op: dot }`), and the predicates of [`super::op`] that the analyses, the
+//! performance model and the summaries ask are each one family of it, so a rule and an analysis mean the same op
+//! by one word.
 
 use crate::ir::Layer;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 /// An op family: opcode globs per layer (empty: the layer has no such op). In a glob `*` matches any run of
@@ -167,65 +170,41 @@ pub fn family(name: &str) -> Option<&'static Family> {
     FAMILIES.iter().find(|f| f.name == name)
 }
 
+/// The position of family `name` in [`FAMILIES`]: its bit in [`membership`].
+pub fn index(name: &str) -> Option<usize> {
+    FAMILIES.iter().position(|f| f.name == name)
+}
+
+/// How many distinct opcodes a thread remembers per layer; past that, opcodes are matched afresh each time.
+const MEMO_CAPACITY: usize = 4096;
+
+/// The families an opcode of `layer` belongs to, bit `i` for `FAMILIES[i]`. The analyses ask in hot loops about
+/// the few hundred opcodes a compilation has, so each thread matches an opcode against every family once and
+/// remembers the answer (up to [`MEMO_CAPACITY`] opcodes per layer).
+pub fn membership(layer: Layer, opcode: &str) -> u64 {
+    thread_local! {
+        static SEEN: RefCell<[FxHashMap<Box<str>, u64>; 4]> = RefCell::default();
+    }
+    let of = |opcode: &str| {
+        FAMILIES.iter().enumerate().filter(|(_, f)| f.matches(layer, opcode)).fold(0, |bits, (i, _)| bits | 1 << i)
+    };
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        let memo = &mut seen[slot(layer)];
+        if let Some(&bits) = memo.get(opcode) {
+            return bits;
+        }
+        let bits = of(opcode);
+        if memo.len() < MEMO_CAPACITY {
+            memo.insert(opcode.into(), bits);
+        }
+        bits
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::semantic::op;
-    use std::collections::BTreeSet;
-    use std::path::Path;
-
-    /// Every opcode of every Mosaic dump under `dir` (files in `mosaic/` folders).
-    fn mosaic_opcodes(dir: &Path, out: &mut BTreeSet<String>) {
-        for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
-            let p = e.path();
-            if !e.file_type().is_file() || !p.parent().is_some_and(|d| d.ends_with("mosaic")) {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(p) else { continue };
-            if let Ok(m) = crate::parse::mlir::parse_mlir(&p.display().to_string(), &text) {
-                out.extend(m.ops.iter().map(|o| o.opcode.to_string()));
-            }
-        }
-    }
-
-    /// The analyses' predicates and the rule families say the same of every Mosaic opcode the compiler printed for
-    /// the fixtures (jax's own kernels among them) and, when present, the corpus: a rule `select: { op: dma-wait }`
-    /// and the DMA analyses mean the same ops.
-    #[test]
-    fn families_and_predicates_agree_on_every_mosaic_opcode() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut ops = BTreeSet::new();
-        mosaic_opcodes(&root.join("fixtures"), &mut ops);
-        mosaic_opcodes(&root.join("tests/data"), &mut ops);
-        if let Some(corpus) = crate::testing::corpus() {
-            mosaic_opcodes(&corpus, &mut ops);
-        }
-        assert!(ops.len() > 50, "only {} opcodes: {ops:?}", ops.len());
-        type Predicate = fn(&str) -> bool;
-        let pairs: [(&str, Predicate); 7] = [
-            ("dot", op::is_matmul),
-            ("dma-start", op::is_dma_start),
-            ("dma-wait", op::is_dma_wait),
-            ("loop", op::is_loop),
-            ("conditional", op::is_conditional),
-            ("load", op::is_load),
-            ("store", op::is_store),
-        ];
-        let mut disagree = Vec::new();
-        for (name, pred) in pairs {
-            let fam = family(name).unwrap();
-            for o in &ops {
-                if fam.matches(Layer::Mosaic, o) != pred(o) {
-                    disagree.push(format!(
-                        "{name}: {o} (family {}, predicate {})",
-                        fam.matches(Layer::Mosaic, o),
-                        pred(o)
-                    ));
-                }
-            }
-        }
-        assert!(disagree.is_empty(), "{}", disagree.join("\n"));
-    }
 
     /// Names are unique kebab-case words with a doc; every glob compiles, and a glob without `*` is the one opcode
     /// it names.
@@ -237,6 +216,21 @@ mod tests {
             for l in LAYERS {
                 for p in f.patterns(l).iter().filter(|p| !p.contains('*')) {
                     assert!(f.matches(l, p) && !f.matches(l, &format!("{p}x")), "{}: {p}", f.name);
+                }
+            }
+        }
+    }
+
+    /// A family is one bit of a `u64`, and the remembered answer is the match.
+    #[test]
+    fn membership_is_the_match() {
+        assert!(FAMILIES.len() <= 64, "{} families: membership's bits are a u64", FAMILIES.len());
+        for (l, o) in
+            [(Layer::Mosaic, "tpu.wait_dma2"), (Layer::Hlo, "dot"), (Layer::Mosaic, "llo.sld"), (Layer::Llo, "sld")]
+        {
+            for _ in 0..2 {
+                for (i, f) in FAMILIES.iter().enumerate() {
+                    assert_eq!(membership(l, o) >> i & 1 == 1, f.matches(l, o), "{}: {o}", f.name);
                 }
             }
         }

@@ -1,11 +1,17 @@
 //! Op families: one name for what each layer spells differently (`dot` is HLO `dot`/`convolution`, StableHLO
-//! `dot_general`, Mosaic `tpu.matmul`, LLO `vmatmul*`). Rule packs name them (`select: { op: dot }`); the
-//! predicates of [`super::op`] that the analyses ask agree with them on every Mosaic opcode of the fixtures and the
-//! corpus (the test below holds the two to each other), so a rule and an analysis mean the same op by one word.
+//! `dot_general`, Mosaic `tpu.matmul`, LLO `vmatmul*`). This table is the one spelling of the op vocabulary: rule
+//! packs name its families (`select: { op: dot }`), and the predicates of [`super::op`] that the analyses, the
+//! performance model and the summaries ask are each one family of it, so a rule and an analysis mean the same op
+//! by one word.
 
 use crate::ir::Layer;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
-/// An op family: opcode globs per layer (empty: the layer has no such op).
+/// An op family: opcode globs per layer (empty: the layer has no such op). In a glob `*` matches any run of
+/// characters, dots included (the table uses no other wildcard).
 pub struct Family {
     pub name: &'static str,
     pub doc: &'static str,
@@ -13,12 +19,28 @@ pub struct Family {
     pub stablehlo: &'static [&'static str],
     pub mosaic: &'static [&'static str],
     pub llo: &'static [&'static str],
+    /// The globs compiled, one set per layer (in [`LAYERS`] order), on the first match.
+    sets: &'static OnceLock<[GlobSet; 4]>,
+}
+
+/// The layers, in the order of a family's compiled sets.
+const LAYERS: [Layer; 4] = [Layer::Hlo, Layer::StableHlo, Layer::Mosaic, Layer::Llo];
+
+/// `layer`'s position in [`LAYERS`].
+fn slot(layer: Layer) -> usize {
+    match layer {
+        Layer::Hlo => 0,
+        Layer::StableHlo => 1,
+        Layer::Mosaic => 2,
+        Layer::Llo => 3,
+    }
 }
 
 impl Family {
     /// Whether `opcode` of `layer` belongs to the family.
     pub fn matches(&self, layer: Layer, opcode: &str) -> bool {
-        self.patterns(layer).iter().any(|g| wild(g, opcode))
+        let sets = self.sets.get_or_init(|| LAYERS.map(|l| compile(self.name, self.patterns(l))));
+        sets[slot(layer)].is_match(opcode)
     }
 
     pub fn patterns(&self, layer: Layer) -> &'static [&'static str] {
@@ -31,9 +53,32 @@ impl Family {
     }
 }
 
+/// One layer's globs of family `name` as one set. `*` crosses `/` too (`literal_separator` off; opcodes hold
+/// none anyway) and `\` is no escape. The table is fixed: a bad glob fails the family's first match, and the tests
+/// match every family.
+fn compile(name: &str, patterns: &[&str]) -> GlobSet {
+    let mut set = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = GlobBuilder::new(p).literal_separator(false).backslash_escape(false).build();
+        set.add(glob.unwrap_or_else(|e| panic!("op family `{name}`: bad glob `{p}`: {e}")));
+    }
+    set.build().unwrap_or_else(|e| panic!("op family `{name}`: {e}"))
+}
+
 macro_rules! fam {
     ($name:literal, $doc:literal, hlo: [$($h:literal),*], stablehlo: [$($s:literal),*], mosaic: [$($m:literal),*], llo: [$($l:literal),*]) => {
-        Family { name: $name, doc: $doc, hlo: &[$($h),*], stablehlo: &[$($s),*], mosaic: &[$($m),*], llo: &[$($l),*] }
+        Family {
+            name: $name,
+            doc: $doc,
+            hlo: &[$($h),*],
+            stablehlo: &[$($s),*],
+            mosaic: &[$($m),*],
+            llo: &[$($l),*],
+            sets: {
+                static SETS: OnceLock<[GlobSet; 4]> = OnceLock::new();
+                &SETS
+            },
+        }
     };
 }
 
@@ -66,6 +111,16 @@ pub static FAMILIES: &[Family] = &[
         hlo: [], stablehlo: [],
         mosaic: ["*.wait_dma*", "*.wait_indirect_dma*", "*.dma_wait*", "*.dma_done*"],
         llo: ["vwait*", "swait*", "dma.done*", "dma.wait*"]),
+    fam!("indirect-dma", "a gather or scatter DMA by row offsets: tpu.enqueue_indirect_dma and its tpu.wait_indirect_dma",
+        hlo: [], stablehlo: [], mosaic: ["*.enqueue_indirect_dma*", "*.wait_indirect_dma*"], llo: []),
+    fam!("semaphore", "every semaphore op of a kernel: signals, waits, tpu.sem_alloc, tpu.sem_barrier, tpu.sem_read",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_*"], llo: []),
+    fam!("semaphore-signal", "tpu.sem_signal: adds units to a semaphore, locally or on another device",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_signal*"], llo: []),
+    fam!("semaphore-wait", "tpu.sem_wait: blocks until a semaphore holds an amount, and takes it",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_wait*"], llo: []),
+    fam!("semaphore-alloc", "a semaphore the kernel makes itself: scratch (tpu.sem_alloc) or a collective's barrier (tpu.sem_barrier)",
+        hlo: [], stablehlo: [], mosaic: ["*.sem_alloc*", "*.sem_barrier*"], llo: []),
     fam!("loop", "loops: HLO while, StableHLO while, scf.for/while, LLO loops",
         hlo: ["while"], stablehlo: ["stablehlo.while"], mosaic: ["scf.for", "scf.while", "scf.parallel", "scf.forall"], llo: ["loop"]),
     fam!("conditional", "branches: HLO conditional, StableHLO if/case, scf.if/index_switch",
@@ -75,7 +130,7 @@ pub static FAMILIES: &[Family] = &[
     fam!("fusion", "XLA fusions", hlo: ["fusion"], stablehlo: [], mosaic: [], llo: []),
     fam!("call", "calls", hlo: ["call"], stablehlo: ["func.call"], mosaic: ["func.call"], llo: []),
     fam!("parameter", "computation parameters", hlo: ["parameter"], stablehlo: [], mosaic: [], llo: []),
-    fam!("constant", "constants", hlo: ["constant", "iota"], stablehlo: ["stablehlo.constant", "stablehlo.iota"], mosaic: ["arith.constant"], llo: []),
+    fam!("constant", "constants", hlo: ["constant", "iota"], stablehlo: ["stablehlo.constant", "stablehlo.iota"], mosaic: ["arith.constant", "llo.constant"], llo: []),
     fam!("copy", "copies", hlo: ["copy"], stablehlo: [], mosaic: ["memref.copy"], llo: []),
     fam!("bitcast", "bit casts and layout-only changes",
         hlo: ["bitcast", "bitcast-convert"], stablehlo: ["stablehlo.bitcast_convert"],
@@ -87,13 +142,26 @@ pub static FAMILIES: &[Family] = &[
         mosaic: ["vector.broadcast", "tpu.broadcast*"], llo: []),
     fam!("slice", "slices and views", hlo: ["slice", "dynamic-slice"], stablehlo: ["stablehlo.slice", "stablehlo.dynamic_slice"],
         mosaic: ["tpu.memref_slice", "tpu.memref_squeeze", "memref.subview", "vector.extract_strided_slice"], llo: []),
+    fam!("view", "ops that only view a memref, moving no data: tpu.memref_slice/squeeze/reshape/bitcast, reinterpret casts, memref.subview, ...",
+        hlo: [], stablehlo: [],
+        mosaic: ["*.memref_slice*", "*.memref_squeeze*", "*.memref_reshape*", "*.memref_bitcast*", "*.memref_cast", "*.reinterpret_cast*",
+            "memref.subview", "memref.reshape", "memref.collapse_shape", "memref.expand_shape", "memref.cast", "memref.view", "memref.bitcast"],
+        llo: []),
     fam!("tuple", "tuples and their elements", hlo: ["tuple", "get-tuple-element"], stablehlo: [], mosaic: [], llo: []),
-    fam!("load", "loads from memory", hlo: [], stablehlo: [],
-        mosaic: ["vector.load", "memref.load", "tpu.load", "tpu.strided_load", "tpu.vector_load", "llo.*load*", "llo.sld", "llvm.load", "*.gather*"], llo: ["vld*", "sld*"]),
-    fam!("store", "stores to memory", hlo: [], stablehlo: [],
-        mosaic: ["vector.store", "memref.store", "tpu.store", "tpu.strided_store", "tpu.vector_store", "llo.*store*", "llo.sst", "llvm.store", "*.scatter*"], llo: ["vst*", "sst*"]),
+    fam!("load", "reads of memory that are not DMAs: vector.load, memref.load, tpu.load, tpu.strided_load, LLO vector loads and sld, gathers",
+        hlo: [], stablehlo: [],
+        mosaic: ["vector.*load*", "memref.load", "tpu.*load*", "llo.vector_load*", "llo.sld", "llvm.load", "*.gather*"], llo: ["vld*", "sld*"]),
+    fam!("store", "writes of memory that are not DMAs: vector.store, memref.store, tpu.store, tpu.strided_store, LLO vector stores and sst, scatters",
+        hlo: [], stablehlo: [],
+        mosaic: ["vector.*store*", "memref.store", "tpu.*store*", "llo.vector_store*", "llo.sst", "llvm.store", "*.scatter*"], llo: ["vst*", "sst*"]),
+    fam!("scalar-access", "a memref access of one element (memref.load, memref.store: SMEM scalars, not a buffer's data)",
+        hlo: [], stablehlo: [], mosaic: ["memref.load", "memref.store"], llo: []),
     fam!("mxu", "every MXU instruction (push weights, prepare, multiply, pop results)", hlo: [], stablehlo: [], mosaic: [],
         llo: ["vmat*", "vllmr*"]),
+    fam!("mxu-feed", "the MXU ops that take a matmul's operands before it: LLO vmatprep and vmatpush (weights)",
+        hlo: [], stablehlo: [], mosaic: ["*.vmatprep*", "*.vmatpush*"], llo: ["vmatprep*", "vmatpush*"]),
+    fam!("mxu-result", "the MXU ops that give a matmul's result: LLO vmatres, which pops it",
+        hlo: [], stablehlo: [], mosaic: ["*.vmatres*", "*.matres*"], llo: ["vmatres*"]),
     fam!("elementwise-multiply", "elementwise multiplies", hlo: ["multiply"], stablehlo: ["stablehlo.multiply"],
         mosaic: ["arith.mulf", "arith.muli"], llo: ["vmul*"]),
 ];
@@ -102,85 +170,90 @@ pub fn family(name: &str) -> Option<&'static Family> {
     FAMILIES.iter().find(|f| f.name == name)
 }
 
-/// `*` matches any run of characters (the only wildcard the family table uses).
-pub fn wild(pat: &str, s: &str) -> bool {
-    match pat.split_once('*') {
-        None => pat == s,
-        Some((head, rest)) => {
-            let Some(mut s) = s.strip_prefix(head) else { return false };
-            let parts: Vec<&str> = rest.split('*').collect();
-            for (i, p) in parts.iter().enumerate() {
-                let last = i == parts.len() - 1;
-                if last {
-                    return s.ends_with(p) && s.len() >= p.len();
-                }
-                match s.find(p) {
-                    Some(k) => s = &s[k + p.len()..],
-                    None => return false,
-                }
-            }
-            true
-        }
+/// The position of family `name` in [`FAMILIES`]: its bit in [`membership`].
+pub fn index(name: &str) -> Option<usize> {
+    FAMILIES.iter().position(|f| f.name == name)
+}
+
+/// How many distinct opcodes a thread remembers per layer; past that, opcodes are matched afresh each time.
+const MEMO_CAPACITY: usize = 4096;
+
+/// The families an opcode of `layer` belongs to, bit `i` for `FAMILIES[i]`. The analyses ask in hot loops about
+/// the few hundred opcodes a compilation has, so each thread matches an opcode against every family once and
+/// remembers the answer (up to [`MEMO_CAPACITY`] opcodes per layer).
+pub fn membership(layer: Layer, opcode: &str) -> u64 {
+    thread_local! {
+        static SEEN: RefCell<[FxHashMap<Box<str>, u64>; 4]> = RefCell::default();
     }
+    let of = |opcode: &str| {
+        FAMILIES.iter().enumerate().filter(|(_, f)| f.matches(layer, opcode)).fold(0, |bits, (i, _)| bits | 1 << i)
+    };
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        let memo = &mut seen[slot(layer)];
+        if let Some(&bits) = memo.get(opcode) {
+            return bits;
+        }
+        let bits = of(opcode);
+        if memo.len() < MEMO_CAPACITY {
+            memo.insert(opcode.into(), bits);
+        }
+        bits
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::semantic::op;
-    use std::collections::BTreeSet;
-    use std::path::Path;
 
-    /// Every opcode of every Mosaic dump under `dir` (files in `mosaic/` folders).
-    fn mosaic_opcodes(dir: &Path, out: &mut BTreeSet<String>) {
-        for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
-            let p = e.path();
-            if !e.file_type().is_file() || !p.parent().is_some_and(|d| d.ends_with("mosaic")) {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(p) else { continue };
-            if let Ok(m) = crate::parse::mlir::parse_mlir(&p.display().to_string(), &text) {
-                out.extend(m.ops.iter().map(|o| o.opcode.to_string()));
+    /// Names are unique kebab-case words with a doc; every glob compiles, and a glob without `*` is the one opcode
+    /// it names.
+    #[test]
+    fn every_family_is_named_documented_and_compiles() {
+        for (i, f) in FAMILIES.iter().enumerate() {
+            assert!(f.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'), "{}", f.name);
+            assert!(!f.doc.is_empty() && FAMILIES[..i].iter().all(|g| g.name != f.name), "{}", f.name);
+            for l in LAYERS {
+                for p in f.patterns(l).iter().filter(|p| !p.contains('*')) {
+                    assert!(f.matches(l, p) && !f.matches(l, &format!("{p}x")), "{}: {p}", f.name);
+                }
             }
         }
     }
 
-    /// The analyses' predicates and the rule families say the same of every Mosaic opcode the compiler printed for
-    /// the fixtures (jax's own kernels among them) and, when present, the corpus: a rule `select: { op: dma-wait }`
-    /// and the DMA analyses mean the same ops.
+    /// A family is one bit of a `u64`, and the remembered answer is the match.
     #[test]
-    fn families_and_predicates_agree_on_every_mosaic_opcode() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut ops = BTreeSet::new();
-        mosaic_opcodes(&root.join("fixtures"), &mut ops);
-        mosaic_opcodes(&root.join("tests/data"), &mut ops);
-        if let Some(corpus) = crate::testing::corpus() {
-            mosaic_opcodes(&corpus, &mut ops);
-        }
-        assert!(ops.len() > 50, "only {} opcodes: {ops:?}", ops.len());
-        type Predicate = fn(&str) -> bool;
-        let pairs: [(&str, Predicate); 7] = [
-            ("dot", op::is_matmul),
-            ("dma-start", op::is_dma_start),
-            ("dma-wait", op::is_dma_wait),
-            ("loop", op::is_loop),
-            ("conditional", op::is_conditional),
-            ("load", op::is_load),
-            ("store", op::is_store),
-        ];
-        let mut disagree = Vec::new();
-        for (name, pred) in pairs {
-            let fam = family(name).unwrap();
-            for o in &ops {
-                if fam.matches(Layer::Mosaic, o) != pred(o) {
-                    disagree.push(format!(
-                        "{name}: {o} (family {}, predicate {})",
-                        fam.matches(Layer::Mosaic, o),
-                        pred(o)
-                    ));
+    fn membership_is_the_match() {
+        assert!(FAMILIES.len() <= 64, "{} families: membership's bits are a u64", FAMILIES.len());
+        for (l, o) in
+            [(Layer::Mosaic, "tpu.wait_dma2"), (Layer::Hlo, "dot"), (Layer::Mosaic, "llo.sld"), (Layer::Llo, "sld")]
+        {
+            for _ in 0..2 {
+                for (i, f) in FAMILIES.iter().enumerate() {
+                    assert_eq!(membership(l, o) >> i & 1 == 1, f.matches(l, o), "{}: {o}", f.name);
                 }
             }
         }
-        assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+    }
+
+    /// `*` is any run of characters, dots included; dots and dashes are themselves; a glob matches the whole opcode.
+    #[test]
+    fn globs_match_whole_opcodes() {
+        let f = |name| family(name).unwrap();
+        assert!(f("async-start").matches(Layer::Hlo, "all-gather-start"));
+        assert!(!f("async-start").matches(Layer::Hlo, "all-gather-start.1"));
+        assert!(
+            f("dma-start").matches(Layer::Mosaic, "tpu.enqueue_dma")
+                && f("dma-start").matches(Layer::Llo, "dma.hbm_to_vmem")
+        );
+        assert!(
+            f("dot").matches(Layer::Llo, "vmatmul.mubr.f8e4m3fn.mxu0") && !f("dot").matches(Layer::Llo, "xvmatmul")
+        );
+        assert!(f("dot").matches(Layer::Mosaic, "tpu.matmul") && !f("dot").matches(Layer::Mosaic, "tpuxmatmul"));
+        assert!(!f("dot").matches(Layer::Mosaic, "dot") && !f("dot").matches(Layer::Hlo, "tpu.matmul"));
+        assert!(
+            f("load").matches(Layer::Mosaic, "llo.vector_load_unpack")
+                && !f("load").matches(Layer::Mosaic, "llo.dma_load")
+        );
     }
 }

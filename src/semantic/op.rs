@@ -1,8 +1,13 @@
 //! What an MLIR or HLO opcode means, by family rather than one spelling: jax versions and Mosaic stages print
 //! `tpu.wait_dma` and `tpu.wait_dma2`, `tpu.enqueue_dma` and `tpu.enqueue_indirect_dma`, `tpu.matmul` and (after
 //! `post-finalize-llo`) `llo.vmatmul.mubr`, `memref.load` and `llo.sld`. Every analysis, the performance model and
-//! the summaries ask these predicates; none spells an opcode list of its own. LLO bundle mnemonics (`vmatmul.f32`,
-//! `dma.hbm_to_vmem`) are [`super::llo`]'s.
+//! the summaries ask these predicates rather than spell opcodes, and the predicates spell none either: each is a
+//! family of [`super::families`], the table rule packs name, matched on the layer the opcode's spelling belongs to
+//! ([`layer_of`]). LLO bundle mnemonics (`vmatmul.f32`, `dma.hbm_to_vmem`) are [`super::llo`]'s.
+
+use super::families::{index, membership};
+use crate::ir::Layer;
+use std::sync::LazyLock;
 
 /// The op name without its dialect: `tpu.enqueue_dma` → `enqueue_dma`, `llo.vmul.f32` → `vmul.f32`; an HLO
 /// opcode (no dialect) is itself.
@@ -10,23 +15,93 @@ pub fn op_name(opcode: &str) -> &str {
     opcode.split_once('.').map_or(opcode, |x| x.1)
 }
 
-/// `tpu.enqueue_dma`, `tpu.enqueue_indirect_dma`, `*.dma_start`, `*.async_copy_start`.
-pub fn is_dma_start(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    let dma = b.contains("dma") || b.contains("async_copy");
-    dma && (b.starts_with("enqueue") || b.contains("start")) && !b.contains("wait") && !b.contains("done")
+/// The layer whose vocabulary an opcode is spelled in: HLO's opcodes have no dialect (`dot`, `all-gather-start`),
+/// StableHLO's are `stablehlo.*` and `chlo.*`, and any other dialect (`tpu.`, `arith.`, `scf.`, `memref.`,
+/// `vector.`, `llo.`, `func.`, ...) is Mosaic's: a StableHLO module's `func.call` or `scf.for` is read as Mosaic
+/// spells it. LLO bundle mnemonics are not opcodes of this vocabulary ([`super::llo`]).
+pub fn layer_of(opcode: &str) -> Layer {
+    match opcode.split_once('.') {
+        None => Layer::Hlo,
+        Some(("stablehlo" | "chlo", _)) => Layer::StableHlo,
+        Some(_) => Layer::Mosaic,
+    }
 }
 
-/// `tpu.wait_dma`, `tpu.wait_dma2`, `tpu.wait_indirect_dma`, `*.dma_wait`, `llo.dma_done`.
-pub fn is_dma_wait(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    (b.contains("dma") || b.contains("async_copy")) && (b.contains("wait") || b.contains("done"))
+/// Whether `opcode` is of the family whose [`membership`] bit is `bit`, on the layer its spelling names.
+fn is(bit: u64, opcode: &str) -> bool {
+    membership(layer_of(opcode), opcode) & bit != 0
 }
 
-/// `tpu.enqueue_indirect_dma`, `tpu.wait_indirect_dma`: a gather or scatter by row offsets, whose semaphore
-/// operand is `semaphore` and whose size is one end's ([`indirect_dma_rows_role`]).
-pub fn is_indirect_dma(opcode: &str) -> bool {
-    op_name(opcode).contains("indirect") && (is_dma_start(opcode) || is_dma_wait(opcode))
+/// The [`membership`] bit of family `name` (looked up once per predicate).
+fn bit(name: &str) -> u64 {
+    let i = index(name).unwrap_or_else(|| panic!("no op family `{name}`"));
+    assert!(i < 64, "op family `{name}` is number {i}: membership has 64 bits");
+    1 << i
+}
+
+/// Predicates, each one family of the table.
+macro_rules! predicates {
+    ($($(#[$doc:meta])* $f:ident = $name:literal;)*) => {$(
+        $(#[$doc])*
+        #[doc = ""]
+        #[doc = concat!("The op family `", $name, "` of [`super::families::FAMILIES`].")]
+        pub fn $f(opcode: &str) -> bool {
+            static BIT: LazyLock<u64> = LazyLock::new(|| bit($name));
+            is(*BIT, opcode)
+        }
+    )*};
+}
+
+predicates! {
+    /// `tpu.enqueue_dma`, `tpu.enqueue_indirect_dma`, `*.dma_start`, `*.async_copy_start`.
+    is_dma_start = "dma-start";
+    /// `tpu.wait_dma`, `tpu.wait_dma2`, `tpu.wait_indirect_dma`, `*.dma_wait`, `llo.dma_done`.
+    is_dma_wait = "dma-wait";
+    /// `tpu.enqueue_indirect_dma`, `tpu.wait_indirect_dma`: a gather or scatter by row offsets, whose semaphore
+    /// operand is `semaphore` and whose size is one end's ([`indirect_dma_rows_role`]).
+    is_indirect_dma = "indirect-dma";
+    /// `tpu.sem_signal`: adds units to a semaphore, locally or on another device.
+    is_semaphore_signal = "semaphore-signal";
+    /// `tpu.sem_wait`: blocks until a semaphore holds an amount, and takes it.
+    is_semaphore_wait = "semaphore-wait";
+    /// Any semaphore op: signals and waits, and `tpu.sem_alloc`, `tpu.sem_barrier`, `tpu.sem_read`.
+    is_semaphore_op = "semaphore";
+    /// A semaphore the kernel makes itself: scratch (`tpu.sem_alloc`) or a collective's barrier (`tpu.sem_barrier`).
+    is_semaphore_alloc = "semaphore-alloc";
+    /// A constant: `arith.constant`, `llo.constant`, `stablehlo.constant`, HLO `constant` (and `iota`).
+    is_constant = "constant";
+    /// A matrix multiply anywhere: `tpu.matmul`, `vector.contract`, `llo.vmatmul*`, `stablehlo.dot_general`, HLO
+    /// `dot` and `convolution`.
+    is_matmul = "dot";
+    /// `scf.for`, `scf.while`, `scf.parallel`, `scf.forall`, `stablehlo.while`, HLO `while`.
+    is_loop = "loop";
+    /// `scf.if`, `scf.index_switch`, `stablehlo.if`, `stablehlo.case`, HLO `conditional`.
+    is_conditional = "conditional";
+    /// Ops that only view a memref (no data movement): `tpu.memref_slice`, `tpu.memref_squeeze`, `memref.subview`,
+    /// ...
+    is_view = "view";
+    /// A read of memory that is not a DMA: `vector.load`, `tpu.load`, `memref.load`, `tpu.strided_load`, LLO's
+    /// `llo.vector_load*` and scalar `llo.sld`, gathers.
+    is_load = "load";
+    /// A write of memory that is not a DMA: `vector.store`, `tpu.store`, `memref.store`, LLO's `llo.vector_store*`
+    /// and scalar `llo.sst`, scatters.
+    is_store = "store";
+    /// A scalar access to a memref (`memref.load`/`memref.store` of one element: SMEM scalars, not a buffer's data).
+    is_scalar_access = "scalar-access";
+}
+
+/// Ops that consume matmul operands: a matmul, and LLO's `vmatprep*` and `vmatpush*` that feed the MXU (the op
+/// families `dot` and `mxu-feed`).
+pub fn is_matmul_input(opcode: &str) -> bool {
+    static BITS: LazyLock<u64> = LazyLock::new(|| bit("dot") | bit("mxu-feed"));
+    is(*BITS, opcode)
+}
+
+/// Ops whose result is a matmul result: a matmul, and LLO's `vmatres` that pops it (the op families `dot` and
+/// `mxu-result`).
+pub fn is_matmul_output(opcode: &str) -> bool {
+    static BITS: LazyLock<u64> = LazyLock::new(|| bit("dot") | bit("mxu-result"));
+    is(*BITS, opcode)
 }
 
 /// The role of the end whose size is an indirect DMA's (`tpu.enqueue_indirect_dma`, `tpu.wait_indirect_dma`: a
@@ -50,95 +125,6 @@ pub fn indirect_dma_rows_role(op: &crate::ir::Op<'_>) -> Option<&'static str> {
     }
 }
 
-/// `tpu.sem_signal`: adds units to a semaphore, locally or on another device.
-pub fn is_semaphore_signal(opcode: &str) -> bool {
-    op_name(opcode).starts_with("sem_signal")
-}
-
-/// `tpu.sem_wait`: blocks until a semaphore holds an amount, and takes it.
-pub fn is_semaphore_wait(opcode: &str) -> bool {
-    op_name(opcode).starts_with("sem_wait")
-}
-
-/// Any semaphore op: signals and waits, and `tpu.sem_alloc`, `tpu.sem_barrier`, `tpu.sem_read`.
-pub fn is_semaphore_op(opcode: &str) -> bool {
-    op_name(opcode).starts_with("sem_")
-}
-
-/// A semaphore the kernel makes itself: scratch (`tpu.sem_alloc`) or a collective's barrier (`tpu.sem_barrier`).
-pub fn is_semaphore_alloc(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    b.starts_with("sem_alloc") || b.starts_with("sem_barrier")
-}
-
-/// A constant: `arith.constant`, `llo.constant`, `stablehlo.constant`, HLO `constant`.
-pub fn is_constant(opcode: &str) -> bool {
-    op_name(opcode).starts_with("constant")
-}
-
-/// A matrix multiply anywhere: `tpu.matmul`, `vector.contract`, `stablehlo.dot_general`, HLO `dot` and
-/// `convolution`, `llo.vmatmul*`.
-pub fn is_matmul(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    matches!(b, "matmul" | "dot_general" | "dot" | "convolution" | "contract")
-        || opcode.starts_with("llo.vmatmul")
-        || b.starts_with("vmatmul")
-}
-
-/// Ops that consume matmul operands: a matmul, and LLO's `vmatprep*` and `vmatpush*` that feed the MXU.
-pub fn is_matmul_input(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    is_matmul(opcode) || b.starts_with("vmatprep") || b.starts_with("vmatpush") || b.starts_with("vmatmul")
-}
-
-/// Ops whose result is a matmul result: a matmul, and LLO's `vmatres` that pops it.
-pub fn is_matmul_output(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    is_matmul(opcode) || b.starts_with("vmatres") || b.starts_with("matres")
-}
-
-/// `scf.for`, `scf.while`, `scf.parallel`, `scf.forall`, `stablehlo.while`.
-pub fn is_loop(opcode: &str) -> bool {
-    matches!(op_name(opcode), "for" | "while" | "parallel" | "forall") || opcode == "stablehlo.while"
-}
-
-/// `scf.if`, `scf.index_switch`, `stablehlo.case`.
-pub fn is_conditional(opcode: &str) -> bool {
-    matches!(op_name(opcode), "if" | "case" | "index_switch")
-}
-
-/// Ops that only view a memref (no data movement): `tpu.memref_slice`, `tpu.memref_squeeze`, `memref.subview`, ...
-pub fn is_view(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    b.starts_with("memref_slice")
-        || b.starts_with("memref_squeeze")
-        || b.starts_with("memref_reshape")
-        || b.starts_with("memref_bitcast")
-        || b.starts_with("reinterpret_cast")
-        || matches!(b, "subview" | "reshape" | "collapse_shape" | "expand_shape" | "cast" | "view" | "bitcast")
-            && opcode.starts_with("memref.")
-        || b == "memref_cast"
-}
-
-/// A read of memory that is not a DMA: `vector.load`, `tpu.load`, `memref.load`, `tpu.strided_load`, LLO's
-/// `llo.vector_load*` and scalar `llo.sld`, gathers.
-pub fn is_load(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    (b.contains("load") || b == "sld" || b.starts_with("gather")) && !b.contains("dma")
-}
-
-/// A write of memory that is not a DMA: `vector.store`, `tpu.store`, `memref.store`, LLO's `llo.vector_store*`
-/// and scalar `llo.sst`, scatters.
-pub fn is_store(opcode: &str) -> bool {
-    let b = op_name(opcode);
-    (b.contains("store") || b == "sst" || b.starts_with("scatter")) && !b.contains("dma")
-}
-
-/// A scalar access to a memref (`memref.load`/`memref.store` of one element: SMEM scalars, not a buffer's data).
-pub fn is_scalar_access(opcode: &str) -> bool {
-    matches!(opcode, "memref.load" | "memref.store")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +143,36 @@ mod tests {
         assert!(is_semaphore_op("tpu.sem_barrier") && !is_semaphore_signal("tpu.sem_wait"));
         assert!(is_semaphore_alloc("tpu.sem_alloc") && is_semaphore_alloc("tpu.sem_barrier"));
         assert!(is_constant("arith.constant") && is_constant("constant") && !is_constant("tpu.matmul"));
+        assert!(is_constant("llo.constant") && is_constant("stablehlo.constant"));
+    }
+
+    /// The spellings the compiler prints across jax versions, Mosaic stages and layers.
+    #[test]
+    fn spellings_that_matter() {
+        assert!(is_indirect_dma("tpu.enqueue_indirect_dma") && is_indirect_dma("tpu.wait_indirect_dma"));
+        assert!(is_dma_wait("tpu.wait_indirect_dma") && !is_indirect_dma("tpu.enqueue_dma"));
+        assert!(is_dma_start("llo.enqueue_dma") && !is_dma_wait("llo.enqueue_dma") && !is_dma_start("llo.dma_done"));
+        assert!(is_matmul("llo.vmatmul") && is_matmul("vector.contract") && is_matmul_output("llo.vmatres"));
+        assert!(is_matmul_input("llo.vmatprep.subr") && is_matmul_input("tpu.matmul") && !is_matmul("llo.vmatres"));
+        // HLO and StableHLO matmuls; an LLO bundle mnemonic is `semantic::llo`'s, not a matmul here
+        assert!(is_matmul("dot") && is_matmul("convolution") && is_matmul("ragged-dot") && !is_matmul("multiply"));
+        assert!(is_matmul("stablehlo.convolution") && !is_matmul("vmatmul.f32"));
+        assert!(is_load("llo.sld") && is_load("tpu.strided_load") && is_load("memref.load") && is_load("llvm.load"));
+        assert!(is_store("llo.vector_store_masked") && is_store("llvm.store") && !is_store("tpu.enqueue_dma"));
+        assert!(is_view("tpu.reinterpret_cast") && is_view("tpu.memref_bitcast") && !is_view("memref.load"));
+        assert!(is_loop("scf.while") && is_loop("stablehlo.while") && is_loop("while") && !is_loop("scf.if"));
+        assert!(is_scalar_access("memref.store") && !is_scalar_access("tpu.load"));
+        assert!(!is_semaphore_op("tpu.enqueue_dma") && is_semaphore_op("tpu.sem_wait"));
+    }
+
+    #[test]
+    fn the_layer_is_the_spelling() {
+        assert_eq!(layer_of("all-gather-start"), Layer::Hlo);
+        assert_eq!(layer_of("stablehlo.dot_general"), Layer::StableHlo);
+        assert_eq!(layer_of("chlo.ragged_dot"), Layer::StableHlo);
+        for o in ["tpu.matmul", "arith.constant", "scf.for", "memref.load", "vector.load", "llo.sld", "func.call"] {
+            assert_eq!(layer_of(o), Layer::Mosaic, "{o}");
+        }
     }
 
     #[test]

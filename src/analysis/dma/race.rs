@@ -375,8 +375,8 @@ impl Engine<'_, '_> {
 
 /// An op that computes on vector data (a load or store of a vector, a matmul): what a DMA in flight should overlap.
 pub fn is_compute(opcode: &str) -> bool {
-    use crate::semantic::op::{is_load, is_scalar_access, is_store, op_name};
-    (is_load(opcode) || is_store(opcode)) && !is_scalar_access(opcode) || op_name(opcode).contains("matmul")
+    use crate::semantic::op::{is_load, is_matmul, is_scalar_access, is_store};
+    (is_load(opcode) || is_store(opcode)) && !is_scalar_access(opcode) || is_matmul(opcode)
 }
 
 impl Engine<'_, '_> {

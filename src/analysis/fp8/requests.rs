@@ -12,6 +12,7 @@ use crate::lint::Compilation;
 use crate::semantic::kernel::{self, Matmul};
 use crate::semantic::link::base_name;
 use crate::semantic::llo::{self, MxuKind};
+use crate::semantic::op::is_matmul;
 
 fn dt(d: Option<DType>) -> &'static str {
     d.map(DType::name).unwrap_or("?")
@@ -21,10 +22,6 @@ fn dt(d: Option<DType>) -> &'static str {
 pub(super) fn family(l: Option<DType>, r: Option<DType>) -> Option<Narrow> {
     let (l, r) = (Narrow::of(l?)?, Narrow::of(r?)?);
     (l == r).then_some(l)
-}
-
-fn is_hlo_matmul(opcode: &str) -> bool {
-    matches!(opcode, "dot" | "convolution" | "ragged-dot" | "scaled-dot")
 }
 
 /// The fusion that runs `op` as one LLO computation: the outermost `fusion` whose called computations hold it
@@ -101,7 +98,7 @@ pub(super) fn hlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns: &[Nar
             out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
-        if !is_hlo_matmul(op.opcode) {
+        if !is_matmul(op.opcode) {
             continue;
         }
         let (l, r) = (m.operand_dtype(id, 0), m.operand_dtype(id, 1));
@@ -164,7 +161,7 @@ pub(super) fn stablehlo_unit(c: &Compilation<'_>, ui: usize, opts: &Options, ns:
             out.extend(custom_call(c, ui, id, opts, ns));
             continue;
         }
-        if !crate::semantic::op::is_matmul(m.op(id).opcode) {
+        if !is_matmul(m.op(id).opcode) {
             continue;
         }
         let mm = kernel::matmul(m, id);

@@ -214,6 +214,8 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
                     Val::Int(l) => l,
                     _ => e.fresh_carried(format!("{GRID_SIZE}{d}")),
                 }
+            } else if let Some(&n) = e.replay_inputs.as_ref().and_then(|r| r.grid.get(&d)) {
+                Lin::int(n)
             } else {
                 // a size only known at run time: not an input the kernel author chooses freely
                 e.fresh_carried(format!("{GRID_SIZE}{d}"))

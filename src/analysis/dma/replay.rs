@@ -6,9 +6,8 @@
 //! host's constants, zero elsewhere), so every index, slot, size, trip count and branch condition is a number
 //! too, and loops and the grid are run iteration by iteration instead of by induction. What the replay finds
 //! is what the hardware's semaphores do on that input: a failure it shows is proven, with the input as its
-//! witness. A replay that meets a value it cannot compute (data read from vector memory, a run-time grid size
-//! the host computes from values the engine does not follow) or runs too long proves nothing, and the finding
-//! stays possible.
+//! witness. A replay that meets a value it cannot compute (data read from vector memory, a dynamic grid the
+//! witness does not size) or runs too long proves nothing, and the finding stays possible.
 
 use super::assume::{self, Bound, Slot};
 use super::exec::{Base, Engine, Problem, Val};
@@ -30,12 +29,14 @@ const MAX_REPLAYS: usize = 3;
 /// A witness that names no input: the tables as zero-filled.
 const ZERO: &str = "every scalar-prefetch table zero";
 
-/// Concrete inputs for a replay: table elements and scalar arguments by kernel argument.
+/// Concrete inputs for a replay: table elements and scalar arguments by kernel argument, grid sizes the witness
+/// fixes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Inputs {
     pub tables: Seed,
     pub scalars: BTreeMap<usize, i64>,
-    /// The witness as the author reads it: the table elements and scalars it names.
+    pub grid: BTreeMap<usize, i64>,
+    /// The witness as the author reads it: the table elements, scalars and grid sizes it names.
     pub shown: String,
     /// The values the witness or the host fixes (the others are free for [`complete`] to choose).
     pub fixed: BTreeSet<Slot>,
@@ -118,13 +119,9 @@ pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Se
                 }
             }
             Atom::Var(x) => {
-                if x.name.starts_with(super::GRID_SIZE) {
-                    // a grid size the host computes from values the engine does not follow (it links only a
-                    // size passed as a table element, `seed::grid_from_host`): a replay that picks the size
-                    // itself shows the kernel failing on a call the host may never make (tpu-inference's
-                    // DeepSeek-V4 MLA runs `end - start` steps; a witness of one step with start 1 and end 0 is
-                    // no call at all)
-                    return None;
+                if let Some(d) = x.name.strip_prefix(super::GRID_SIZE) {
+                    inputs.grid.insert(d.parse().ok()?, v);
+                    shown.push(format!("a grid of {v} along dimension {d}"));
                 } else if let Some(a) = out.scalar_args.get(&x.id) {
                     inputs.scalars.insert(*a, v);
                     inputs.fixed.insert(Slot::Scalar(*a));

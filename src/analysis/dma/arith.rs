@@ -198,11 +198,7 @@ fn atom_range(atom: &Atom) -> Option<(i64, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::dma::term::Var;
-
-    fn v(id: u32, n: &str) -> Lin {
-        Lin::var(Var { id, name: n.into() })
-    }
+    use crate::analysis::dma::term::test_var as v;
 
     /// RPA v3 keeps three fields per slot in one SMEM table (`ids[slot]`, `ids[slot + 2]`, `ids[slot + 4]`, the
     /// slot a select of 0 and 1): a store to one field must not make the others unknown.

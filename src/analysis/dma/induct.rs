@@ -763,11 +763,7 @@ fn subst_key(fact: &Fact, f: &dyn Fn(&Atom) -> Option<Lin>) -> Option<(super::ex
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::dma::term::Var;
-
-    fn var(id: u32, name: &str) -> Lin {
-        Lin::var(Var { id, name: name.into() })
-    }
+    use crate::analysis::dma::term::test_var as var;
 
     /// `x − 2·y ≥ 0 ∧ y ≥ 0` over two variables a pass made, `x` first.
     fn link(x: u32, y: u32) -> Cond {

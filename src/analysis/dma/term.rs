@@ -703,13 +703,16 @@ impl fmt::Display for Cond {
     }
 }
 
+/// A variable of the given id and name, for the engine's unit tests.
+#[cfg(test)]
+pub(crate) fn test_var(id: u32, name: &str) -> Lin {
+    Lin::var(Var { id, name: name.into() })
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_var as v;
     use super::*;
-
-    fn v(id: u32, n: &str) -> Lin {
-        Lin::var(Var { id, name: n.into() })
-    }
 
     #[test]
     fn linear_forms_normalise() {

@@ -476,12 +476,8 @@ const MAX_CONGRUENCES: usize = 32;
 
 #[cfg(test)]
 mod tests {
-    use super::super::term::Var;
+    use super::super::term::test_var as v;
     use super::*;
-
-    fn v(id: u32, n: &str) -> Lin {
-        Lin::var(Var { id, name: n.into() })
-    }
 
     fn lt(a: &Lin, b: &Lin) -> Cond {
         Cond::compare("slt", a, b).unwrap()

@@ -202,12 +202,8 @@ fn push_not(c: Cond) -> Cond {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::term::Var;
+    use super::super::super::term::test_var as v;
     use super::*;
-
-    fn v(id: u32, n: &str) -> Lin {
-        Lin::var(Var { id, name: n.into() })
-    }
 
     #[test]
     fn a_split_whose_other_sides_contradict_the_cube_is_no_split() {

@@ -70,19 +70,10 @@ impl Outcome {
     /// Every table element `q` reads before the kernel writes the table is at least zero (a preference for
     /// witnesses, as the engine's `plausible`).
     fn plausible(&self, q: &Cond) -> Cond {
-        let mut atoms = Vec::new();
-        q.atoms(&mut atoms);
-        let table = |a: &Sym| match &**a {
+        super::witness::at_least_zero(q, |a| match &**a {
             Atom::Load { buf, version: 0, .. } => matches!(self.bufs.get(*buf as usize), Some(Base::Arg(_))),
             _ => false,
-        };
-        Cond::and(
-            atoms
-                .iter()
-                .filter(|a| table(a))
-                .map(|a| Cond::cmp(Lin::atom((**a).clone()), Rel::Ge0))
-                .collect::<Vec<_>>(),
-        )
+        })
     }
 
     /// The engine's names of the kernel's inputs: table arguments' buffer numbers, scalar arguments' variables.

@@ -37,10 +37,7 @@ impl Engine<'_, '_> {
     /// needs a negative entry is still one — since a witness with a negative offset makes the kernel's DMAs read
     /// before their buffers, which stops a real run (and jax's interpreter) before the failure it shows.
     fn plausible(&self, c: &Cond) -> Cond {
-        let mut atoms = Vec::new();
-        c.atoms(&mut atoms);
-        let reads = atoms.iter().filter(|a| matches!(&***a, Atom::Load { .. }) && self.is_fixed_input(a));
-        Cond::and(reads.map(|a| Cond::cmp(Lin::atom((**a).clone()), Rel::Ge0)).collect::<Vec<_>>())
+        at_least_zero(c, |a| matches!(&**a, Atom::Load { .. }) && self.is_fixed_input(a))
     }
 
     /// A model of the failure condition `when` whose table reads are all in bounds (`in_bounds`), and where one
@@ -168,4 +165,13 @@ impl Engine<'_, '_> {
             Atom::Mul(..) | Atom::App(..) => false,
         }
     }
+}
+
+/// `a ≥ 0` for every atom `a` of `c` that `table_read` picks: the preference for non-negative tables that the
+/// engine's witnesses (`Engine::plausible`) and those the assumptions allow (`under.rs`) share.
+pub(super) fn at_least_zero(c: &Cond, table_read: impl Fn(&Sym) -> bool) -> Cond {
+    let mut atoms = Vec::new();
+    c.atoms(&mut atoms);
+    let reads = atoms.iter().filter(|a| table_read(a));
+    Cond::and(reads.map(|a| Cond::cmp(Lin::atom((**a).clone()), Rel::Ge0)).collect::<Vec<_>>())
 }

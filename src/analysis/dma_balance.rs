@@ -59,7 +59,7 @@ pub(crate) fn label(kind: &str) -> &'static str {
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (m, k) in balanced_kernels(c, unit) {
-        let out = dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k), &assumptions(c, m, &k));
+        let out = dma::check_shared(m, &k, &k.host.tables, &assumptions(c, m, &k));
         hits.extend(hits_of(m, unit, &k, &out));
     }
     hits
@@ -228,7 +228,7 @@ pub(crate) fn balanced_kernels<'c, 'a>(
         .filter(|k| !k.dma_starts.is_empty() || !k.dma_waits.is_empty() || kernel::has_semaphore_ops(m, k.func))
         .filter(|k| c.canonical_kernel_unit(m.func(k.func).name).is_none_or(|best| best == unit))
         .map(|mut k| {
-            k.grid_from_host = dma::grid_from_host(c, unit, &k);
+            k.host = dma::host_facts(c, unit, &k);
             (m, k)
         })
         .collect()
@@ -244,7 +244,7 @@ pub(crate) fn copying_kernels<'c, 'a>(
         .into_iter()
         .filter(|(_, k)| !k.dma_starts.is_empty())
         .map(|(m, k)| {
-            let out = dma::check_shared(m, &k, &dma::seed_from_host(c, unit, &k), &assumptions(c, m, &k));
+            let out = dma::check_shared(m, &k, &k.host.tables, &assumptions(c, m, &k));
             (m, k, out)
         })
         .collect()

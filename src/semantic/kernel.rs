@@ -169,11 +169,32 @@ pub struct Kernel<'a> {
     /// a Mosaic dump, filled in by `lint::names` from the compilation; empty when unknown.
     #[serde(skip)]
     pub places: std::sync::Arc<std::collections::BTreeMap<OpId, String>>,
-    /// Grid dimensions whose run-time size the host program reads from an element of one of the kernel's
-    /// scalar-prefetch operands (`grid = (distribution[2],)`): dimension → (kernel argument, element, row-major).
-    /// Not in a Mosaic dump: filled in by the DMA analyses from the host's HLO; empty when unknown.
+    /// What the host program that calls the kernel fixes about its scalar operands. Not in a Mosaic dump: filled
+    /// in by the DMA analyses from the host's HLO; empty when unknown.
     #[serde(skip)]
-    pub grid_from_host: std::collections::BTreeMap<usize, (usize, usize)>,
+    pub host: HostFacts,
+}
+
+/// What the host program fixes about a kernel's scalar-prefetch tables and run-time grid sizes (kernel arguments
+/// numbered as the kernel's function numbers them, grid indices first).
+#[derive(Clone, Debug, Default, Hash, PartialEq, Eq)]
+pub struct HostFacts {
+    /// Tables every element of which the host passes as a constant (jax's paged attention passes
+    /// `buffer_index = 0` this way): argument → elements, row-major.
+    pub tables: std::collections::BTreeMap<usize, Vec<i64>>,
+    /// Further elements the host passes as constants (`start_end = [0, distribution[0]]`): (argument, element
+    /// row-major) → value.
+    pub constants: std::collections::BTreeMap<(usize, usize), i64>,
+    /// Grid dimensions whose run-time size the host computes from elements it also passes as tables (`grid =
+    /// (distribution[2] - distribution[1],)` with `start_end = distribution[1:3]`): dimension → that size.
+    pub grid: std::collections::BTreeMap<usize, TableSum>,
+}
+
+/// `konst + Σ coefficient · table element`, each term (coefficient, argument, element row-major).
+#[derive(Clone, Debug, Default, Hash, PartialEq, Eq)]
+pub struct TableSum {
+    pub konst: i64,
+    pub terms: Vec<(i64, usize, usize)>,
 }
 
 impl Kernel<'_> {
@@ -265,7 +286,7 @@ pub fn kernel<'a>(m: &Module<'a>, f: FuncId) -> Kernel<'a> {
         loops: Vec::new(),
         conditionals: Vec::new(),
         places: Default::default(),
-        grid_from_host: Default::default(),
+        host: Default::default(),
     };
     collect_ops(m, f, entry, &mut k);
     mark_argument_uses(m, f, entry, &mut k);

@@ -244,3 +244,19 @@ fn a_run_time_grid_is_the_table_element_the_host_passes() {
         assert!(!msg.contains("a grid of"), "{msg}");
     }
 }
+
+/// DeepSeek-V4's MLA (tpu-inference 0.32.0, tests/data/host/README.md): the host passes the mixed kernel a grid of
+/// `distribution[2] - distribution[1]` and `start_end = distribution[1:3]`, the decode kernel a grid of
+/// `distribution[0]` and `start_end = [0, distribution[0]]`. A witness with `start_end = [1, 0]` and a grid of 1 is
+/// no call the host makes: the grid is the tables' difference, so neither kernel has a proven failure.
+#[test]
+fn a_run_time_grid_is_what_the_host_computes_from_the_tables() {
+    let case = root().join("tests/data/host/dsv4_mla@tpu7x");
+    let (_, codes, v) = lint(&["--rules", "core"], &[case]);
+    let balance: Vec<&Value> = v["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "MO010").collect();
+    // both kernels are still checked (and neither proven balanced: their wait sizes are read back from SMEM)
+    assert_eq!(balance.len(), 2, "{codes:?}");
+    for f in balance {
+        assert_eq!(f["verdict"], "inconclusive", "{}", f["message"]);
+    }
+}

@@ -290,16 +290,6 @@ impl<'m, 'a> Engine<'m, 'a> {
 
     /// The host call's constants in memory before the kernel runs, element by element (a buffer index of 0 and an
     /// init flag of 1 in jax's paged attention): not inputs a witness may choose.
-    pub fn seed(&mut self, seed: &super::Seed) {
-        for (&arg, vals) in seed {
-            let Some(dims) = self.arg_dims(arg) else { continue };
-            for (idx, v) in super::seed::elements(&dims, vals) {
-                let idx = idx.into_iter().map(Lin::int).collect();
-                self.mem.stores.push((Base::Arg(arg), idx, Val::Int(Lin::int(v))));
-            }
-        }
-    }
-
     pub fn fresh(&mut self, name: impl Into<String>) -> Lin {
         let id = self.next_var;
         self.next_var += 1;

@@ -12,6 +12,7 @@ mod arith;
 pub mod assume;
 pub(crate) mod control;
 mod exec;
+mod host;
 pub(crate) mod induct;
 pub mod race;
 pub mod replay;
@@ -27,7 +28,7 @@ mod witness;
 use exec::{key, Engine, Val};
 pub use exec::{Base, Problem, SemKey};
 pub use replay::Inputs;
-pub use seed::{grid_from_host, seed_from_host, Seed};
+pub use seed::{host_facts, Seed};
 use term::{Atom, Cond, Lin, Sym};
 pub use under::Excluded;
 
@@ -134,7 +135,7 @@ pub fn check_shared<'a>(
 ) -> std::rc::Rc<Outcome> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (m.text, k.func.0, seed, &k.grid_from_host, budget()).hash(&mut h);
+    (m.text, k.func.0, seed, &k.host, budget()).hash(&mut h);
     assumed.iter().for_each(|b| b.text.hash(&mut h));
     let key = h.finish();
     if let Some(out) = CHECKED.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|(_, o)| o.clone())) {
@@ -181,6 +182,7 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
     let Some(entry) = m.regions[func.body.idx()].blocks.first().copied() else {
         return;
     };
+    e.seed_host(&k.host);
     let grid_n = k.iteration_bounds.len().min(func.params.len());
     for i in grid_n..func.params.len() {
         let ty = k.args.get(i).and_then(|a| a.ty.as_ref());
@@ -206,14 +208,10 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
         .map(|(d, &b)| {
             if b >= 0 {
                 Lin::int(b)
-            } else if let Some(&(a, at)) = k.grid_from_host.get(&d) {
-                // the host passes the size as a table element the kernel also reads: that element, not a value
-                // of its own (a witness with a grid the table does not give is no call the host makes)
-                let at = i64::try_from(at).unwrap_or(i64::MAX);
-                match e.load(Base::Arg(a), vec![Lin::int(at)]) {
-                    Val::Int(l) => l,
-                    _ => e.fresh_carried(format!("{GRID_SIZE}{d}")),
-                }
+            } else if let Some(sum) = k.host.grid.get(&d) {
+                // the host computes the size from table elements the kernel also reads: from them, not a value of
+                // its own (a witness with a grid the tables do not give is no call the host makes)
+                e.table_sum(sum).unwrap_or_else(|| e.fresh_carried(format!("{GRID_SIZE}{d}")))
             } else if let Some(&n) = e.replay_inputs.as_ref().and_then(|r| r.grid.get(&d)) {
                 Lin::int(n)
             } else {

@@ -9,7 +9,24 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
+
+
+def _not_a_user_frame(path):
+    """Tells jax that frames of this file are not the author's: the wrapper below sits between the author's
+    `pallas_call` and jax, and jax gives an op the innermost frame outside its own tree as its place (in HLO
+    metadata, and so in every finding); without this, that would be this file (in `hlolint compile`, a temporary
+    copy deleted after the run). jax keeps the exclusion for the process: it holds only for this file."""
+    try:
+        from jax._src import source_info_util
+    except ImportError:
+        return
+    register = getattr(source_info_util, "register_exclusion", None)
+    path = os.path.abspath(path)
+    # (a jax without it: places may name the wrapper; the names are recorded all the same)
+    if register is not None and path not in getattr(source_info_util, "_exclude_paths", ()):
+        register(path)
 
 
 class KernelNames:
@@ -31,6 +48,8 @@ class KernelNames:
     def __enter__(self):
         import jax._src.pallas.pallas_call as impl
         import jax.experimental.pallas as pl
+
+        _not_a_user_frame(__file__)
 
         original = impl.pallas_call
         wrapper = functools.wraps(original)(functools.partial(self._pallas_call, original))

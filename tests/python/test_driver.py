@@ -763,6 +763,24 @@ def test_kernel_names_are_the_locals_the_body_binds_refs_to(tmp_path, version, k
     assert record["file"].endswith(f"named_{version}.py") and record["line"] > 1
 
 
+def test_the_names_wrapper_is_never_an_ops_place(tmp_path):
+    """Findings give an op's innermost user frame: the `pallas_call` wrapper sits between the author's call and
+    jax, and must not be that frame (it lives in the helper's temporary folder, deleted after the run)."""
+    if not HAVE_JAX:
+        print("SKIP: jax is not importable; run scripts/setup-python.sh")
+        pytest.skip("jax is not importable (run scripts/setup-python.sh)")
+    import jax
+    from jax._src import source_info_util
+
+    path = write_module(tmp_path, "named_places.py", NAMED_MODULE)
+    mod = hc.load_module(path)
+    with hc.KernelNames():
+        jaxpr = jax.make_jaxpr(mod.VERSIONS["params"])(*mod.example_args())
+    frames = [source_info_util.user_frame(e.source_info.traceback) for e in jaxpr.jaxpr.eqns]
+    assert frames and all(f is not None for f in frames)
+    assert {os.path.basename(f.file_name) for f in frames} == {"named_places.py"}, frames
+
+
 def test_declared_kernel_names_are_checked():
     record = {"name": "k", "operands": ["x_ref", "o_ref"]}
 

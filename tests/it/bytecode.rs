@@ -373,6 +373,14 @@ fn decoded_graph_has_wiring_calls_and_locations() {
     // The callsite location's innermost file:line reaches `source_stack`.
     let stack = m.source_stack(for_op);
     assert_eq!((stack[0].file.as_str(), stack[0].line), ("kernel.py", 10));
+    // A chain "called at" itself, or at another call of the same helper (jax writes both), is the chain once.
+    let lines = |opcode: &str| {
+        let op = m.op_ids().find(|&o| m.op(o).opcode == opcode).unwrap();
+        m.source_stack(op).iter().map(|l| l.line).collect::<Vec<_>>()
+    };
+    assert_eq!(lines("arith.addf"), [115, 148]);
+    assert_eq!(lines("arith.addi"), [181, 508]);
+    assert_eq!(lines("scf.for").len(), 2, "a real caller stays");
     // Function params: types with layout and memory space, argument attributes.
     let main = m.func(m.func_by_name("main").unwrap());
     assert_eq!(type_text(&main.params[0].ty), "memref<4x8xf32, strided<[8, 1], offset: ?>, 1>");

@@ -19,13 +19,13 @@ module @features attributes {test.unit, test.dict = {a = 1 : i32, b = "s\0A"}} {
     %init = arith.constant 0.0 : f32
     %sum:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %init, %k = %c0) -> (f32, index) {
       %v = memref.load %arg0[%i, %k] : memref<4x8xf32, strided<[8, 1], offset: ?>, 1>
-      %n = arith.addf %acc, %v : f32
+      %n = arith.addf %acc, %v : f32 loc(callsite(callsite("h.py":115:4 at "h.py":148:10) at callsite("h.py":115:4 at "h.py":148:10)))
       scf.yield %n, %i : f32, index
     } loc(callsite("for"("kernel.py":10:2) at "caller.py":20:4))
     %r = func.call @callee(%arg3) : (i32) -> i32 loc(fused["a.py":1:1, "b.py":2:2])
     cf.br ^bb2(%r : i32)
   ^bb1:
-    %y = arith.addi %x, %x : i32
+    %y = arith.addi %x, %x : i32 loc(callsite(callsite("h.py":181:12 at "h.py":508:8) at callsite("h.py":181:12 at "h.py":428:16)))
     return %y, %sum#0 : i32, f32
   ^bb2(%z: i32):
     %x = arith.muli %z, %z : i32

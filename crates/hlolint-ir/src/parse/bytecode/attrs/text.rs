@@ -265,8 +265,21 @@ impl<'b> AttrTypes<'b> {
                 }
             }
             Loc::CallSite { callee, caller } => {
+                let before = files.len();
                 self.loc_info(callee, files, names, depth + 1)?;
-                self.loc_info(caller, files, names, depth + 1)?;
+                let mut outer = Vec::new();
+                self.loc_info(caller, &mut outer, names, depth + 1)?;
+                // a caller's innermost frame is the line that calls into the callee: where it is the callee's own
+                // innermost frame, the "caller" is the op's call chain again, not its caller. jax writes code
+                // called through no helper as `callsite(x at x)`, and a primitive lowered to several ops as
+                // callsite(its chain at a chain): the same one (`callsite(callsite(115 at 148) at callsite(115
+                // at 148))`), or another call of the same helper that jax traced it at first (DeepSeek-V4's MLA:
+                // the prologue's copy `181 ← 279 ← 334 ← 508` at the loop's `181 ← 279 ← 334 ← 428`)
+                let same = |a: &LocFrame, b: &LocFrame| (&a.0, a.1, a.2) == (&b.0, b.1, b.2);
+                let again = matches!((files.get(before), outer.first()), (Some(a), Some(b)) if same(a, b));
+                if !again {
+                    files.extend(outer);
+                }
             }
             Loc::Fused { locs, .. } => {
                 for l in locs {

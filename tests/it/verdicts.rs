@@ -245,6 +245,34 @@ fn a_run_time_grid_is_the_table_element_the_host_passes() {
     }
 }
 
+/// A witness names each table entry once (a table the kernel stores into is read at several versions: MLA v1's
+/// had `sem_ids_ref[2] = 1, sem_ids_ref[2] = 0`), and never an entry outside its table (DeepSeek-V4 MLA's possible
+/// race named `kv_lens_ref[-1]`).
+#[test]
+fn witnesses_name_each_entry_once_and_inside_its_table() {
+    let cases = [
+        "tests/data/host/dsv4_mla@tpu7x",
+        "fixtures/tpu_inference/mla_v1@tpu7x",
+        "fixtures/tpu_inference/rpa_v3@tpu7x",
+    ];
+    let mut seen = 0;
+    for case in cases {
+        let (_, _, v) = lint(&["--rules", "core"], &[root().join(case)]);
+        for f in v["findings"].as_array().unwrap() {
+            let msg = f["message"].as_str().unwrap();
+            for example in msg.split("for example with ").skip(1) {
+                let example = example.split(" (").next().unwrap().split(';').next().unwrap();
+                let names: Vec<&str> = example.split(", ").filter_map(|p| p.split(" = ").next()).collect();
+                let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+                assert_eq!(unique.len(), names.len(), "{case}: {msg}");
+                assert!(!example.contains("[-"), "{case}: {msg}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 3, "the cases show witnesses ({seen})");
+}
+
 /// DeepSeek-V4's MLA (tpu-inference 0.32.0, tests/data/host/README.md): the host passes the mixed kernel a grid of
 /// `distribution[2] - distribution[1]` and `start_end = distribution[1:3]`, the decode kernel a grid of
 /// `distribution[0]` and `start_end = [0, distribution[0]]`. A witness with `start_end = [1, 0]` and a grid of 1 is

@@ -398,16 +398,31 @@ impl Outcome {
         }
         let Some(m) = &p.witness else { return String::new() };
         let val = |a: &Sym| m.get(a).copied().or(Some(0));
-        let mut parts: Vec<String> = Vec::new();
         let mut atoms: Vec<_> = m.iter().collect();
         atoms.sort_by_cached_key(|(a, _)| a.reading_order());
+        let load = |buf: u32, idx: &[Lin]| {
+            let at: Vec<String> = idx.iter().map(|i| i.eval(&val).map_or("?".to_string(), |x| x.to_string())).collect();
+            format!("{}[{}]", self.names.get(buf as usize).map_or("?", String::as_str), at.join(", "))
+        };
+        // a table entry the kernel stores into is read at several versions: the witness names it once, as the
+        // kernel started with it where that is read (else the earliest), not also each value stored over it
+        let mut earliest: std::collections::HashMap<String, u32> = Default::default();
+        for (a, _) in &atoms {
+            if let Atom::Load { buf, idx, version } = &***a {
+                let e = earliest.entry(load(*buf, idx)).or_insert(*version);
+                *e = (*e).min(*version);
+            }
+        }
+        let mut parts: Vec<String> = Vec::new();
         for (a, v) in atoms {
             let s = match &**a {
                 Atom::Var(x) if !x.name.contains(':') => format!("{} = {v}", x.name),
-                Atom::Load { buf, idx, .. } => {
-                    let at: Vec<String> =
-                        idx.iter().map(|i| i.eval(&val).map_or("?".to_string(), |x| x.to_string())).collect();
-                    format!("{}[{}] = {v}", self.names.get(*buf as usize).map_or("?", String::as_str), at.join(", "))
+                Atom::Load { buf, idx, version } => {
+                    let name = load(*buf, idx);
+                    if earliest.get(&name) != Some(version) {
+                        continue;
+                    }
+                    format!("{name} = {v}")
                 }
                 _ => continue,
             };

@@ -205,12 +205,14 @@ impl Engine<'_, '_> {
         if solve::check(&core).is_unsat() {
             return;
         }
-        match solve::check(&when) {
-            Answer::Unsat => {}
-            Answer::Unknown(why) => {
-                self.race_doubt(a.op, &format!("whether an access races with a DMA is undecided ({why})"))
+        // (a witness whose table reads are in bounds, its entries non-negative where they can be: as a wait's)
+        match self.failure_model(&when) {
+            Ok(None) => {}
+            Err(why) if why.starts_with("undecided") => {
+                self.race_doubt(a.op, &format!("whether an access races with a DMA is {why}"))
             }
-            Answer::Sat(model) => {
+            Err(why) => self.race_doubt(a.op, &why.replacen("a failure", "a race", 1)),
+            Ok(Some(model)) => {
                 let (model, first) = self.first_iterations(&when, model);
                 let exact = precise && self.exact_witness(&core, &self.assume.clone(), &model);
                 let p = Problem {

@@ -119,8 +119,9 @@ fn describe(out: &dma::Outcome, p: &dma::Problem) -> String {
 fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut possible = Vec::new();
-    let excluded = out.excluded.iter().map(|x| (&x.problem, Some(x)));
-    for (p, by) in out.problems.iter().filter(|p| !dma::race::is_race(p.kind)).map(|p| (p, None)).chain(excluded) {
+    let balance = |p: &&dma::Problem| !dma::race::is_race(p.kind);
+    let excluded = out.excluded.iter().filter(|x| balance(&&x.problem)).map(|x| (&x.problem, Some(x)));
+    for (p, by) in out.problems.iter().filter(balance).map(|p| (p, None)).chain(excluded) {
         let mut detail = describe(out, p);
         // a finding is a proof only when everything before it was decided
         if !out.proven(p) {
@@ -128,14 +129,7 @@ fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outco
             continue;
         }
         if let Some(x) = by {
-            let by: Vec<String> = x.by.iter().map(|a| format!("`{a}`")).collect();
-            let by = by.join(", ");
-            detail = match x.only {
-                true => format!("{detail}; only inputs that `per-kernel-assume` excludes ({by}) reach it"),
-                false => format!(
-                    "{detail}; that input is one `per-kernel-assume` excludes ({by}), and no input it allows was shown to reach it"
-                ),
-            };
+            detail = excluded_by(detail, x);
         }
         // the dump's name: a finding's identity must not depend on whether the author's names are known
         let (sem, slot) = out.dump_slot(&p.sem);
@@ -199,6 +193,18 @@ fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outco
         );
     }
     hits
+}
+
+/// A failure's sentence, with the assumptions that exclude the input shown (a warning, `Hit::assumed`).
+pub(crate) fn excluded_by(detail: String, x: &dma::Excluded) -> String {
+    let by: Vec<String> = x.by.iter().map(|a| format!("`{a}`")).collect();
+    let by = by.join(", ");
+    match x.only {
+        true => format!("{detail}; only inputs that `per-kernel-assume` excludes ({by}) reach it"),
+        false => format!(
+            "{detail}; that input is one `per-kernel-assume` excludes ({by}), and no input it allows was shown to reach it"
+        ),
+    }
 }
 
 /// The failure a problem stands for. A DMA never waited that a loop's (or the grid's) last iteration left is a

@@ -23,7 +23,9 @@ read, a wait on the other slot, or a prefetch nothing waits for), `write-while-f
 into, a region a DMA is still filling: one of them is lost), `write-while-sending` (a write to a region an \
 outgoing DMA is still reading: the copy may carry the new data — an output slot reused before its write-back was \
 waited). Every finding names an input that reaches it, proven symbolically or by replaying the kernel on that \
-input. A region the engine cannot follow (a view that lost its dimensions, a DMA whose target it cannot name) makes \
+input. Input assumptions (`per-kernel-assume`) count as for `dma-balance`: a race only inputs they exclude reach (a \
+table naming one row twice, where callers pass distinct rows) is a warning (`assumed`) showing that input. A region the \
+engine cannot follow (a view that lost its dimensions, a DMA whose target it cannot name) makes \
 a race only possible: with the balance engine's own doubts, the kernel is then `inconclusive` with the reason — \
 never a silent pass. Only the kernel as written is judged. docs/dma-semantics.md has the details.";
 
@@ -96,11 +98,15 @@ fn failure_of(kind: &str, never_waited: bool) -> DmaFailure {
 fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outcome) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut possible = Vec::new();
-    for p in out.problems.iter().filter(|p| race::is_race(p.kind)) {
-        let detail = describe(m, k, out, p);
+    let excluded = out.excluded.iter().filter(|x| race::is_race(x.problem.kind)).map(|x| (&x.problem, Some(x)));
+    for (p, by) in out.problems.iter().filter(|p| race::is_race(p.kind)).map(|p| (p, None)).chain(excluded) {
+        let mut detail = describe(m, k, out, p);
         if !out.proven_race(p) {
             possible.push(detail);
             continue;
+        }
+        if let Some(x) = by {
+            detail = super::dma_balance::excluded_by(detail, x);
         }
         let buffer = p.region.as_ref().map(|r| out.dump_buffer(r.base)).unwrap_or_default();
         let mut h = Hit::new(At::Op { unit, op: p.op }, label(p.kind), detail)
@@ -114,6 +120,9 @@ fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outco
         });
         h = failure_of(p.kind, never_waited).tag(h);
         h.related.extend(crate::lint::names::chain_note(k, p.op));
+        if by.is_some() {
+            h = h.assumed();
+        }
         if !hits.iter().any(|x: &Hit| x.at == h.at && x.captures.get("kind") == h.captures.get("kind")) {
             hits.push(h);
         }

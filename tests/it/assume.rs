@@ -157,3 +157,33 @@ fn an_assumption_naming_what_no_kernel_has_is_a_warning_with_the_closest_name() 
     let (_, _, err) = check(tmp.path(), &[], &ragged("v5e"));
     assert!(!err.contains("applies to no kernel"), "{err}");
 }
+
+#[test]
+fn a_race_only_excluded_inputs_reach_is_a_warning_and_an_allowed_one_stays_an_error() {
+    // two DMAs in flight write the rows a table names: a race where it names one row twice
+    let case = format!("{}/tests/data/rules/dma-race/invalid/scatter_same_row.mlir", env!("CARGO_MANIFEST_DIR"));
+    let race = |config: Option<&str>| {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut args = vec!["check", "--select", "MO011", "--output-format", "json"];
+        match config {
+            Some(c) => std::fs::write(tmp.path().join("hlolint.toml"), c).unwrap(),
+            None => args.push("--isolated"),
+        }
+        let out = hlolint_in(tmp.path()).args(&args).arg(&case).output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let fs = v["findings"].as_array().cloned().unwrap_or_default();
+        let f = fs.iter().find(|f| f["code"] == "MO011").cloned().expect("the race");
+        (severities(&fs), f["message"].as_str().unwrap().to_string())
+    };
+    let (plain, message) = race(None);
+    assert_eq!(plain, [("error".to_string(), "finding".to_string())]);
+    assert!(message.contains("%arg1[0] = 0, %arg1[1] = 0"), "{message}");
+    // distinct rows in increasing order: only inputs the assumption excludes reach it
+    let (under, message) = race(Some("[per-kernel-assume]\n\"scatter*\" = [\"arg1[0] < arg1[1]\"]\n"));
+    assert_eq!(under, [("warning".to_string(), "assumed".to_string())]);
+    assert!(message.contains("only inputs that `per-kernel-assume` excludes (`arg1[0] < arg1[1]`)"), "{message}");
+    // rows at least 0: the same row twice is still allowed, so still an error, its witness one the assumption allows
+    let (allowed, message) = race(Some("[per-kernel-assume]\n\"scatter*\" = [\"arg1[*] >= 1\"]\n"));
+    assert_eq!(allowed, [("error".to_string(), "finding".to_string())]);
+    assert!(message.contains("%arg1[0] = 1, %arg1[1] = 1"), "{message}");
+}

@@ -99,24 +99,28 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed, assumed: &
     if out.problems.is_empty() {
         return out;
     }
-    // balance and races each get their replays (one kind of failure shown does not show the other); the
-    // assumptions speak of balance only so far (races are reported with the inputs that reach them)
+    // balance and races each get their replays and their verdicts under the assumptions, apart (one kind of
+    // failure shown does not show the other)
     let (races, balance): (Vec<Problem>, Vec<Problem>) =
         std::mem::take(&mut out.problems).into_iter().partition(|p| race::is_race(p.kind));
-    out.problems = balance;
-    if !out.problems.is_empty() {
+    let balance_kind = |p: &Problem| !race::is_race(p.kind);
+    let race_kind = |p: &Problem| race::is_race(p.kind);
+    let mut judged = Vec::new();
+    for (problems, which) in [(balance, &balance_kind as &dyn Fn(&Problem) -> bool), (races, &race_kind)] {
+        if problems.is_empty() {
+            continue;
+        }
+        out.problems = problems;
         if assumed.is_empty() {
-            replay::confirm(&mut out, m, k, seed, &[], &|p| !race::is_race(p.kind));
+            replay::confirm(&mut out, m, k, seed, &[], which);
         } else {
             // the questions about assumptions get a budget of their own, whatever the walk spent
             solve::set_budget(budget());
-            under::judge(&mut out, m, k, seed, assumed);
+            under::judge(&mut out, m, k, seed, assumed, which);
         }
+        judged.append(&mut out.problems);
     }
-    if !races.is_empty() {
-        out.problems.extend(races);
-        replay::confirm(&mut out, m, k, seed, &[], &|p| race::is_race(p.kind));
-    }
+    out.problems = judged;
     out
 }
 

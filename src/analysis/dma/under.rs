@@ -95,9 +95,21 @@ impl Outcome {
 /// excluded inputs reach go to `out.excluded` (replayed without the assumptions, to show their witness), the
 /// others get a witness the assumptions allow, and are proven by a replay on inputs completed to values they allow
 /// (or by the symbolic proof, where the completed inputs agree with its witness on everything it reads).
-pub fn judge<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host: &Seed, bs: &[Bound]) {
-    // (balance failures only: races are judged apart, see `super::check`)
-    let balance = |p: &super::Problem| !super::race::is_race(p.kind);
+///
+/// `out.problems` are of one kind, `which` says which (balance and races are judged apart, see `super::check`:
+/// one kind of failure shown does not show the other).
+pub fn judge<'a>(
+    out: &mut Outcome,
+    m: &Module<'a>,
+    k: &kernel::Kernel<'a>,
+    host: &Seed,
+    bs: &[Bound],
+    which: &dyn Fn(&Problem) -> bool,
+) {
+    let proven = |out: &Outcome, p: &Problem| match super::race::is_race(p.kind) {
+        true => out.proven_race(p),
+        false => out.proven(p),
+    };
     let names = out.input_names();
     let grid_n = k.iteration_bounds.len().min(m.func(k.func).params.len());
     let mut allowed = Vec::new();
@@ -144,7 +156,7 @@ pub fn judge<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host
             Answer::Unknown(_) => p.exact = false,
         }
         // a symbolic proof stands where inputs the assumptions allow agree with its witness on all it reads
-        if out.proven(&p) && p.replayed.is_none() {
+        if proven(out, &p) && p.replayed.is_none() {
             let agrees = p.witness.as_ref().is_some_and(|w| {
                 replay::inputs_of(out, k, grid_n, host, w)
                     .is_some_and(|mut i| replay::complete(out, k, &mut i, bs) && agree(out, &q, w, &i))
@@ -155,12 +167,12 @@ pub fn judge<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host
     }
     out.problems = allowed;
     if !out.problems.is_empty() {
-        replay::confirm(out, m, k, host, bs, &balance);
+        replay::confirm(out, m, k, host, bs, which);
     }
     // what is left unproven under the assumptions, and what they exclude, as the kernel shows it without them
     let open: Vec<Problem> = first
         .into_iter()
-        .filter(|p| !out.problems.iter().any(|q| out.proven(q) && q.kind == p.kind && q.sem.base == p.sem.base))
+        .filter(|p| !out.problems.iter().any(|q| proven(out, q) && q.kind == p.kind && q.sem.base == p.sem.base))
         .filter(|p| !excluded.iter().any(|x| x.problem.op == p.op && x.problem.kind == p.kind))
         .collect();
     if excluded.is_empty() && open.is_empty() {
@@ -168,7 +180,7 @@ pub fn judge<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host
     }
     let again = excluded.iter().map(|x| x.problem.clone()).chain(open).collect();
     let allowed = std::mem::replace(&mut out.problems, again);
-    let inputs = replay::confirm(out, m, k, host, &[], &balance);
+    let inputs = replay::confirm(out, m, k, host, &[], which);
     let shown = std::mem::replace(&mut out.problems, allowed);
     let broken: Vec<String> = match &inputs {
         Some(i) => assume::broken_all(bs, &i.tables, &i.scalars)
@@ -186,7 +198,7 @@ pub fn judge<'a>(out: &mut Outcome, m: &Module<'a>, k: &kernel::Kernel<'a>, host
         return;
     }
     for p in shown {
-        if !out.proven(&p) {
+        if !proven(out, &p) {
             continue;
         }
         let (only, mut by) = if p.replayed.is_none() {

@@ -33,7 +33,9 @@ fn lex(text: &str) -> Result<Vec<(Tok, Range<usize>)>, ParseError> {
             out.push((Tok::Int(v), start..i));
         } else if c.is_ascii_alphabetic() || c == b'_' || c == b'%' {
             i += 1;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            // (a ref inside a pytree is named by its path: `metadata_ref.records`, `pair_ref.weight`)
+            let field = |i: usize| b[i] == b'.' && b.get(i + 1).is_some_and(|&n| n.is_ascii_alphabetic() || n == b'_');
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || field(i)) {
                 i += 1;
             }
             out.push((Tok::Name(text[start..i].to_string()), start..i));
@@ -304,6 +306,10 @@ mod tests {
         assert_eq!(a.c, 6);
         assert_eq!(parse("page_indices[*, 0] != 7").unwrap().terms[0].0.idx, Some(vec![Index::Star, Index::At(0)]));
         assert_eq!(parse("t[i - 1] == 0").unwrap().terms[0].0.idx, Some(vec![Index::I(-1)]));
+        // a ref inside a pytree, by its path (as findings name it)
+        let a = parse("metadata_ref.records[1] < metadata_ref.records[3]").unwrap();
+        assert_eq!(a.terms[0].0.name, "metadata_ref.records");
+        assert!(parse("x. >= 1").is_err() && parse("x.1 >= 1").is_err());
     }
 
     #[test]

@@ -145,7 +145,7 @@ fn hits_of(m: &Module<'_>, unit: usize, k: &kernel::Kernel<'_>, out: &dma::Outco
             Some(left) => {
                 let in_loop = m.ancestors(p.op).any(|a| crate::semantic::op::is_loop(m.op(a).opcode));
                 let steps = k.iteration_bounds.iter().try_fold(1usize, |n, &b| n.checked_mul(usize::try_from(b).ok()?));
-                DmaFailure::of_balance(p.kind, left, in_loop, steps.unwrap_or(usize::MAX))
+                DmaFailure::of_balance(p.kind, left, in_loop, steps.unwrap_or(usize::MAX), p.started_last)
             }
             None => failure_of(p.kind, !p.at.is_empty()),
         };

@@ -14,6 +14,10 @@ pub enum DmaFailure {
     UnguardedPrefetch,
     /// A DMA that no `.wait()` ever takes, on any step.
     MissingWait,
+    /// A DMA no wait takes on some inputs: started once, in an iteration that is not its loop's last, and taken by
+    /// neither that iteration nor a later one (its wait sits in a loop that runs zero times or a branch not taken,
+    /// or there is none).
+    WaitNotReached,
     /// A buffer slot used while a DMA on its semaphore is in flight that nothing ever waits for.
     NeverWaited,
     /// A buffer slot read before the wait of the DMA filling it.
@@ -33,9 +37,10 @@ pub enum DmaFailure {
 }
 
 impl DmaFailure {
-    pub const ALL: [DmaFailure; 10] = [
+    pub const ALL: [DmaFailure; 11] = [
         DmaFailure::UnguardedPrefetch,
         DmaFailure::MissingWait,
+        DmaFailure::WaitNotReached,
         DmaFailure::NeverWaited,
         DmaFailure::ReadBeforeWait,
         DmaFailure::SingleSlot,
@@ -51,6 +56,7 @@ impl DmaFailure {
         match self {
             DmaFailure::UnguardedPrefetch => "unguarded-prefetch",
             DmaFailure::MissingWait => "missing-wait",
+            DmaFailure::WaitNotReached => "wait-not-reached",
             DmaFailure::NeverWaited => "never-waited",
             DmaFailure::ReadBeforeWait => "read-before-wait",
             DmaFailure::SingleSlot => "single-slot",
@@ -87,6 +93,12 @@ impl DmaFailure {
                 "No `.wait()` ever takes this DMA: call `.wait()` on the same copy descriptor (or one of the same size \
                  on the same semaphore slot) on every path, before its buffer is read or reused and before the kernel \
                  ends."
+            }
+            DmaFailure::WaitNotReached => {
+                "No wait takes this DMA on these inputs: the `.wait()` written for it is not reached (it sits in a \
+                 loop that runs zero times or a branch not taken — an empty sequence, a block with no work), or there \
+                 is none. Wait for it on every path that starts it: under the same condition as its `.start()`, or \
+                 after the loop."
             }
             DmaFailure::NeverWaited => {
                 "The slot is used while a DMA on its semaphore is in flight that nothing ever waits for (often a \
@@ -140,11 +152,20 @@ impl DmaFailure {
 
     /// The failure a `dma-balance` hit stands for. A transfer never waited is an unguarded prefetch when, in each
     /// grid step that left some, one instance of its op was left and the op repeats (in a loop, so the other
-    /// iterations' instances were waited; or at grid level, left by the last step only); else its wait is missing.
-    pub fn of_balance(kind: &str, left_per_step: &[usize], in_loop: bool, grid_steps: usize) -> Option<DmaFailure> {
+    /// iterations' instances were waited; or at grid level, left by the last step only); a single one left by an
+    /// iteration that was not its loop's last (`started_last`, from a replay) had a wait that did not run; else
+    /// its wait is missing.
+    pub fn of_balance(
+        kind: &str,
+        left_per_step: &[usize],
+        in_loop: bool,
+        grid_steps: usize,
+        started_last: Option<bool>,
+    ) -> Option<DmaFailure> {
         Some(match kind {
             "wait-without-start" => DmaFailure::WaitWithoutDma,
             "wait-exceeds-signals" => DmaFailure::WaitExceedsSignals,
+            "never-waited" if left_per_step == [1] && started_last == Some(false) => DmaFailure::WaitNotReached,
             "never-waited" => {
                 let one_each = !left_per_step.is_empty() && left_per_step.iter().all(|&n| n == 1);
                 let prefetch = if in_loop { one_each } else { one_each && left_per_step.len() == 1 && grid_steps > 1 };
@@ -188,7 +209,7 @@ mod tests {
     #[test]
     fn unguarded_prefetch_in_a_loop() {
         // one instance left per grid step by a start in an `scf.for`: the other iterations' were waited
-        let f = DmaFailure::of_balance("never-waited", &[1, 1, 1], true, 16);
+        let f = DmaFailure::of_balance("never-waited", &[1, 1, 1], true, 16, None);
         assert_eq!(f, Some(DmaFailure::UnguardedPrefetch));
         assert!(f.unwrap().help().contains("pl.when(k + 1 < nk)"));
     }
@@ -196,27 +217,39 @@ mod tests {
     #[test]
     fn unguarded_prefetch_across_grid_steps() {
         // a grid-level prefetch left only by the last step
-        assert_eq!(DmaFailure::of_balance("never-waited", &[1], false, 8), Some(DmaFailure::UnguardedPrefetch));
+        assert_eq!(DmaFailure::of_balance("never-waited", &[1], false, 8, None), Some(DmaFailure::UnguardedPrefetch));
+    }
+
+    #[test]
+    fn a_wait_not_reached_on_these_inputs() {
+        // one left by the first of two iterations: no later iteration's wait took it either
+        let f = DmaFailure::of_balance("never-waited", &[1], true, 1, Some(false));
+        assert_eq!(f, Some(DmaFailure::WaitNotReached));
+        // left by the last iteration: a prefetch of one that does not exist
+        assert_eq!(
+            DmaFailure::of_balance("never-waited", &[1], true, 1, Some(true)),
+            Some(DmaFailure::UnguardedPrefetch)
+        );
     }
 
     #[test]
     fn missing_wait() {
         // every iteration's transfer left
-        let f = DmaFailure::of_balance("never-waited", &[4], true, 1);
+        let f = DmaFailure::of_balance("never-waited", &[4], true, 1, None);
         assert_eq!(f, Some(DmaFailure::MissingWait));
         assert!(f.unwrap().help().contains("`.wait()`"));
         // left by several grid steps, or by the only step
-        assert_eq!(DmaFailure::of_balance("never-waited", &[1, 1], false, 8), Some(DmaFailure::MissingWait));
-        assert_eq!(DmaFailure::of_balance("never-waited", &[1], false, 1), Some(DmaFailure::MissingWait));
+        assert_eq!(DmaFailure::of_balance("never-waited", &[1, 1], false, 8, None), Some(DmaFailure::MissingWait));
+        assert_eq!(DmaFailure::of_balance("never-waited", &[1], false, 1, None), Some(DmaFailure::MissingWait));
     }
 
     #[test]
     fn wait_without_a_dma_and_exceeding_waits() {
-        let f = DmaFailure::of_balance("wait-without-start", &[], false, 1).unwrap();
+        let f = DmaFailure::of_balance("wait-without-start", &[], false, 1, None).unwrap();
         assert_eq!((f, f.label()), (DmaFailure::WaitWithoutDma, "wait-without-DMA"));
-        let f = DmaFailure::of_balance("wait-exceeds-signals", &[], false, 1).unwrap();
+        let f = DmaFailure::of_balance("wait-exceeds-signals", &[], false, 1, None).unwrap();
         assert_eq!(f, DmaFailure::WaitExceedsSignals);
-        assert_eq!(DmaFailure::of_balance("inconclusive", &[], false, 1), None);
+        assert_eq!(DmaFailure::of_balance("inconclusive", &[], false, 1, None), None);
     }
 
     #[test]

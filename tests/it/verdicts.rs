@@ -245,6 +245,21 @@ fn a_run_time_grid_is_the_table_element_the_host_passes() {
     }
 }
 
+/// RPA v3's true MO010 error (a sequence with a query and no KV: the query block's wait sits in the KV loop, which
+/// runs zero times) is a DMA whose wait is not reached, not a prefetch of a block that does not exist: its replay
+/// leaves it in an iteration of the sequence loop that is not the last.
+#[test]
+fn a_first_fetch_whose_wait_is_skipped_is_not_called_a_prefetch() {
+    let (_, _, v) = lint(&["--rules", "core"], &[root().join("fixtures/tpu_inference/rpa_v3@tpu7x")]);
+    let errors: Vec<&Value> =
+        v["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "MO010" && f["severity"] == "error").collect();
+    assert!(!errors.is_empty(), "{v}");
+    for f in errors {
+        let help = f["help"].as_str().unwrap_or_default();
+        assert!(help.starts_with("No wait takes this DMA on these inputs"), "{help}");
+    }
+}
+
 /// A witness names each table entry once (a table the kernel stores into is read at several versions: MLA v1's
 /// had `sem_ids_ref[2] = 1, sem_ids_ref[2] = 0`), and never an entry outside its table (DeepSeek-V4 MLA's possible
 /// race named `kv_lens_ref[-1]`).

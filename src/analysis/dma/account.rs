@@ -54,6 +54,7 @@ impl Engine<'_, '_> {
                     op: id,
                     signal: false,
                     at: self.replay_where(),
+                    last: self.replay_last(),
                     age: 0,
                     dst: dst.clone(),
                     src: src.clone(),
@@ -76,7 +77,13 @@ impl Engine<'_, '_> {
 
     /// In a replay, the loops around the current op at their indices, innermost first (`Fact::at`'s order).
     fn replay_where(&self) -> Vec<(String, Lin)> {
-        self.replay_at.iter().rev().map(|(n, i)| (n.clone(), Lin::int(*i))).collect()
+        self.replay_at.iter().rev().map(|(n, i, _)| (n.clone(), Lin::int(*i))).collect()
+    }
+
+    /// In a replay, whether the current op runs in the last iteration of the innermost loop around it.
+    fn replay_last(&self) -> Option<bool> {
+        let (_, i, last) = self.replay_at.last()?;
+        Some(*i == (*last)?)
     }
 
     /// Adds `f`, onto the last fact when it is the same slot under the same condition (one sum to the semaphore);
@@ -120,6 +127,7 @@ impl Engine<'_, '_> {
                 op: id,
                 signal: true,
                 at: self.replay_where(),
+                last: self.replay_last(),
                 age: 0,
                 dst: None,
                 src: None,
@@ -239,6 +247,7 @@ impl Engine<'_, '_> {
                     at,
                     replayed: None,
                     left_per_step: None,
+                    started_last: None,
                     region: None,
                 });
             }

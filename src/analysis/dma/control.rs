@@ -227,7 +227,7 @@ fn replay_while(e: &mut Engine<'_, '_>, id: OpId, before: BlockId, after: BlockI
         for (j, h) in heads.iter().enumerate() {
             e.env.insert(key(Def::BlockArg { block: before, index: j as u32 }), h.clone());
         }
-        e.replay_at.push((name.clone(), k));
+        e.replay_at.push((name.clone(), k, None));
         let y = e.block(before).unwrap_or_default();
         let fwd: Vec<Val> = y.iter().skip(1).cloned().collect();
         match y.first().and_then(as_cond) {

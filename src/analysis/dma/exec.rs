@@ -78,6 +78,9 @@ pub struct Fact {
     pub src: Option<View>,
     /// Compute (a vector load or store, a matmul) ran while it was in flight: the transfer overlapped work.
     pub busy: bool,
+    /// In a replay, whether it was started in the last iteration of the innermost loop (or grid dimension) around
+    /// it; `None` outside a replay or a loop, or where the run's end was not known in advance (`scf.while`).
+    pub last: Option<bool>,
 }
 
 /// A wait's need that nothing before it in the same scope covers: inside a loop, the loop's induction matches it
@@ -123,6 +126,9 @@ pub struct Problem {
     pub replayed: Option<String>,
     /// A replay's DMA never waited: how many such DMAs each grid step that left some left (which failure it is).
     pub left_per_step: Option<Vec<usize>>,
+    /// A replay's DMA never waited: whether it was started in the last iteration of the loop around it
+    /// ([`Fact::last`]).
+    pub started_last: Option<bool>,
     /// A race: the region the access touched (`super::race`).
     pub region: Option<View>,
 }
@@ -191,8 +197,9 @@ pub struct Engine<'m, 'a> {
     pub lines: crate::ir::LineIndex,
     /// A replay's concrete inputs (`super::replay`): loops and the grid run iteration by iteration.
     pub replay_inputs: Option<super::replay::Inputs>,
-    /// In a replay, the loops around the current op and their indices, outermost first.
-    pub replay_at: Vec<(String, i64)>,
+    /// In a replay, the loops around the current op, outermost first: each with its index and, where known, the
+    /// last index its current run reaches.
+    pub replay_at: Vec<(String, i64, Option<i64>)>,
     /// Iterations a replay has run.
     pub iterations: u64,
     /// Variables of the kernel's scalar arguments, by argument.

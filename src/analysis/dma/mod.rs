@@ -263,6 +263,7 @@ fn walk<'a>(e: &mut Engine<'_, 'a>, k: &kernel::Kernel<'a>) {
                     at: f.at.clone(),
                     replayed: None,
                     left_per_step: count.get(&f.op).map(|&n| replay::per_step(n, steps)),
+                    started_last: f.last,
                     region: None,
                 });
             }

@@ -226,9 +226,10 @@ impl Engine<'_, '_> {
                     witness: Some(model),
                     exact,
                     first,
-                    at: self.replay_at.iter().rev().map(|(n, i)| (n.clone(), Lin::int(*i))).collect(),
+                    at: self.replay_at.iter().rev().map(|(n, i, _)| (n.clone(), Lin::int(*i))).collect(),
                     replayed: None,
                     left_per_step: None,
+                    started_last: None,
                     region: Some(a.view.clone()),
                 };
                 match self.problems.iter().position(|q| q.op == p.op && q.kind == p.kind && q.related == p.related) {

@@ -50,11 +50,13 @@ pub fn run_loop<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, body: &mut super::induc
     };
     let mut heads = l.init;
     let mut i = lb;
+    // (the index of the last iteration of this run: a DMA started there and left is a prefetch of what is not)
+    let last = (l.step > 0 && ub > lb).then(|| lb + (ub - 1 - lb) / l.step * l.step);
     while i < ub {
         if !next_iteration(e, OpId(0)) {
             return heads;
         }
-        e.replay_at.push((l.name.clone(), i));
+        e.replay_at.push((l.name.clone(), i, last));
         heads = body(e, &Lin::int(i), &heads);
         e.replay_at.pop();
         i = match i.checked_add(l.step) {
@@ -355,6 +357,7 @@ pub fn blame_last(log: &[super::exec::Fact], f: &mut super::exec::Fact) {
     if let Some(g) = last {
         f.op = g.op;
         f.at = g.at.clone();
+        f.last = g.last;
     }
 }
 

@@ -113,7 +113,19 @@ pub fn for_loop(e: &mut Engine<'_, '_>, id: OpId, body: BlockId, lb: &Lin, ub: &
             let whole = |v: &Option<super::exec::View>| v.clone().map(|v| super::exec::View { map: None, ..v });
             let (dst, src) =
                 own.iter().find(|f| f.op == op).map(|f| (whole(&f.dst), whole(&f.src))).unwrap_or_default();
-            let f = Fact { guard, sem, amount, op, signal: false, at: Vec::new(), age: 0, dst, src, busy: false };
+            let f = Fact {
+                guard,
+                sem,
+                amount,
+                op,
+                signal: false,
+                at: Vec::new(),
+                age: 0,
+                dst,
+                src,
+                busy: false,
+                last: None,
+            };
             e.add_fact(f, false);
         } else {
             e.wait_for(op, sem, amount, (None, None));

@@ -16,7 +16,7 @@ pub enum DmaFailure {
     MissingWait,
     /// A DMA no wait takes on some inputs: started once, in an iteration that is not its loop's last, and taken by
     /// neither that iteration nor a later one (its wait sits in a loop that runs zero times or a branch not taken,
-    /// or there is none).
+    /// runs before it, or there is none).
     WaitNotReached,
     /// A buffer slot used while a DMA on its semaphore is in flight that nothing ever waits for.
     NeverWaited,
@@ -96,9 +96,9 @@ impl DmaFailure {
             }
             DmaFailure::WaitNotReached => {
                 "No wait takes this DMA on these inputs: the `.wait()` written for it is not reached (it sits in a \
-                 loop that runs zero times or a branch not taken — an empty sequence, a block with no work), or there \
-                 is none. Wait for it on every path that starts it: under the same condition as its `.start()`, or \
-                 after the loop."
+                 loop that runs zero times or a branch not taken — an empty sequence, a block with no work), runs \
+                 before the `.start()`, or there is none. Wait for it after it starts, on every path that starts it: \
+                 under the same condition as its `.start()`, or after the loop."
             }
             DmaFailure::NeverWaited => {
                 "The slot is used while a DMA on its semaphore is in flight that nothing ever waits for (often a \

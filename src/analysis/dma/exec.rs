@@ -295,8 +295,6 @@ impl<'m, 'a> Engine<'m, 'a> {
         }
     }
 
-    /// The host call's constants in memory before the kernel runs, element by element (a buffer index of 0 and an
-    /// init flag of 1 in jax's paged attention): not inputs a witness may choose.
     pub fn fresh(&mut self, name: impl Into<String>) -> Lin {
         let id = self.next_var;
         self.next_var += 1;

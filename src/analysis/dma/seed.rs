@@ -78,13 +78,13 @@ pub fn host_facts(c: &crate::lint::Compilation<'_>, unit: usize, k: &kernel::Ker
 
 /// Host facts into the engine's memory and grid.
 impl Engine<'_, '_> {
-    /// Fixed tables into memory: the host's constants, or a replay's inputs.
+    /// Whole tables in memory before the kernel runs: the host's constants (a buffer index of 0 and an init flag
+    /// of 1 in jax's paged attention), or a replay's inputs — not inputs a witness may choose.
     pub fn seed(&mut self, seed: &Seed) {
         for (&arg, vals) in seed {
             let Some(dims) = self.arg_dims(arg) else { continue };
             for (idx, v) in elements(&dims, vals) {
-                let idx = idx.into_iter().map(Lin::int).collect();
-                self.mem.stores.push((Base::Arg(arg), idx, Val::Int(Lin::int(v))));
+                self.fix(arg, idx, v);
             }
         }
     }
@@ -93,9 +93,14 @@ impl Engine<'_, '_> {
     pub fn seed_host(&mut self, host: &kernel::HostFacts) {
         for (&(arg, at), &v) in &host.constants {
             let Some(dims) = self.arg_dims(arg) else { continue };
-            let idx = index_of(&dims, at).into_iter().map(Lin::int).collect();
-            self.mem.stores.push((Base::Arg(arg), idx, Val::Int(Lin::int(v))));
+            self.fix(arg, index_of(&dims, at), v);
         }
+    }
+
+    /// Element `idx` of table argument `arg` holds `v` when the kernel starts.
+    fn fix(&mut self, arg: usize, idx: Vec<i64>, v: i64) {
+        let idx = idx.into_iter().map(Lin::int).collect();
+        self.mem.stores.push((Base::Arg(arg), idx, Val::Int(Lin::int(v))));
     }
 
     /// A sum of table elements as the kernel reads them; `None` when a table is not an array of integers.

@@ -59,7 +59,7 @@ pub(crate) fn label(kind: &str) -> &'static str {
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (m, k) in balanced_kernels(c, unit) {
-        let out = dma::check_shared(m, &k, &k.host.tables, &assumptions(c, m, &k));
+        let out = dma::check_shared(m, &k, &assumptions(c, m, &k));
         hits.extend(hits_of(m, unit, &k, &out));
     }
     hits
@@ -250,7 +250,7 @@ pub(crate) fn copying_kernels<'c, 'a>(
         .into_iter()
         .filter(|(_, k)| !k.dma_starts.is_empty())
         .map(|(m, k)| {
-            let out = dma::check_shared(m, &k, &k.host.tables, &assumptions(c, m, &k));
+            let out = dma::check_shared(m, &k, &assumptions(c, m, &k));
             (m, k, out)
         })
         .collect()

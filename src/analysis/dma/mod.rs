@@ -83,15 +83,16 @@ pub struct Outcome {
     pub assumed: Vec<String>,
 }
 
-/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as `seed` says (the rest is input), under the
+/// Checks kernel `k` of `m`, its scalar-prefetch memory starting as its host fixes it (`k.host`; the rest is
+/// input), under the
 /// input assumptions `assumed` (bound to `k`'s arguments). Failures the symbolic run finds but cannot prove are
 /// replayed on their witness's inputs ([`replay`](mod@replay)); with assumptions, a failure only inputs they
 /// exclude reach is set apart ([`Outcome::excluded`]) and the others' witnesses are inputs they allow.
-pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed, assumed: &[assume::Bound]) -> Outcome {
+pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, assumed: &[assume::Bound]) -> Outcome {
     solve::set_budget(budget());
     term::forget_atoms();
     let mut e = Engine::new(m, k);
-    e.seed(seed);
+    e.seed(&k.host.tables);
     walk(&mut e, k);
     let mut out = finish(e);
     out.table_dims = k.args.iter().filter_map(|a| Some((a.index, a.ty.as_ref()?.shaped()?.static_dims()?))).collect();
@@ -112,11 +113,11 @@ pub fn check<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, seed: &Seed, assumed: &
         }
         out.problems = problems;
         if assumed.is_empty() {
-            replay::confirm(&mut out, m, k, seed, &[], which);
+            replay::confirm(&mut out, m, k, &[], which);
         } else {
             // the questions about assumptions get a budget of their own, whatever the walk spent
             solve::set_budget(budget());
-            under::judge(&mut out, m, k, seed, assumed, which);
+            under::judge(&mut out, m, k, assumed, which);
         }
         judged.append(&mut out.problems);
     }
@@ -129,23 +130,18 @@ thread_local! {
     static CHECKED: std::cell::RefCell<Vec<(u64, std::rc::Rc<Outcome>)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// [`check`], run once per kernel text, function, seed and assumptions however many analyses ask (a lint thread checks one
+/// [`check`], run once per kernel text, function, host facts and assumptions however many analyses ask (a lint thread checks one
 /// compilation's kernels rule by rule).
-pub fn check_shared<'a>(
-    m: &Module<'a>,
-    k: &kernel::Kernel<'a>,
-    seed: &Seed,
-    assumed: &[assume::Bound],
-) -> std::rc::Rc<Outcome> {
+pub fn check_shared<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, assumed: &[assume::Bound]) -> std::rc::Rc<Outcome> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (m.text, k.func.0, seed, &k.host, budget()).hash(&mut h);
+    (m.text, k.func.0, &k.host, budget()).hash(&mut h);
     assumed.iter().for_each(|b| b.text.hash(&mut h));
     let key = h.finish();
     if let Some(out) = CHECKED.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|(_, o)| o.clone())) {
         return out;
     }
-    let out = std::rc::Rc::new(check(m, k, seed, assumed));
+    let out = std::rc::Rc::new(check(m, k, assumed));
     CHECKED.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() >= 8 {

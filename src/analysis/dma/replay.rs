@@ -81,7 +81,8 @@ pub fn next_iteration(e: &mut Engine<'_, '_>, op: OpId) -> bool {
 /// witness does not name is zero, and the values it gives to what the kernel computes (loop results, trip
 /// counts) are left to the replay. `None` when the witness contradicts the host's constants or names a table
 /// element at an index that is not a number.
-pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, host: &Seed, model: &Model) -> Option<Inputs> {
+pub fn inputs_of(out: &Outcome, k: &kernel::Kernel<'_>, grid_n: usize, model: &Model) -> Option<Inputs> {
+    let host = &k.host.tables;
     let dims = |a: usize| k.args.get(a).and_then(|x| x.ty.as_ref()).and_then(|t| t.shaped()?.static_dims());
     let mut inputs = Inputs { tables: host.clone(), ..Default::default() };
     for (&a, t) in host {
@@ -153,7 +154,6 @@ pub fn confirm<'a>(
     out: &mut Outcome,
     m: &Module<'a>,
     k: &kernel::Kernel<'a>,
-    host: &Seed,
     assumed: &[Bound],
     family: &dyn Fn(&Problem) -> bool,
 ) -> Option<Inputs> {
@@ -166,7 +166,7 @@ pub fn confirm<'a>(
         if tried.len() >= MAX_REPLAYS {
             break;
         }
-        let Some(mut inputs) = inputs_of(out, k, grid_n, host, &model) else { continue };
+        let Some(mut inputs) = inputs_of(out, k, grid_n, &model) else { continue };
         if !complete(out, k, &mut inputs, assumed) {
             if super::solve::trace() {
                 eprintln!("dma-replay {}: not completed to inputs the assumptions allow", inputs.shown);

@@ -8,7 +8,7 @@ use super::exec::{Base, Problem};
 use super::replay::{self, Inputs};
 use super::solve::{self, Answer, Model};
 use super::term::{Atom, Cond, Lin, Rel, Sym};
-use super::{seed::Seed, Outcome};
+use super::Outcome;
 use crate::ir::Module;
 use crate::semantic::kernel;
 
@@ -102,7 +102,6 @@ pub fn judge<'a>(
     out: &mut Outcome,
     m: &Module<'a>,
     k: &kernel::Kernel<'a>,
-    host: &Seed,
     bs: &[Bound],
     which: &dyn Fn(&Problem) -> bool,
 ) {
@@ -158,7 +157,7 @@ pub fn judge<'a>(
         // a symbolic proof stands where inputs the assumptions allow agree with its witness on all it reads
         if proven(out, &p) && p.replayed.is_none() {
             let agrees = p.witness.as_ref().is_some_and(|w| {
-                replay::inputs_of(out, k, grid_n, host, w)
+                replay::inputs_of(out, k, grid_n, w)
                     .is_some_and(|mut i| replay::complete(out, k, &mut i, bs) && agree(out, &q, w, &i))
             });
             p.exact &= agrees;
@@ -167,7 +166,7 @@ pub fn judge<'a>(
     }
     out.problems = allowed;
     if !out.problems.is_empty() {
-        replay::confirm(out, m, k, host, bs, which);
+        replay::confirm(out, m, k, bs, which);
     }
     // what is left unproven under the assumptions, and what they exclude, as the kernel shows it without them
     let open: Vec<Problem> = first
@@ -180,7 +179,7 @@ pub fn judge<'a>(
     }
     let again = excluded.iter().map(|x| x.problem.clone()).chain(open).collect();
     let allowed = std::mem::replace(&mut out.problems, again);
-    let inputs = replay::confirm(out, m, k, host, &[], which);
+    let inputs = replay::confirm(out, m, k, &[], which);
     let shown = std::mem::replace(&mut out.problems, allowed);
     let broken: Vec<String> = match &inputs {
         Some(i) => assume::broken_all(bs, &i.tables, &i.scalars)

@@ -76,7 +76,7 @@ impl Engine<'_, '_> {
     }
 
     /// In a replay, the loops around the current op at their indices, innermost first (`Fact::at`'s order).
-    fn replay_where(&self) -> Vec<(String, Lin)> {
+    pub(super) fn replay_where(&self) -> Vec<(String, Lin)> {
         self.replay_at.iter().rev().map(|(n, i, _)| (n.clone(), Lin::int(*i))).collect()
     }
 

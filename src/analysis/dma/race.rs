@@ -226,7 +226,7 @@ impl Engine<'_, '_> {
                     witness: Some(model),
                     exact,
                     first,
-                    at: self.replay_at.iter().rev().map(|(n, i, _)| (n.clone(), Lin::int(*i))).collect(),
+                    at: self.replay_where(),
                     replayed: None,
                     left_per_step: None,
                     started_last: None,

@@ -152,28 +152,26 @@ impl Eval<'_, '_> {
                 }
                 Some(out)
             }
-            "fusion" | "call" => {
-                let callee = x.calls.first()?.func;
-                let root = hm.root(callee)?;
-                let inner: Vec<_> = (0..x.operands.len()).map(|i| self.operand(op, i, params)).collect();
-                self.result(root, index, &inner)
-            }
+            "fusion" | "call" => self.call(op, index, params),
             "get-tuple-element" => {
                 let Def::Op { op: t, .. } = x.operands.first()?.def else { return None };
                 let at = u32::try_from(x.attr("index")?.as_int()?).ok()?;
                 match op_name(hm.op(t).opcode) {
                     "tuple" => self.operand(t, at as usize, params),
-                    "fusion" | "call" => {
-                        let callee = hm.op(t).calls.first()?.func;
-                        let root = hm.root(callee)?;
-                        let inner: Vec<_> = (0..hm.op(t).operands.len()).map(|i| self.operand(t, i, params)).collect();
-                        self.result(root, at, &inner)
-                    }
+                    "fusion" | "call" => self.call(t, at, params),
                     _ => None,
                 }
             }
             _ => None,
         }
+    }
+
+    /// Result `index` of the computation fusion (or call) `op` calls, its parameters `op`'s operands.
+    fn call(&mut self, op: OpId, index: u32, params: &Params) -> Option<Vec<Elem>> {
+        let x = self.hm.op(op);
+        let root = self.hm.root(x.calls.first()?.func)?;
+        let inner: Vec<_> = (0..x.operands.len()).map(|i| self.operand(op, i, params)).collect();
+        self.result(root, index, &inner)
     }
 
     /// Result `index` of a computation whose root is `root`, its parameters `params`.

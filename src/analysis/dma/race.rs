@@ -21,6 +21,7 @@
 use super::exec::{Base, Engine, Fact, Problem, View};
 use super::solve::{self, Answer};
 use super::term::{Cond, Lin, Rel};
+use super::witness::NoWitness;
 use crate::ir::*;
 
 /// Work units the race questions of one kernel may spend, apart from the balance proof's ([`super::BUDGET`]).
@@ -208,10 +209,10 @@ impl Engine<'_, '_> {
         // (a witness whose table reads are in bounds, its entries non-negative where they can be: as a wait's)
         match self.failure_model(&when) {
             Ok(None) => {}
-            Err(why) if why.starts_with("undecided") => {
+            Err(why @ NoWitness::Undecided(_)) => {
                 self.race_doubt(a.op, &format!("whether an access races with a DMA is {why}"))
             }
-            Err(why) => self.race_doubt(a.op, &why.replacen("a failure", "a race", 1)),
+            Err(why) => self.race_doubt(a.op, &why.of("a race")),
             Ok(Some(model)) => {
                 let (model, first) = self.first_iterations(&when, model);
                 let exact = precise && self.exact_witness(&core, &self.assume.clone(), &model);

@@ -43,13 +43,13 @@ impl Engine<'_, '_> {
     /// A model of the failure condition `when` whose table reads are all in bounds (`in_bounds`), and where one
     /// exists, whose table entries are all non-negative (`plausible`). `Err` with the reason where there is none:
     /// the failure needs a read past a table's end, or the question is undecided.
-    pub fn failure_model(&self, when: &Cond) -> Result<Option<Model>, String> {
+    pub fn failure_model(&self, when: &Cond) -> Result<Option<Model>, NoWitness> {
         let bounds = self.in_bounds(when);
         // the solver's first model stands where it is in bounds and plausible (asking again would move it for
         // nothing)
         let first = match solve::check(when) {
             Answer::Unsat => return Ok(None),
-            Answer::Unknown(why) => return Err(format!("undecided ({why})")),
+            Answer::Unknown(why) => return Err(NoWitness::Undecided(why)),
             Answer::Sat(m) => m,
         };
         let preferred = Cond::and([bounds.clone(), self.plausible(when)]);
@@ -71,8 +71,8 @@ impl Engine<'_, '_> {
         let bounded = Cond::and([when.clone(), bounds]);
         match solve::check(&bounded) {
             Answer::Sat(m) => Ok(Some(m)),
-            Answer::Unsat => Err("a failure needs a table read past its end (undefined: no input shows it)".into()),
-            Answer::Unknown(why) => Err(format!("undecided ({why})")),
+            Answer::Unsat => Err(NoWitness::PastTable),
+            Answer::Unknown(why) => Err(NoWitness::Undecided(why)),
         }
     }
 
@@ -164,6 +164,30 @@ impl Engine<'_, '_> {
             Atom::Div { .. } | Atom::Rem { .. } | Atom::Min(..) | Atom::Max(..) | Atom::Select(..) => true,
             Atom::Mul(..) | Atom::App(..) => false,
         }
+    }
+}
+
+/// Why a failure condition that may hold has no witness to show.
+pub enum NoWitness {
+    /// The decision procedure did not decide (its reason).
+    Undecided(&'static str),
+    /// Only table reads past a table's end reach it.
+    PastTable,
+}
+
+impl NoWitness {
+    /// The reason, for a failure the message calls `what` (`a failure`, `a race`).
+    pub fn of(&self, what: &str) -> String {
+        match self {
+            NoWitness::Undecided(why) => format!("undecided ({why})"),
+            NoWitness::PastTable => format!("{what} needs a table read past its end (undefined: no input shows it)"),
+        }
+    }
+}
+
+impl std::fmt::Display for NoWitness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.of("a failure"))
     }
 }
 

@@ -2,7 +2,8 @@
 """Parse speed of hlolint against XLA's own HLO parser and ripgrep, on the same files.
 
   .venv/bin/python scripts/bench.py [FILE ...]      (default: the largest HLO files of ../shared/corpus)
-  .venv/bin/python scripts/bench.py --real-kernels  (only: jax's kernels in fixtures/jax_pallas_ops, times and verdicts)
+  .venv/bin/python scripts/bench.py --real-kernels  (only: the real kernels of fixtures/jax_pallas_ops and
+                                                     fixtures/tpu_inference: times, slowest analysis, verdicts)
   .venv/bin/python scripts/bench.py --targets       (only: the four ratios against the performance targets)
   .venv/bin/python scripts/bench.py --oracle        (only: every kernel and planted bug of the dynamic oracle under
                                                      jax's TPU interpreter, docs/oracle.md: time and result per run)
@@ -195,22 +196,30 @@ def lint_bench():
 
 
 def real_kernel_bench():
-    """jax's own Pallas kernels (fixtures/jax_pallas_ops): per compilation, seconds with the core pack and with every
-    pack (median of 3), and the verdicts (code:severity or code:inconclusive)."""
+    """The real-kernel corpus (jax's own Pallas kernels in fixtures/jax_pallas_ops, vllm-project/tpu-inference's in
+    fixtures/tpu_inference): per compilation, seconds with the core pack and with every pack (median of 3), the
+    slowest analysis or rule of the every-pack run (its own wall time, from `HLOLINT_TIMINGS`; analyses that share
+    the DMA engine show its time under each), and the verdicts (code:severity or code:inconclusive)."""
     import json
 
-    root = ROOT / "fixtures" / "jax_pallas_ops"
     exe = release_exe()
-    every = "core,v1-auto,v3-smem"
+    every = "core,v1-auto,v2-dma,v3-smem"
     print()
-    print(f"{'real kernel':24} {'core s':>7} {'all s':>6}  verdicts (all packs)")
-    for d in sorted(p for p in root.iterdir() if p.is_dir()):
-        core = statistics.median(run_measured([str(exe), "-q", "--isolated", "--rules", "core", str(d)])[0] for _ in range(3))
-        full = statistics.median(run_measured([str(exe), "-q", "--isolated", "--rules", every, str(d)])[0] for _ in range(3))
-        out = subprocess.run([str(exe), "--isolated", "--rules", every, "--format", "json", str(d)], cwd=ROOT,
-                             capture_output=True, text=True).stdout
-        found = sorted({f"{f.get('code')}:{f.get('verdict') or f['severity']}" for f in json.loads(out)["findings"]})
-        print(f"{d.name[:24]:24} {core:7.2f} {full:6.2f}  {' '.join(found) or 'clean'}")
+    print(f"{'real kernel':40} {'core s':>7} {'all s':>6} {'slowest rule':>18}  verdicts (all packs)")
+    for root in [ROOT / "fixtures" / "jax_pallas_ops", ROOT / "fixtures" / "tpu_inference"]:
+        for d in sorted(p for p in root.iterdir() if p.is_dir()):
+            name = f"{root.name}/{d.name}"
+            core = statistics.median(run_measured([str(exe), "-q", "--isolated", "--rules", "core", str(d)])[0] for _ in range(3))
+            full = statistics.median(run_measured([str(exe), "-q", "--isolated", "--rules", every, str(d)])[0] for _ in range(3))
+            timed = subprocess.run([str(exe), "-q", "--isolated", "--rules", every, str(d)], cwd=ROOT, capture_output=True,
+                                   text=True, env=dict(os.environ, HLOLINT_TIMINGS="1")).stderr
+            tasks = [l.split("\t") for l in timed.splitlines() if l.startswith("HLOLINT_TIMINGS\t")]
+            slow = max(tasks, key=lambda t: float(t[4]), default=None)
+            slowest = f"{slow[2]} {float(slow[4]):.2f}s" if slow else "-"
+            out = subprocess.run([str(exe), "--isolated", "--rules", every, "--format", "json", str(d)], cwd=ROOT,
+                                 capture_output=True, text=True).stdout
+            found = sorted({f"{f.get('code')}:{f.get('verdict') or f['severity']}" for f in json.loads(out)["findings"]})
+            print(f"{name[:40]:40} {core:7.2f} {full:6.2f} {slowest:>18}  {' '.join(found) or 'clean'}")
 
 
 def oracle_bench():

@@ -101,6 +101,12 @@ pub fn reads_whole_llo(rules: &RuleSet, severity_of: &SeverityOf<'_>) -> bool {
     })
 }
 
+/// The environment variable that makes a run print, per (rule, unit) task, its wall time to stderr as a tab-separated
+/// line `HLOLINT_TIMINGS, compilation, code (else id), file, seconds` — a measurement hook for `scripts/bench.py`
+/// (docs/performance.md), not a report. Analyses that share one computation (the DMA engine's balance, races and
+/// double buffering) show it under whichever ran first.
+pub const TIMINGS: &str = "HLOLINT_TIMINGS";
+
 pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -> Vec<Finding> {
     let live: Vec<(&Rule, Severity)> =
         rules.rules.iter().map(|r| (r, severity_of(r))).filter(|(_, sev)| *sev != Severity::Off).collect();
@@ -110,8 +116,22 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
         .flat_map(|ri| (0..c.units.len()).map(move |ui| (ri, ui)))
         .filter(|&(ri, ui)| live[ri].0.layers.contains(&c.units[ui].layer()))
         .collect();
-    let found: Vec<Vec<Finding>> =
-        pairs.par_iter().with_max_len(1).map(|&(ri, ui)| rule_on_unit(live[ri].0, live[ri].1, c, ui)).collect();
+    let timed = std::env::var_os(TIMINGS).is_some();
+    let found: Vec<Vec<Finding>> = pairs
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(ri, ui)| {
+            let started = timed.then(std::time::Instant::now);
+            let found = rule_on_unit(live[ri].0, live[ri].1, c, ui);
+            if let Some(t) = started {
+                // (one line per task, written whole: tasks of several threads interleave by line)
+                let (rule, unit) = (live[ri].0, &c.units[ui]);
+                let code = rule.code.as_deref().unwrap_or(&rule.id);
+                eprintln!("{TIMINGS}\t{}\t{code}\t{}\t{:.4}", c.dir, unit.path, t.elapsed().as_secs_f64());
+            }
+            found
+        })
+        .collect();
     let mut found = pairs.iter().map(|p| p.0).zip(found).peekable();
     let mut out = Vec::new();
     for (ri, (rule, _)) in live.iter().enumerate() {

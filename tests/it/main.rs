@@ -32,4 +32,5 @@ mod rule_language;
 mod rules;
 mod settings;
 mod threads;
+mod timings;
 mod verdicts;

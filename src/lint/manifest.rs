@@ -3,10 +3,11 @@
 //! dump folder, `_hlo.txt`, device kind and the rule pack the module names for it.
 //!
 //! One type for every reader (target detection, each version's pack, `compare`'s column order, the driver's list
-//! of files to lint, the warning about folders the manifest does not list). The writer is the Python helper
-//! (`src/driver/hlolint_compile.py`); a test holds its schema, as docs/driver.md writes it, to this type.
-//! Reading is lenient where the helper may grow (unknown keys are ignored), strict where a reader relies on a
-//! value (a result without `version` or `target` is not a manifest).
+//! of files to lint, the warning about folders the manifest does not list). The writer is the Python helper: the
+//! `hlolint_driver` package's `manifest` module (`src/driver/hlolint_driver/manifest.py`: merged per version and
+//! target, written atomically), which its `parent` module calls after each unit; a test holds its schema, as
+//! docs/driver.md writes it, to this type. Reading is lenient where the helper may grow (unknown keys are
+//! ignored), strict where a reader relies on a value (a result without `version` or `target` is not a manifest).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

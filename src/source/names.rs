@@ -1,8 +1,9 @@
 //! The names compilers give their dump files, and which of them hlolint reads: the one list behind a directory
 //! walk (`is_intermediate_stage`), the stage order's reading of Mosaic names (`lint::Stage`), the pre-commit hook's
-//! `files:` pattern (`.pre-commit-hooks.yaml`) and the driver's keep-lists (`src/driver/hlolint_compile.py`) —
-//! the last two are checked against these constants by tests (`tests/it/hook.rs`, `driver`'s tests), since YAML
-//! and Python cannot import them.
+//! `files:` pattern (`.pre-commit-hooks.yaml`) and the driver's keep-lists (the `KEEP_*` tuples of the
+//! `hlolint_driver` package's `layout` module, `src/driver/hlolint_driver/layout.py`) — the last two are checked
+//! against these constants by tests (`tests/it/hook.rs`, `driver`'s tests), since YAML and Python cannot import
+//! them.
 //!
 //! One small program leaves thousands of pass dumps (libtpu prints ~70 LLO stages per computation, Mosaic ~20
 //! passes per kernel, XLA one file per HLO pass with `--xla_dump_hlo_pass_re`). Rules read the final ones: HLO

@@ -210,9 +210,8 @@ fn fixture(rel: &str) -> String {
 #[test]
 fn a_closed_pipe_ends_quietly() {
     for format in ["human", "json", "sarif", "github", "concise", "gitlab", "junit"] {
-        let mut child = std::process::Command::new(crate::common::hlolint_path())
+        let mut child = crate::common::hlolint_process()
             .args(["--format", format, &fixture("fp8_matmul_2d/tpu7x+v6e")])
-            .env("NO_COLOR", "1")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -416,7 +415,7 @@ fn a_fifo_is_refused_not_waited_on() {
         println!("skipped: mkfifo is not available");
         return;
     }
-    let mut child = std::process::Command::new(crate::common::hlolint_path())
+    let mut child = crate::common::hlolint_process()
         .arg(&fifo)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

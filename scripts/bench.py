@@ -29,10 +29,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-# the corpus of real dumps: ../shared/corpus beside the checkout, or wherever HLOLINT_CORPUS says (e.g. from a
-# git worktree)
-CORPUS = Path(os.environ.get("HLOLINT_CORPUS", ROOT.parent / "shared" / "corpus"))
+from repo_paths import ROOT, corpus as corpus_dir, target_dir
+
+# the corpus of real dumps: ../shared/corpus beside the checkout, or wherever HLOLINT_CORPUS says
+CORPUS = corpus_dir()
 
 
 def default_files():
@@ -54,7 +54,7 @@ def hlolint_times(files):
 def release_exe():
     """The release binary, built first (where CARGO_TARGET_DIR puts it, else target/ of the checkout)."""
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    return Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "hlolint"
+    return target_dir() / "release" / "hlolint"
 
 
 def xla_time(text):

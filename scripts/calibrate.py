@@ -28,7 +28,8 @@ import tomllib
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from repo_paths import ROOT, target_dir
+
 POINTS = ROOT / "bench" / "calibration" / "points.toml"
 
 
@@ -65,7 +66,7 @@ def compile_missing(points, sources, dumps: Path, recompile: bool):
 
 def hlolint_exe() -> Path:
     subprocess.run(["cargo", "build", "-j1", "--release", "--quiet"], cwd=ROOT, check=True)
-    return Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "hlolint"
+    return target_dir() / "release" / "hlolint"
 
 
 def predictions(exe: Path, dumps: Path, dirs: list[str]) -> dict[str, dict]:

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Compare hlolint's HLO parser with XLA's own parser, file by file.
 
-For every HLO text file given (default: every HLO file under ../shared/corpus plus tests/data/hlo/features.hlo), it
-parses the file with XLA (`jax._src.lib.xla_client.hlo.hlo_module_from_text`) and with `hlolint graph`, and compares
-computation names, instruction counts, instruction names and opcodes, operand edges (in order) and called
-computations. Prints one line per file and a total; exits 1 on any disagreement.
+For every HLO text file given (default: every HLO file under ../shared/corpus, or $HLOLINT_CORPUS, plus
+tests/data/hlo/features.hlo), it parses the file with XLA (`jax._src.lib.xla_client.hlo.hlo_module_from_text`) and
+with `hlolint graph`, and compares computation names, instruction counts, instruction names and opcodes, operand
+edges (in order) and called computations. Prints one line per file and a total; exits 1 on any disagreement.
 
 One documented normalization: XLA desugars an async op written as `X-start`/`X-done` (no `calls=`) into
 `async-start`/`async-done` calling a computation `async_wrapped.N` that it synthesizes; hlolint keeps the op as
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from repo_paths import ROOT, corpus as corpus_dir, target_dir
 
 # XLA's HloOpcode enum names whose text spelling is not the kebab-case of the name.
 OPCODE_EXCEPTIONS = {
@@ -137,13 +137,14 @@ def is_hlo(path: Path) -> bool:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     # the release binary where cargo put it (scripts/test builds it just before), as bench.py and calibrate.py find it
-    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    target = target_dir()
     ap.add_argument("--hlolint", default=os.environ.get("HLOLINT", str(target / "release" / "hlolint")))
     ap.add_argument("paths", nargs="*")
     args = ap.parse_args()
     paths = [Path(p) for p in args.paths]
     if not paths:
-        corpus = ROOT.parent / "shared" / "corpus"
+        # ../shared/corpus, or wherever HLOLINT_CORPUS says (as in bench.py)
+        corpus = corpus_dir()
         if corpus.is_dir():
             paths.append(corpus)
         else:

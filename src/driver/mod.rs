@@ -415,10 +415,25 @@ mod tests {
         assert_eq!(helper_strings("KEEP_HLO_SUFFIXES"), names::HLO_KEPT_SUFFIXES);
         assert_eq!(helper_strings("KEEP_MOSAIC_STAGES"), names::MOSAIC_KEPT);
         assert_eq!(helper_strings("KEEP_LLO_MARKERS"), names::LLO_KEPT_MARKS);
+        assert_eq!(helper_strings("MOSAIC_MARK"), [names::MOSAIC_MARK]);
+        assert_eq!(helper_strings("MAIN_HLO_REGEX"), [names::DRIVER_MAIN_HLO_REGEX]);
+        assert_eq!(helper_strings("HLO_TXT_SUFFIX"), [names::DRIVER_HLO_SUFFIX]);
         // what a walk reads, the driver keeps
         assert!(names::MOSAIC_READ.iter().all(|s| names::MOSAIC_KEPT.contains(s)));
         for stage in ["final_bundles", "schedule-analysis_final_bundles", "memory-space-assignment-final"] {
             assert!(names::LLO_KEPT_MARKS.iter().any(|m| stage.contains(m)), "{stage}");
+        }
+        // the main HLO the driver picks is one it keeps and a walk reads
+        let main = regex::Regex::new(names::DRIVER_MAIN_HLO_REGEX).unwrap();
+        for (name, picked) in [
+            ("module_0001.jit_f.after_optimizations.txt", true),
+            ("module_0001.jit_f.cpu_after_optimizations.txt", true),
+            ("module_0001.jit_f.after_optimizations-memory-usage-report.txt", false),
+            ("module_0001.jit_f.before_optimizations.txt", false),
+        ] {
+            assert_eq!(main.is_match(name), picked, "{name}");
+            let kept = names::HLO_KEPT_SUFFIXES.iter().any(|s| name.ends_with(s));
+            assert!(kept && !names::is_intermediate_stage(Path::new(name)), "{name}");
         }
     }
 

@@ -286,7 +286,9 @@ pub fn group_dir(path: &str) -> String {
     }
     // A driver-made `<version>_hlo.txt` without its dump folder is a compilation of its own, named as that folder
     // would be (`compilation_output/v1`): `v1_hlo.txt` and `v2_hlo.txt` side by side are two versions.
-    if let Some(stem) = p.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix("_hlo.txt")) {
+    if let Some(stem) =
+        p.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(crate::source::names::DRIVER_HLO_SUFFIX))
+    {
         if !stem.is_empty() {
             return p.with_file_name(stem).display().to_string();
         }

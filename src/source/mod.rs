@@ -208,7 +208,7 @@ fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, String> {
 /// `v3@tpu7x/`).
 pub fn sibling_dump_dir(file: &Path) -> Option<PathBuf> {
     let name = file.file_name()?.to_str()?;
-    let stem = name.strip_suffix("_hlo.txt")?;
+    let stem = name.strip_suffix(names::DRIVER_HLO_SUFFIX)?;
     let dir = file.with_file_name(stem);
     if dir.is_dir() {
         return Some(dir);

@@ -1,9 +1,9 @@
 //! The names compilers give their dump files, and which of them hlolint reads: the one list behind a directory
 //! walk (`is_intermediate_stage`), the stage order's reading of Mosaic names (`lint::Stage`), the pre-commit hook's
-//! `files:` pattern (`.pre-commit-hooks.yaml`) and the driver's keep-lists (the `KEEP_*` tuples of the
-//! `hlolint_driver` package's `layout` module, `src/driver/hlolint_driver/layout.py`) — the last two are checked
-//! against these constants by tests (`tests/it/hook.rs`, `driver`'s tests), since YAML and Python cannot import
-//! them.
+//! `files:` pattern (`.pre-commit-hooks.yaml`) and the driver's keep-lists and file names (the `KEEP_*` tuples
+//! and name constants of the `hlolint_driver` package's `layout` module, `src/driver/hlolint_driver/layout.py`) —
+//! the last two are checked against these constants by tests (`tests/it/hook.rs`, `driver`'s tests), since YAML
+//! and Python cannot import them.
 //!
 //! One small program leaves thousands of pass dumps (libtpu prints ~70 LLO stages per computation, Mosaic ~20
 //! passes per kernel, XLA one file per HLO pass with `--xla_dump_hlo_pass_re`). Rules read the final ones: HLO
@@ -49,6 +49,14 @@ pub const HLO_READ_MARKS: [&str; 2] = ["after_optimizations", "before_optimizati
 /// The HLO files the driver keeps (name endings; XLA:CPU spells the last two `.cpu_after_optimizations…`).
 pub const HLO_KEPT_SUFFIXES: [&str; 3] =
     [".before_optimizations.txt", "after_optimizations.txt", "after_optimizations-memory-usage-report.txt"];
+
+/// How the driver picks the main module's optimized HLO among XLA's dumps (a Python regex, in the syntax Rust's
+/// `regex` shares): `module_NNNN.<name>.after_optimizations.txt`, XLA:CPU's `….cpu_after_optimizations.txt`.
+pub const DRIVER_MAIN_HLO_REGEX: &str = r"\.(cpu_)?after_optimizations\.txt$";
+
+/// The driver's copy of that HLO beside each version's dump folder: `<version>[@<target>]_hlo.txt`
+/// (`v3@tpu7x_hlo.txt` beside `v3@tpu7x/`).
+pub const DRIVER_HLO_SUFFIX: &str = "_hlo.txt";
 
 /// Is this a dump file of an intermediate compiler stage, which a directory walk skips by default?
 pub fn is_intermediate_stage(path: &Path) -> bool {

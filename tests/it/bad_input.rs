@@ -26,11 +26,9 @@ struct Run {
 fn run(dir: &Path, args: &[&str], limit: u64) -> Run {
     let (out_path, err_path) = (dir.join(".stdout"), dir.join(".stderr"));
     let start = Instant::now();
-    let mut child = Command::new(crate::common::hlolint_path())
+    let mut child = crate::common::hlolint_process()
         .args(args)
         .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap())

@@ -28,7 +28,6 @@ fn compile_examples_for_tpu7x_and_lint_them() {
     let Some(py) = venv_python() else { return };
     let out = tempfile::tempdir().unwrap();
     let run = crate::common::hlolint()
-        .env("NO_COLOR", "1")
         .arg("compile")
         .arg("--python")
         .arg(&py)

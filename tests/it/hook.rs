@@ -243,6 +243,8 @@ fn the_hook_follows_the_dump_names_list() {
     for mark in names::HLO_READ_MARKS.iter().chain(&["0042.spmd-partitioning.after_pass"]) {
         names_checked.push(format!("d/hlo/{}0000.jit_f.cl_1.{mark}.txt", names::HLO_MODULE_PREFIX));
     }
+    // the driver's copy of each version's HLO, beside its dump folder
+    assert!(files.is_match(&format!("out/v3@tpu7x{}", names::DRIVER_HLO_SUFFIX)));
     for name in &names_checked {
         let read = !names::is_intermediate_stage(Path::new(name));
         assert_eq!(files.is_match(name), read, "{name}: the walk {}", if read { "reads it" } else { "skips it" });

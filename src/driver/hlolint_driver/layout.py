@@ -20,6 +20,9 @@ TARGETS = {
 
 # The dump names kept, as src/source/names.rs lists them (a Rust test, driver::tests, holds these to it).
 LLO_PASS_REGEX = "final|memory-space-assignment"
+MOSAIC_MARK = "-mosaic-dump-"  # libtpu's <ts>-NNNN-mosaic-dump-<kernel>-<stage>.txt
+MAIN_HLO_REGEX = r"\.(cpu_)?after_optimizations\.txt$"  # the main module's optimized HLO among XLA's dumps
+HLO_TXT_SUFFIX = "_hlo.txt"  # the driver's <version>[@<target>]_hlo.txt
 KEEP_HLO_SUFFIXES = (  # XLA:CPU spells the last two `.cpu_after_optimizations...`
     ".before_optimizations.txt",
     "after_optimizations.txt",
@@ -92,7 +95,7 @@ def unit_name(version: str, target: str) -> str:
 
 
 def hlo_txt_name(version: str, target: str, several_targets: bool) -> str:
-    return f"{unit_name(version, target)}_hlo.txt" if several_targets else f"{version}_hlo.txt"
+    return f"{unit_name(version, target)}{HLO_TXT_SUFFIX}" if several_targets else f"{version}{HLO_TXT_SUFFIX}"
 
 
 def keep_file(kind: str, name: str) -> bool:
@@ -100,7 +103,7 @@ def keep_file(kind: str, name: str) -> bool:
     if kind == "hlo":
         return name.endswith(KEEP_HLO_SUFFIXES)
     if kind == "mosaic":
-        return "-mosaic-dump-" in name and any(name.endswith(f"-{stage}.txt") for stage in KEEP_MOSAIC_STAGES)
+        return MOSAIC_MARK in name and any(name.endswith(f"-{stage}.txt") for stage in KEEP_MOSAIC_STAGES)
     if kind == "llo":
         # `<late-initialization>` / `<late-finalization>` are libtpu's runtime programs, byte-identical for
         # every program on a target: nothing of the user's kernel is in them.
@@ -112,7 +115,7 @@ def keep_file(kind: str, name: str) -> bool:
 
 def main_hlo_file(names: list[str], module_name: str | None) -> str | None:
     """The after_optimizations dump of the main module among HLO dump file names."""
-    after = sorted(n for n in names if re.search(r"\.(cpu_)?after_optimizations\.txt$", n))
+    after = sorted(n for n in names if re.search(MAIN_HLO_REGEX, n))
     if module_name:
         pat = re.compile(r"^module_\d+\." + re.escape(module_name) + r"(\.|$)")
         hits = [n for n in after if pat.match(n)]

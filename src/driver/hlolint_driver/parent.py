@@ -16,8 +16,9 @@ import tempfile
 import time
 
 from .errors import plain_error
-from .layout import (DEFAULT_TIMEOUT_S, KEEP_MOSAIC_STAGES, STAGE_DIR, TARGETS, UnknownTarget, UsageError, dump_env,
-                     hlo_txt_name, keep_file, main_hlo_file, resolve_target, select_versions, split_list, unit_name)
+from .layout import (DEFAULT_TIMEOUT_S, HLO_TXT_SUFFIX, KEEP_MOSAIC_STAGES, STAGE_DIR, TARGETS, UnknownTarget,
+                     UsageError, dump_env, hlo_txt_name, keep_file, main_hlo_file, resolve_target, select_versions,
+                     split_list, unit_name)
 from .manifest import (_event_error, _iso_now, _read_json, check_same_module, merge_base, merge_result, new_manifest,
                        read_manifest, rename_bare_hlo_txt, write_manifest)
 
@@ -177,7 +178,7 @@ def clean_out(out: str) -> None:
         path = os.path.join(out, name)
         if os.path.isdir(path) and ("@" in name or name == STAGE_DIR):
             shutil.rmtree(path)
-        elif os.path.isfile(path) and (name.endswith("_hlo.txt") or name == "manifest.json"):
+        elif os.path.isfile(path) and (name.endswith(HLO_TXT_SUFFIX) or name == "manifest.json"):
             os.remove(path)
 
 

@@ -131,6 +131,12 @@ macro_rules! kinds {
                 &KEYS
             }
 
+            /// Each kind's phase and keys, in the order of `kinds!`.
+            #[cfg(test)]
+            fn kinds() -> Vec<(Phase, &'static [&'static str])> {
+                vec![$((<$module::$kind as Kind>::PHASE, <<$module::$kind as Kind>::Def as Keys>::KEYS),)*]
+            }
+
             /// Reads the value of `key` into the kind that owns it.
             fn read<'de, A: MapAccess<'de>>(&mut self, key: &'static str, map: &mut A) -> Result<(), A::Error> {
                 $(
@@ -331,6 +337,8 @@ pub fn hlo_only(layers: &[Layer]) -> bool {
 mod tests {
     use super::*;
 
+    /// Derived from the kinds, so a new key needs no edit here: the whole list, as pack authors read it in an
+    /// unknown key's error, is pinned by the snapshot `pack_error_unknown_key` (`tests/it/rules.rs`).
     #[test]
     fn each_key_belongs_to_one_kind_and_the_list_keeps_its_order() {
         let keys = MatcherDef::keys();
@@ -339,12 +347,28 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), keys.len(), "a key owned by two kinds: {keys:?}");
         // the order pack authors read in errors and the schema: atoms, relations, composites, the capture, the walk
-        assert_eq!(
-            keys.join(" "),
-            "op name dtype to from operand_dtype rank elements memory_space attr no_attr metadata custom_call_target \
-             function operand user inside precedes follows paired scheduled_between all any not capture index depth \
-             through count every"
+        let rank = |p: Phase| match p {
+            Phase::Atom => 0,
+            Phase::Linked => 1,
+            Phase::Capture => 2,
+            Phase::Keys => 3,
+        };
+        let kinds = MatcherDef::kinds();
+        assert!(
+            kinds.windows(2).all(|w| rank(w[0].0) <= rank(w[1].0)),
+            "kinds! lists atoms, then linked kinds, the capture, the walk's keys: {kinds:?}"
         );
+        // rules/README.md documents every key, and the linked keys its evaluation order names in the kinds' order
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/README.md")).unwrap();
+        for key in keys {
+            let documented = readme.contains(&format!("`{key}`")) || readme.contains(&format!("`{key}:"));
+            assert!(documented, "`{key}` is not in rules/README.md");
+        }
+        let at = readme.find("Evaluation order:").expect("rules/README.md states the evaluation order");
+        let order = &readme[at..readme[at..].find("\n\n").map_or(readme.len(), |n| at + n)];
+        let linked = kinds.iter().filter(|(p, _)| *p == Phase::Linked).flat_map(|(_, k)| k.iter());
+        let named: Vec<usize> = linked.filter_map(|k| order.find(&format!("`{k}`"))).collect();
+        assert!(named.len() >= 2 && named.is_sorted(), "rules/README.md's evaluation order: {order}");
     }
 
     #[test]

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 /// width, so snapshots do not depend on the terminal), in the crate's folder (relative paths are the
 /// repository's). A test that needs another width or folder sets it on the command it gets.
 pub fn hlolint() -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("hlolint").unwrap();
-    c.env("NO_COLOR", "1").env("COLUMNS", "100").current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
+    assert_cmd::Command::from_std(hlolint_process())
 }
 
 /// [`hlolint`] run in `dir` (configuration files are found from there).
@@ -19,9 +17,12 @@ pub fn hlolint_in(dir: &Path) -> assert_cmd::Command {
     c
 }
 
-/// The binary's path, for a test that drives the process itself (a pipe, a time limit, a FIFO).
-pub fn hlolint_path() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("hlolint")
+/// [`hlolint`] as a plain [`std::process::Command`] (the same environment and folder), for a test that drives
+/// the process itself (a pipe, a time limit, a FIFO).
+pub fn hlolint_process() -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("hlolint"));
+    c.env("NO_COLOR", "1").env("COLUMNS", "100").current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
 }
 
 /// The corpus, the generator and the byte mutator are the library's (`hlolint-ir`'s `testing`), so that its unit

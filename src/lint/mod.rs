@@ -1,5 +1,6 @@
-//! Linting: files grouped into compilations (one dump directory each), the target they were built for, and the
-//! rule engine's entry point.
+//! Linting's inputs: files grouped into compilations (one dump directory each), the target they were built for,
+//! the driver's manifest, the dump stages and their names. The rule engine that runs over a compilation is
+//! `rules::engine`; a whole run is `run`.
 
 pub mod compilation;
 pub mod manifest;

@@ -2,15 +2,14 @@
 //!
 //! Every attribute of a decoded op reaches the graph as MLIR text (printed from its bytecode encoding, or kept as
 //! written when its dialect has no bytecode encoding, e.g. `#tpu.memory_space<vmem>`), and that text goes through
-//! ONE function, [`parse_textual_attr`]. When the MLIR text parser lands, this is the function to switch to its
-//! attribute-value parser, so that an attribute looks the same whether it came from a `.mlir` dump or from a
-//! kernel body.
+//! ONE function, [`parse_textual_attr`]: the MLIR text parser's attribute grammar (`parse::mlir::attr`), so that an
+//! attribute looks the same whether it came from a `.mlir` dump or from a kernel body.
 //!
-//! Until then this is a small tokenizer into the shared token tree: words (identifiers, numbers, `i32`,
-//! `512x256xbf16`, `#tpu.memory_space`, `!tpu.dma_semaphore`), strings (still escaped), `@symbol` as
-//! `ValueKind::Name` (without the `@`), punctuation (`:`, `->`, `?`, ...), bracketed groups for `[...]`, `{...}`,
-//! `(...)` and `<...>` with comma-separated items, `key = value` inside groups as `KeyVal`, and runs of tokens
-//! without commas as `Seq`. It never fails: text it cannot balance becomes one `Word`.
+//! Text that grammar does not take whole falls back to a small tokenizer into the shared token tree: words
+//! (identifiers, numbers, `i32`, `512x256xbf16`, `#tpu.memory_space`, `!tpu.dma_semaphore`), strings (still
+//! escaped), `@symbol` as `ValueKind::Name` (without the `@`), punctuation (`:`, `->`, `?`, ...), bracketed groups
+//! for `[...]`, `{...}`, `(...)` and `<...>` with comma-separated items, `key = value` inside groups as `KeyVal`,
+//! and runs of tokens without commas as `Seq`. It never fails: text it cannot balance becomes one `Word`.
 //!
 //! Spans are empty: a decoded kernel has no source text of its own.
 

@@ -414,6 +414,16 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_loop_keeps_the_smem_places_it_never_stores() {
+        let text = engine_case("smem_slot_kept.mlir");
+        // the loop stores place 1 only: the slot at place 0 is the one the step started with, proven
+        assert!(run_text(&text, run).is_empty(), "{:?}", run_text(&text, run));
+        // the loop overwrites the slot too (with 0): a step after a prefetch into slot 1 waits on slot 0
+        let hits = run_edited(&text, "memref.store %i, %arg4[%c1]", "memref.store %c0_i32, %arg4[%c0]");
+        assert!(hits.iter().any(|h| h.0 == "wait-without-start"), "{hits:?}");
+    }
+
+    #[test]
     fn a_slot_kept_in_smem_across_grid_steps_is_followed() {
         let text = engine_case("smem_slot.mlir");
         // the wait reads the slot the previous step stored after its prefetch: proven for every step

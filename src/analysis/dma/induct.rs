@@ -493,19 +493,51 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         }
     }
     e.prune();
-    // after the loop: the buffers it writes hold unknown values, its results are unknown unless unchanged
+    // after the loop: the buffers it writes hold unknown values, its results are unknown unless unchanged —
+    // except the places of a buffer the loop never stores to, when it stores only at places it names (SMEM
+    // scratch: a slot id the loop flips beside one it never touches keeps its value, which the next grid step
+    // reads)
+    // (and every place it stores is written back below: a place of a buffer no wait reads is not in `end_stores`,
+    // and would read its pre-loop value)
+    let only_named = |b: &Base| {
+        end_mem.version.get(b) == head_version.get(b)
+            && end_mem.stores.iter().filter(|s| s.0 == *b).all(|s| {
+                s.1.iter().all(|x| x.as_int().is_some()) && end_stores.iter().any(|t| t.0 == s.0 && t.1 == s.1)
+            })
+    };
+    let kept: Vec<Base> = stored.iter().copied().filter(only_named).collect();
     e.mem = end_mem;
     e.mem.stores.retain(|(b, _, _)| !stored.contains(b));
     for &b in stored {
-        e.bump(b);
+        if kept.contains(&b) {
+            // what was there before the loop, at every place (the stores below replace the loop's places)
+            e.mem.stores.extend(entry_mem.stores.iter().filter(|s| s.0 == b).cloned());
+            match entry_mem.version.get(&b) {
+                Some(&v) => e.mem.version.insert(b, v),
+                None => e.mem.version.remove(&b),
+            };
+        } else {
+            e.bump(b);
+        }
     }
-    // what the last iteration stored is there after the loop (where it ran; else what was there before it)
+    // what the last iteration stored is there after the loop (where it ran; else what was there before it); a
+    // kept buffer one of whose places cannot be written back is forgotten after all
+    let mut lost: Vec<Base> = Vec::new();
     for (b, idx, v) in &end_stores {
-        let Some(at) = idx.iter().map(|x| x.subst(&exit)).collect::<Option<Vec<Lin>>>() else { continue };
-        let (Some(v), Some(before)) = (v.subst(&exit), read(&entry_mem, &bufs, *b, &at)) else { continue };
+        let Some(at) = idx.iter().map(|x| x.subst(&exit)).collect::<Option<Vec<Lin>>>() else {
+            lost.push(*b);
+            continue;
+        };
+        let (Some(v), Some(before)) = (v.subst(&exit), read(&entry_mem, &bufs, *b, &at)) else {
+            lost.push(*b);
+            continue;
+        };
         let val = merge(&runs, &Val::Int(v), &Val::Int(before));
         e.mem.stores.retain(|(x, i, _)| !(x == b && *i == at));
         e.mem.stores.push((*b, at, val));
+    }
+    for b in lost.into_iter().filter(|b| kept.contains(b)) {
+        e.bump(b);
     }
     let results: Vec<Val> = heads
         .iter()

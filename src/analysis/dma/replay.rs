@@ -12,7 +12,8 @@
 use super::assume::{self, Bound, Slot};
 use super::exec::{Base, Engine, Problem, Val};
 use super::induct::Loop;
-use super::term::{Atom, Lin};
+use super::solve;
+use super::term::{Atom, Cond, Lin, Rel};
 use super::{seed::Seed, solve::Model, Outcome};
 use crate::ir::*;
 use crate::semantic::kernel;
@@ -75,6 +76,21 @@ pub fn next_iteration(e: &mut Engine<'_, '_>, op: OpId) -> bool {
         e.giveup(op, "replay: too many iterations");
     }
     e.unknown.is_none()
+}
+
+/// Further witnesses asked for an open failure, each with one of its first witness's input entries changed;
+/// replayed after the first witnesses, each within its own count.
+const ALTERNATIVES: usize = 3;
+
+/// The input table entries a model gives values to (an argument's contents as the kernel got them).
+fn input_entries(out: &Outcome, model: &Model) -> Vec<(Atom, i64)> {
+    model
+        .iter()
+        .filter(|(a, _)| {
+            matches!(&***a, Atom::Load { buf, version: 0, .. } if matches!(out.bufs.get(*buf as usize), Some(Base::Arg(_))))
+        })
+        .map(|(a, &v)| ((**a).clone(), v))
+        .collect()
 }
 
 /// The inputs a witness names, on top of the host's constants: every element of a scalar-prefetch table the
@@ -161,10 +177,32 @@ pub fn confirm<'a>(
     let mut tried: Vec<Inputs> = Vec::new();
     let (proven, open): (Vec<&Problem>, Vec<&Problem>) =
         out.problems.iter().filter(|p| family(p)).partition(|p| out.proven(p));
-    let candidates: Vec<Model> = open.into_iter().chain(proven).filter_map(|p| p.witness.clone()).collect();
-    for model in candidates {
-        if tried.len() >= MAX_REPLAYS {
-            break;
+    // each failure's witness, open ones first, then other inputs that reach an open one (a witness may miss the
+    // failure in a replay — an input of the symbolic run's that another value the run could not tie to inputs
+    // undoes —; other inputs that satisfy the same condition may not)
+    let mut candidates: Vec<Model> = open.iter().chain(&proven).filter_map(|p| p.witness.clone()).collect();
+    // (one budget for all of them: only a few witnesses are replayed)
+    solve::set_budget(super::budget() / 4);
+    for p in &open {
+        let Some(first) = &p.witness else { continue };
+        // one input entry changed at a time, zeros first: the solver's first values are its smallest, and a
+        // witness whose lengths are all zero often does no work at all
+        let mut entries = input_entries(out, first);
+        entries.sort_by_key(|(_, v)| *v != 0);
+        for (atom, v) in entries.into_iter().take(ALTERNATIVES) {
+            let Some(other) = Lin::atom(atom).sub(&Lin::int(v)) else { continue };
+            if let solve::Answer::Sat(m) = solve::check(&Cond::and([p.when.clone(), Cond::cmp(other, Rel::Ne0)])) {
+                if !input_entries(out, &m).is_empty() && !candidates.contains(&m) {
+                    candidates.push(m);
+                }
+            }
+        }
+    }
+    let firsts = open.iter().chain(&proven).filter(|p| p.witness.is_some()).count();
+    for (n, model) in candidates.into_iter().enumerate() {
+        // (the first witnesses share MAX_REPLAYS replays; the alternatives after them ALTERNATIVES more)
+        if tried.len() >= MAX_REPLAYS + if n < firsts { 0 } else { ALTERNATIVES } {
+            continue;
         }
         let Some(mut inputs) = inputs_of(out, k, grid_n, &model) else { continue };
         if !complete(out, k, &mut inputs, assumed) {

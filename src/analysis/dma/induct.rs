@@ -288,8 +288,10 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         let cheap = units_before.saturating_sub(super::solve::left()) <= DEEP_UNITS;
         if !deep && l.deep && closed_any && cheap && e.loops == loops_before && !e.shallow.contains(&l.name) {
             if let Some((yielded, needs, own, left_inv, _, assume, _)) = &result {
-                let sums: Vec<OpId> =
-                    accumulators(own, &inv, left_inv, &body_guard, &heads, yielded).iter().map(|s| s.op).collect();
+                let sums: Vec<OpId> = super::summary::accumulators(own, &inv, left_inv, &body_guard, &heads, yielded)
+                    .iter()
+                    .map(|s| s.op)
+                    .collect();
                 // (or a later iteration needs what only DMAs from before the loop may give: a ring whose first
                 // blocks are started before it, whose first attempt lets a wait take its own later prefetch)
                 let later = |n: &Need| {
@@ -322,7 +324,7 @@ pub fn induct<'m, 'a>(e: &mut Engine<'m, 'a>, l: Loop, stored: &[Base], body: &m
         e.refills.iter_mut().skip(refills_at_entry).for_each(|r| r.1 = None);
     }
     // DMAs the loop only accumulates (module doc): counted by the carried value that sums their sizes
-    let sums = accumulators(&own, &inv, &left_inv, &body_guard, &heads, &yielded);
+    let sums = super::summary::accumulators(&own, &inv, &left_inv, &body_guard, &heads, &yielded);
     own.retain(|f| !sums.iter().any(|s| s.op == f.op));
     if !settled {
         e.giveup(
@@ -579,41 +581,6 @@ fn outliving(left: &[Fact], assume: &Cond, sums: &[OpId]) -> Vec<OpId> {
         .collect()
 }
 
-/// DMAs a loop starts every iteration and never waits inside it, each sized `factor × (y − h)` where `y − h` is
-/// what one iteration adds to a carried value (`zero_size + dma_size`): the loop leaves `factor × (result −
-/// init)` outstanding on their slot, for every trip count — the sum telescopes.
-struct Sum {
-    op: OpId,
-    carried: usize,
-    factor: i64,
-    fact: Fact,
-}
-
-fn accumulators(own: &[Fact], inv: &[Fact], left: &[Fact], body: &Cond, heads: &[Val], yielded: &[Val]) -> Vec<Sum> {
-    let mut out = Vec::new();
-    for f in own.iter().filter(|f| !f.signal) {
-        // started under the body's own condition only (so every iteration that adds to the sum starts it)
-        if f.guard != Cond::and([body.clone(), Cond::cmp(f.amount.clone(), Rel::Ne0)]) {
-            continue;
-        }
-        // and the next iteration took none of it: the copy it inherited is left as it came (no copy: no
-        // iteration follows one that starts it, as in a loop of one trip)
-        if let Some(came) = inv.iter().find(|g| g.op == f.op) {
-            if !left.iter().any(|g| g.op == f.op && g.guard == came.guard && g.amount == came.amount) {
-                continue;
-            }
-        }
-        let found = heads.iter().zip(yielded).enumerate().find_map(|(k, (h, y))| {
-            let d = as_lin(y)?.sub(&as_lin(h)?)?;
-            Some((k, ratio(&f.amount, &d)?))
-        });
-        if let Some((carried, factor)) = found {
-            out.push(Sum { op: f.op, carried, factor, fact: f.clone() });
-        }
-    }
-    out
-}
-
 /// The scalars of the loop's stored buffers that memory knows at the end of an iteration: (buffer, index, value):
 /// the stores the iteration made after its last write to an unknown index. Other indices are not linked (the next
 /// head reads them as unknown), and neither are buffers no DMA's terms read (`Engine::relevant`: they would only
@@ -644,17 +611,6 @@ fn trace_pass(name: &str, pass: usize, closed: bool, inv: &[Fact], left: &[Fact]
         show(left),
         show(next)
     );
-}
-
-/// `k` with `a = k·d`, when there is one.
-fn ratio(a: &Lin, d: &Lin) -> Option<i64> {
-    let (t, &c) = d.terms.iter().next()?;
-    let ca = *a.terms.get(t)?;
-    if ca % c != 0 {
-        return None;
-    }
-    let k = ca / c;
-    (d.scale(k)? == *a).then_some(k)
 }
 
 /// `facts` with the variables and load versions a pass made itself (from `floor` on) renamed by order of first

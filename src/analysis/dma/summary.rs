@@ -15,8 +15,12 @@
 //!
 //! Only loops that carry no values and store nothing qualify: each iteration's `a(i)` is then a function of `i`
 //! and of what holds before the loop.
+//!
+//! A loop that does carry a value may sum its DMAs in it (`zero_size += dma_size`, the DMAs waited after the loop
+//! by that total): [`accumulators`] finds them during the induction, which then counts them by the carried value's
+//! growth instead of following each across iterations.
 
-use super::exec::{key, Engine, Fact};
+use super::exec::{as_lin, key, Engine, Fact, Val};
 use super::term::{Atom, Cond, Lin, Rel, Sym};
 use crate::ir::*;
 use crate::semantic::op::{is_dma_start, is_dma_wait, is_semaphore_signal, is_semaphore_wait, op_name};
@@ -287,4 +291,57 @@ fn shape_cond(c: &Cond, i: u32, ps: &mut Vec<Lin>) -> String {
             format!("({})", s.join(sep))
         }
     }
+}
+
+/// DMAs a loop starts every iteration and never waits inside it, each sized `factor × (y − h)` where `y − h` is
+/// what one iteration adds to a carried value (`zero_size + dma_size`): the loop leaves `factor × (result −
+/// init)` outstanding on their slot, for every trip count — the sum telescopes.
+pub(super) struct Sum {
+    pub op: OpId,
+    pub carried: usize,
+    pub factor: i64,
+    pub fact: Fact,
+}
+
+pub(super) fn accumulators(
+    own: &[Fact],
+    inv: &[Fact],
+    left: &[Fact],
+    body: &Cond,
+    heads: &[Val],
+    yielded: &[Val],
+) -> Vec<Sum> {
+    let mut out = Vec::new();
+    for f in own.iter().filter(|f| !f.signal) {
+        // started under the body's own condition only (so every iteration that adds to the sum starts it)
+        if f.guard != Cond::and([body.clone(), Cond::cmp(f.amount.clone(), Rel::Ne0)]) {
+            continue;
+        }
+        // and the next iteration took none of it: the copy it inherited is left as it came (no copy: no
+        // iteration follows one that starts it, as in a loop of one trip)
+        if let Some(came) = inv.iter().find(|g| g.op == f.op) {
+            if !left.iter().any(|g| g.op == f.op && g.guard == came.guard && g.amount == came.amount) {
+                continue;
+            }
+        }
+        let found = heads.iter().zip(yielded).enumerate().find_map(|(k, (h, y))| {
+            let d = as_lin(y)?.sub(&as_lin(h)?)?;
+            Some((k, ratio(&f.amount, &d)?))
+        });
+        if let Some((carried, factor)) = found {
+            out.push(Sum { op: f.op, carried, factor, fact: f.clone() });
+        }
+    }
+    out
+}
+
+/// `k` with `a = k·d`, when there is one.
+fn ratio(a: &Lin, d: &Lin) -> Option<i64> {
+    let (t, &c) = d.terms.iter().next()?;
+    let ca = *a.terms.get(t)?;
+    if ca % c != 0 {
+        return None;
+    }
+    let k = ca / c;
+    (d.scale(k)? == *a).then_some(k)
 }

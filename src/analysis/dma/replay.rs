@@ -181,6 +181,7 @@ pub fn confirm<'a>(
     // failure in a replay — an input of the symbolic run's that another value the run could not tie to inputs
     // undoes —; other inputs that satisfy the same condition may not)
     let mut candidates: Vec<Model> = open.iter().chain(&proven).filter_map(|p| p.witness.clone()).collect();
+    let firsts = candidates.len();
     // (one budget for all of them: only a few witnesses are replayed)
     solve::set_budget(super::budget() / 4);
     for p in &open {
@@ -198,7 +199,6 @@ pub fn confirm<'a>(
             }
         }
     }
-    let firsts = open.iter().chain(&proven).filter(|p| p.witness.is_some()).count();
     for (n, model) in candidates.into_iter().enumerate() {
         // (the first witnesses share MAX_REPLAYS replays; the alternatives after them ALTERNATIVES more)
         if tried.len() >= MAX_REPLAYS + if n < firsts { 0 } else { ALTERNATIVES } {

@@ -95,7 +95,7 @@ def unit_name(version: str, target: str) -> str:
 
 
 def hlo_txt_name(version: str, target: str, several_targets: bool) -> str:
-    return f"{unit_name(version, target)}{HLO_TXT_SUFFIX}" if several_targets else f"{version}{HLO_TXT_SUFFIX}"
+    return (unit_name(version, target) if several_targets else version) + HLO_TXT_SUFFIX
 
 
 def keep_file(kind: str, name: str) -> bool:

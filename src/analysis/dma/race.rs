@@ -30,6 +30,9 @@ pub const BUDGET: u64 = 10_000;
 /// fifty costs up to seconds (its elimination grows faster than the units count it).
 const QUESTION: u64 = 50;
 
+/// Why a race question was not asked.
+const RACE_BUDGET_OUT: &str = "the decision procedure's budget for races ran out";
+
 /// How a memory access meets a DMA in flight.
 pub const READ_WHILE_FILLING: &str = "read-while-filling";
 pub const WRITE_WHILE_FILLING: &str = "write-while-filling";
@@ -147,7 +150,9 @@ impl Engine<'_, '_> {
 
     /// Races of access `a` (run where `guard` holds; `extra` too) with the facts outstanding now.
     pub(super) fn check_access(&mut self, a: &Access, guard: &Cond, extra: &Cond) {
-        // (only the facts on the accessed buffer are cloned: an access meets a few of many)
+        // An access meets a few of many facts, and most of those it meets are apart from it or past a budget:
+        // those exits are taken on the borrowed fact, and only a fact that leads to a question is cloned (in
+        // unrolled kernels the clones and conjunctions of the rest were most of the run).
         let on_base = |v: &Option<View>| v.as_ref().is_some_and(|v| v.base == a.view.base);
         let hit: Vec<usize> = (0..self.facts.len())
             .filter(|&i| {
@@ -156,28 +161,45 @@ impl Engine<'_, '_> {
             })
             .collect();
         for i in hit {
-            let f = self.facts[i].clone();
+            let f = &self.facts[i];
             let Some(dst) = &f.dst else {
-                self.race_doubt(f.op, "a DMA whose target the engine cannot follow");
+                let op = f.op;
+                self.race_doubt(op, "a DMA whose target the engine cannot follow");
                 continue;
             };
             let kind = if a.write { WRITE_WHILE_FILLING } else { READ_WHILE_FILLING };
-            if dst.base == a.view.base {
-                self.race_with(a, guard, extra, &f, dst, kind);
+            let into = dst.base == a.view.base && self.worth_asking(a, dst);
+            let from = a.write && f.src.as_ref().is_some_and(|s| s.base == a.view.base && self.worth_asking(a, s));
+            if !into && !from {
+                continue;
             }
-            if let Some(src) = f.src.as_ref().filter(|s| a.write && s.base == a.view.base) {
-                self.race_with(a, guard, extra, &f, src, WRITE_WHILE_SENDING);
+            if self.race_units == 0 {
+                self.race_doubt(a.op, RACE_BUDGET_OUT);
+                continue;
+            }
+            let f = self.facts[i].clone();
+            if into {
+                self.race_with(a, guard, extra, &f, f.dst.as_ref().expect("checked above"), kind);
+            }
+            if from {
+                self.race_with(a, guard, extra, &f, f.src.as_ref().expect("checked above"), WRITE_WHILE_SENDING);
             }
         }
     }
 
+    /// Whether access `a` and a DMA's `region` are worth a question: not apart whatever the values, and, past a
+    /// doubt about the DMAs themselves, only in a replay — what is in flight is not known then, so no race found
+    /// from here on could be proven but by a replay, which checks its own (the questions cost more than they
+    /// can show).
+    fn worth_asking(&self, a: &Access, region: &View) -> bool {
+        let in_doubt = self.unknown.is_some() && self.replay_inputs.is_none();
+        !in_doubt && !apart(&a.view, region)
+    }
+
+    /// One race question: access `a` against DMA `f`'s `region` (not apart: [`Self::worth_asking`]).
     fn race_with(&mut self, a: &Access, guard: &Cond, extra: &Cond, f: &Fact, region: &View, kind: &'static str) {
-        if apart(&a.view, region) {
-            return;
-        }
-        // past a doubt about the DMAs themselves, what is in flight is not known: no race found from here on could
-        // be proven but by a replay, which checks its own (the questions cost more than they can show)
-        if self.unknown.is_some() && self.replay_inputs.is_none() {
+        if self.race_units == 0 {
+            self.race_doubt(a.op, RACE_BUDGET_OUT);
             return;
         }
         let (meet, precise) = match overlap(&a.view, region) {
@@ -187,10 +209,6 @@ impl Engine<'_, '_> {
         let core =
             Cond::and([guard.clone(), extra.clone(), f.guard.clone(), Cond::cmp(f.amount.clone(), Rel::Ne0), meet]);
         let when = Cond::and([core.clone(), self.assume.clone()]);
-        if self.race_units == 0 {
-            self.race_doubt(a.op, "the decision procedure's budget for races ran out");
-            return;
-        }
         // (one question at most QUESTION units: the few that would take seconds are left undecided; once the
         // verdict is in doubt, only cheap questions are worth asking — a witness for a replay)
         let per = if self.race_unknown.is_some() { QUESTION / 10 } else { QUESTION };

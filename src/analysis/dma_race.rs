@@ -46,6 +46,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     run,
     // reads no LLO op
     llo: super::LloReads::CrossLayerOps,
+    shares: Some(super::dma::SHARED_RUN),
 };
 
 pub fn run(c: &Compilation<'_>, unit: usize, _o: &Options) -> Vec<Hit> {

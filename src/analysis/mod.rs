@@ -123,6 +123,10 @@ pub struct Analysis {
     pub run: fn(&Compilation<'_>, usize, &Options) -> Vec<Hit>,
     /// How much of an LLO program it reads, on its own layer or across layers.
     pub llo: LloReads,
+    /// The computation it shares with other analyses, if any (their results are cached per lint thread): the rule
+    /// engine runs the analyses that share one on a unit in one task, one after the other, so that the second
+    /// finds the first's result instead of computing it again on another thread.
+    pub shares: Option<&'static str>,
 }
 
 /// How much of an LLO program an analysis reads. A run whose rules all read [`LloReads::CrossLayerOps`] keeps

@@ -33,6 +33,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     run,
     // reads MXU ops only
     llo: super::LloReads::CrossLayerOps,
+    shares: None,
 };
 
 /// Every dtype segment of the mnemonic is f32 (`vmatmul.mubr.msk.f32.vlgmr…`); at least one.

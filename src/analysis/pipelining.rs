@@ -411,6 +411,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     run,
     // reads no LLO op
     llo: super::LloReads::CrossLayerOps,
+    shares: None,
 };
 
 #[cfg(test)]

@@ -103,35 +103,44 @@ pub fn reads_whole_llo(rules: &RuleSet, severity_of: &SeverityOf<'_>) -> bool {
 
 /// The environment variable that makes a run print, per (rule, unit) task, its wall time to stderr as a tab-separated
 /// line `HLOLINT_TIMINGS, compilation, code (else id), file, seconds` — a measurement hook for `scripts/bench.py`
-/// (docs/performance.md), not a report. Analyses that share one computation (the DMA engine's balance, races and
-/// double buffering) show it under whichever ran first.
+/// (docs/performance.md), not a report. Rules that call one analysis, or analyses that share one computation (the
+/// DMA engine's balance, races and double buffering), show its time under the first of them in rule order.
 pub const TIMINGS: &str = "HLOLINT_TIMINGS";
 
 pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -> Vec<Finding> {
     let live: Vec<(&Rule, Severity)> =
         rules.rules.iter().map(|r| (r, severity_of(r))).filter(|(_, sev)| *sev != Severity::Off).collect();
     // Every (rule, unit) pair is a task of its own (an analysis of one kernel can take most of a compilation's
-    // time); the findings are then taken in rule order, then unit order, whatever order the tasks ran in.
+    // time) but for analyses that share a computation (`tasks`); the findings are then taken in rule order, then unit order, whatever order the tasks ran in.
     let pairs: Vec<(usize, usize)> = (0..live.len())
         .flat_map(|ri| (0..c.units.len()).map(move |ui| (ri, ui)))
         .filter(|&(ri, ui)| live[ri].0.layers.contains(&c.units[ui].layer()))
         .collect();
     let timed = std::env::var_os(TIMINGS).is_some();
-    let found: Vec<Vec<Finding>> = pairs
+    let mut done: Vec<(usize, Vec<Finding>)> = tasks(&pairs, &live)
         .par_iter()
         .with_max_len(1)
-        .map(|&(ri, ui)| {
-            let started = timed.then(std::time::Instant::now);
-            let found = rule_on_unit(live[ri].0, live[ri].1, c, ui);
-            if let Some(t) = started {
-                // (one line per task, written whole: tasks of several threads interleave by line)
-                let (rule, unit) = (live[ri].0, &c.units[ui]);
-                let code = rule.code.as_deref().unwrap_or(&rule.id);
-                eprintln!("{TIMINGS}\t{}\t{code}\t{}\t{:.4}", c.dir, unit.path, t.elapsed().as_secs_f64());
-            }
-            found
+        .map(|task| {
+            let mut memo = Memo::new();
+            task.iter()
+                .map(|&i| {
+                    let (ri, ui) = pairs[i];
+                    let started = timed.then(std::time::Instant::now);
+                    let found = rule_on_unit(live[ri].0, live[ri].1, c, ui, &mut memo);
+                    if let Some(t) = started {
+                        // (one line per task, written whole: tasks of several threads interleave by line)
+                        let (rule, unit) = (live[ri].0, &c.units[ui]);
+                        let code = rule.code.as_deref().unwrap_or(&rule.id);
+                        eprintln!("{TIMINGS}\t{}\t{code}\t{}\t{:.4}", c.dir, unit.path, t.elapsed().as_secs_f64());
+                    }
+                    (i, found)
+                })
+                .collect::<Vec<_>>()
         })
+        .flatten()
         .collect();
+    done.sort_unstable_by_key(|(i, _)| *i);
+    let found = done.into_iter().map(|(_, f)| f);
     let mut found = pairs.iter().map(|p| p.0).zip(found).peekable();
     let mut out = Vec::new();
     for (ri, (rule, _)) in live.iter().enumerate() {
@@ -152,8 +161,44 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
     dedupe(out)
 }
 
+/// The (rule, unit) pairs grouped into tasks, each a list of indices into `pairs`: a matcher's pair alone; the
+/// pairs of the rules on one unit that call one analysis, or analyses that share a computation, together — one
+/// thread then computes it once (apart, two threads would each compute it: the DMA engine's run of one kernel
+/// can take a minute, the fp8 analyses read every LLO program).
+fn tasks(pairs: &[(usize, usize)], live: &[(&Rule, Severity)]) -> Vec<Vec<usize>> {
+    let shares = |ri: usize| match &live[ri].0.kind {
+        RuleKind::Analysis(a, ..) => Some(a.shares.unwrap_or(a.name)),
+        RuleKind::Select(_) => None,
+    };
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut at: Vec<(usize, &str, usize)> = Vec::new();
+    for (i, &(ri, ui)) in pairs.iter().enumerate() {
+        match shares(ri) {
+            Some(s) => match at.iter().find(|(u, t, _)| *u == ui && *t == s) {
+                Some(&(.., task)) => out[task].push(i),
+                None => {
+                    at.push((ui, s, out.len()));
+                    out.push(vec![i]);
+                }
+            },
+            None => out.push(vec![i]),
+        }
+    }
+    out
+}
+
+/// The hits of the analyses a task ran on its unit, by analysis and options: rules that call one analysis with
+/// the same options (`fp8-emulated` and `fp8-not-native` differ only in the hits they keep) run it once.
+type Memo<'r> = Vec<(&'static crate::analysis::Analysis, &'r crate::analysis::Options, Vec<crate::analysis::Hit>)>;
+
 /// The findings of one rule on one unit, in the order the matcher or analysis gives them.
-fn rule_on_unit(rule: &Rule, sev: Severity, c: &Compilation<'_>, ui: usize) -> Vec<Finding> {
+fn rule_on_unit<'r>(
+    rule: &'r Rule,
+    sev: Severity,
+    c: &Compilation<'_>,
+    ui: usize,
+    memo: &mut Memo<'r>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     match &rule.kind {
         RuleKind::Select(mt) => {
@@ -162,7 +207,14 @@ fn rule_on_unit(rule: &Rule, sev: Severity, c: &Compilation<'_>, ui: usize) -> V
             }
         }
         RuleKind::Analysis(a, options, when) => {
-            for hit in (a.run)(c, ui, options) {
+            let at = match memo.iter().position(|(b, o, _)| std::ptr::eq(*b, *a) && *o == options) {
+                Some(i) => i,
+                None => {
+                    memo.push((a, options, (a.run)(c, ui, options)));
+                    memo.len() - 1
+                }
+            };
+            for hit in memo[at].2.iter().cloned() {
                 let filtered = matches!(hit.verdict, Verdict::Finding | Verdict::Assumed);
                 if filtered && !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
                     continue;
@@ -592,6 +644,36 @@ fn dedupe(all: Vec<Finding>) -> Vec<Finding> {
 mod tests {
     use super::identity_facts;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn rules_sharing_a_computation_run_in_one_task_per_unit() {
+        use super::{tasks, RuleKind, Severity};
+        let rules = crate::rules::load::load_all_builtin().expect("the built-in packs load");
+        let live: Vec<_> = rules.rules.iter().map(|r| (r, Severity::Warning)).collect();
+        let code = |ri: usize| live[ri].0.code.as_deref().unwrap_or(&live[ri].0.id);
+        let pairs: Vec<(usize, usize)> = (0..live.len()).flat_map(|ri| [(ri, 0), (ri, 1)]).collect();
+        let grouped = tasks(&pairs, &live);
+        // every pair in exactly one task
+        let mut all: Vec<usize> = grouped.iter().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..pairs.len()).collect::<Vec<_>>());
+        let task_of = |c: &str, unit: usize| {
+            let i = pairs.iter().position(|&(ri, ui)| code(ri) == c && ui == unit).expect("the rule is built in");
+            grouped.iter().position(|t| t.contains(&i))
+        };
+        // the DMA engine's three analyses share its run; two rules of one analysis share the analysis
+        assert_eq!(task_of("MO010", 0), task_of("MO011", 0));
+        assert_eq!(task_of("MO010", 0), task_of("MO021", 0));
+        assert_eq!(task_of("XL004", 1), task_of("XL005", 1));
+        // not across units, not between unrelated analyses, never for a matcher
+        assert_ne!(task_of("MO010", 0), task_of("MO010", 1));
+        assert_ne!(task_of("MO010", 0), task_of("XL004", 0));
+        for (t, task) in grouped.iter().enumerate() {
+            if task.iter().any(|&i| matches!(live[pairs[i].0].0.kind, RuleKind::Select(_))) {
+                assert_eq!(task.len(), 1, "a matcher's pair alone in task {t}");
+            }
+        }
+    }
 
     #[test]
     fn a_hits_wording_is_not_its_identity() {

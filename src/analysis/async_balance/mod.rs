@@ -177,4 +177,5 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     run,
     // reads no LLO op
     llo: super::LloReads::CrossLayerOps,
+    shares: None,
 };

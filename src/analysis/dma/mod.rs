@@ -130,6 +130,9 @@ thread_local! {
     static CHECKED: std::cell::RefCell<Vec<(u64, std::rc::Rc<Outcome>)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// What the analyses calling [`check_shared`] share ([`super::Analysis::shares`]).
+pub const SHARED_RUN: &str = "the symbolic DMA run";
+
 /// [`check`], run once per kernel text, function, host facts and assumptions however many analyses ask (a lint thread checks one
 /// compilation's kernels rule by rule).
 pub fn check_shared<'a>(m: &Module<'a>, k: &kernel::Kernel<'a>, assumed: &[assume::Bound]) -> std::rc::Rc<Outcome> {

@@ -78,6 +78,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     run,
     // reads MXU formats only
     llo: super::LloReads::CrossLayerOps,
+    shares: None,
 };
 
 /// The same for every narrow type (`analysis: narrow-emulated`).
@@ -91,6 +92,7 @@ pub static NARROW_ANALYSIS: super::Analysis = super::Analysis {
     run: run_narrow,
     // reads MXU formats only
     llo: super::LloReads::CrossLayerOps,
+    shares: None,
 };
 
 fn run_families(c: &Compilation<'_>, unit: usize, opts: &Options, ns: &[Narrow]) -> Vec<Hit> {

@@ -42,6 +42,7 @@ pub static ANALYSIS: super::Analysis = super::Analysis {
     run,
     // reads the entry's operands only
     llo: super::LloReads::CrossLayerOps,
+    shares: None,
 };
 
 pub const CAPTURES: &[&str] = &["operand", "call", "kernel_arg", "declared"];
@@ -77,7 +78,7 @@ fn any_args(c: &Compilation<'_>, units: &[usize], kernel_name: &str) -> Vec<AnyA
     let mut decided = false;
     for &i in &units {
         let m = &c.units[i].module;
-        for k in c.named_kernels(i, m).into_iter().filter(|k| k.name == kernel_name) {
+        if let Some(k) = c.named_kernel(i, m, kernel_name) {
             let params = &m.func(k.func).params;
             for a in &k.args {
                 let n = match a.role {

@@ -224,7 +224,7 @@ fn loop_names(c: &Compilation<'_>, k: &KernelFacts) -> Vec<LoopName> {
 /// The kernel's `scf.for` ops by the name the performance model gives them (`<kernel>/<induction variable>`,
 /// later ones with the same variable name numbered `#2`, ...), in program order.
 fn for_ops(m: &crate::ir::Module<'_>, kernel: &str) -> Vec<(String, crate::ir::OpId)> {
-    let Some(k) = crate::semantic::kernel::kernels(m).into_iter().find(|k| k.name == kernel) else {
+    let Some(k) = crate::semantic::kernel::named(m, kernel) else {
         return Vec::new();
     };
     crate::perf::loop_names(m, &k).into_iter().zip(k.loops.iter().map(|l| l.op)).collect()

@@ -76,6 +76,14 @@ impl Compilation<'_> {
         }
         ks
     }
+
+    /// [`Self::named_kernels`]' kernel `name` alone (the others' views and Python places are not built).
+    pub fn named_kernel<'a>(&self, unit: usize, m: &Module<'a>, name: &str) -> Option<Kernel<'a>> {
+        let mut k = crate::semantic::kernel::named(m, name)?;
+        self.kernel_names().name_args(&mut k);
+        k.places = std::sync::Arc::new(self.python_places(unit, k.func));
+        Some(k)
+    }
 }
 
 impl Compilation<'_> {

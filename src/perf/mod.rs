@@ -253,7 +253,7 @@ fn kernel_facts(
     assume: &Assume,
 ) -> Option<KernelFacts> {
     let unit = &c.units[c.canonical_kernel_unit(name)?];
-    let k = kernels(&unit.module).into_iter().find(|k| k.name == name)?;
+    let k = crate::semantic::kernel::named(&unit.module, name)?;
     let mut mf = mosaic::facts(&unit.module, &k, assume);
     let llo_unit = llo_unit_of(c, name).map(|i| &c.units[i]);
     if let Some(u) = llo_unit {

@@ -218,26 +218,26 @@ pub fn has_semaphore_ops(m: &Module<'_>, f: FuncId) -> bool {
 /// All Mosaic kernels of a module: functions with grid attributes, or with memref arguments in a TPU memory
 /// space (a kernel without a grid), in a `Mosaic` module.
 pub fn kernels<'a>(m: &Module<'a>) -> Vec<Kernel<'a>> {
-    if m.layer != Layer::Mosaic {
-        return Vec::new();
-    }
-    (0..m.funcs.len() as u32)
-        .map(FuncId)
-        .filter(|&f| {
-            let func = m.func(f);
-            func.attrs.iter().any(|a| {
-                matches!(
-                    a.key,
-                    "iteration_bounds"
-                        | "window_params"
-                        | "dimension_semantics"
-                        | "scalar_prefetch"
-                        | "scratch_operands"
-                )
-            })
+    kernel_funcs(m).map(|f| kernel(m, f)).collect()
+}
+
+/// The view of the kernel function named `name` (`@name`), if `m` has one.
+pub fn named<'a>(m: &Module<'a>, name: &str) -> Option<Kernel<'a>> {
+    kernel_funcs(m).find(|&f| m.func(f).name == name).map(|f| kernel(m, f))
+}
+
+/// The kernel functions of a Mosaic module, in order: those with grid or kernel attributes (what [`kernels`]
+/// views, without building the views — the name of a kernel is asked of every dump, its view only by some).
+pub fn kernel_funcs<'m>(m: &'m Module<'_>) -> impl Iterator<Item = FuncId> + 'm {
+    let funcs = if m.layer == Layer::Mosaic { m.funcs.len() as u32 } else { 0 };
+    (0..funcs).map(FuncId).filter(|&f| {
+        m.func(f).attrs.iter().any(|a| {
+            matches!(
+                a.key,
+                "iteration_bounds" | "window_params" | "dimension_semantics" | "scalar_prefetch" | "scratch_operands"
+            )
         })
-        .map(|f| kernel(m, f))
-        .collect()
+    })
 }
 
 fn func_attr<'v, 'a>(func: &'v Func<'a>, key: &str) -> Option<&'v Value<'a>> {

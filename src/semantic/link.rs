@@ -23,7 +23,7 @@ pub fn is_runtime_computation(name: &str) -> bool {
 
 /// The kernel function of a Mosaic module: the function with grid or kernel attributes (`@fp8_mm_v3`).
 pub fn kernel_name<'a>(m: &Module<'a>) -> Option<&'a str> {
-    super::kernel::kernels(m).first().map(|k| k.name)
+    super::kernel::kernel_funcs(m).next().map(|f| m.func(f).name)
 }
 
 /// The kernel custom call `op` of `m` runs: the kernel function of its decoded body (`decoded`), else StableHLO's

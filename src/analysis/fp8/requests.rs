@@ -45,12 +45,8 @@ fn enclosing_fusion(m: &Module<'_>, op: OpId) -> OpId {
 fn kernel_requests(c: &Compilation<'_>, units: &[usize], kernel_name: &str, n: Narrow) -> (bool, Vec<String>) {
     for &i in units {
         let Some(u) = c.units.get(i) else { continue };
-        let ks = kernel::kernels(&u.module);
         let mut found: Vec<&Matmul<'_>> = Vec::new();
-        let mut all: Vec<Matmul<'_>> = Vec::new();
-        for k in ks.iter().filter(|k| k.name == kernel_name) {
-            all.extend(k.matmuls.iter().cloned());
-        }
+        let all: Vec<Matmul<'_>> = kernel::named(&u.module, kernel_name).map(|k| k.matmuls).unwrap_or_default();
         for mm in &all {
             if is_request(mm, n) {
                 found.push(mm);

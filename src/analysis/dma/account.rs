@@ -432,12 +432,55 @@ fn add_onto(facts: &mut Vec<Fact>, f: Fact, symbolic: bool) {
         } else {
             last.amount.as_int().zip(f.amount.as_int()).and_then(|(a, b)| a.checked_add(b)).map(Lin::int)
         };
-        if let Some(sum) = sum {
-            last.amount = sum;
+        // one fact is in flight over one region per side: the two targets must make one box (the pages of a block,
+        // one after the other), else a race with the later DMA's target would go unseen; sources may also be the
+        // whole buffer (pages gathered from a page table: only a write into the source buffer can race with them,
+        // and one found in the whole buffer is only possible)
+        let src = union_box(&last.src, &f.src).or_else(|| whole_buffer(&last.src, &f.src));
+        let regions = union_box(&last.dst, &f.dst).zip(src);
+        if let Some((sum, (dst, src))) = sum.zip(regions) {
+            (last.amount, last.dst, last.src) = (sum, dst, src);
             return;
         }
     }
     facts.push(f);
+}
+
+/// Two DMAs' regions of one buffer as the whole buffer (a view without dimensions, which any access of the buffer
+/// may overlap).
+fn whole_buffer(a: &Option<View>, b: &Option<View>) -> Option<Option<View>> {
+    match (a, b) {
+        (Some(a), Some(b)) if a.base == b.base => Some(Some(View { map: None, ..a.clone() })),
+        _ => None,
+    }
+}
+
+/// The region two DMAs in flight together cover, when it is one box: the same region, or regions equal in every
+/// dimension but one, where one ends at the other's offset. `None` when they make no box (or one region is
+/// unknown and the other not): then they stay two facts, each in flight over its own region.
+fn union_box(a: &Option<View>, b: &Option<View>) -> Option<Option<View>> {
+    let (a, b) = match (a, b) {
+        (None, None) => return Some(None),
+        (Some(a), Some(b)) if a.base == b.base => (a, b),
+        _ => return None,
+    };
+    if a == b {
+        return Some(Some(a.clone()));
+    }
+    if a.map.is_none() || a.map != b.map || a.offs.len() != b.offs.len() {
+        return None;
+    }
+    let differ: Vec<usize> = (0..a.offs.len()).filter(|&d| a.offs[d] != b.offs[d] || a.ext[d] != b.ext[d]).collect();
+    let [d] = differ[..] else { return None };
+    let ends_at = |x: &View, y: &View| x.offs[d].add(&x.ext[d]).is_some_and(|e| e == y.offs[d]);
+    let first = match (ends_at(a, b), ends_at(b, a)) {
+        (true, _) => a,
+        (_, true) => b,
+        _ => return None,
+    };
+    let mut out = first.clone();
+    out.ext[d] = a.ext[d].add(&b.ext[d])?;
+    Some(Some(out))
 }
 
 /// What is left of a fact's guard and of a need's after the need takes the fact where both hold. The common

@@ -400,6 +400,24 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_wait_of_two_run_time_sizes_takes_both_dmas() {
+        // DMAs of `n` and `m` rows, one wait of `n + m`: larger than either, exactly both, for every table
+        let text = engine_case("wait_of_two_sizes.mlir");
+        assert!(run_text(&text, run).is_empty(), "{:?}", run_text(&text, run));
+        // one row more than both: the wait takes them and still needs a row — for every table, so any is a witness
+        let more = "%nm0 = arith.addi %n, %m : i32\n    %c1_i32 = arith.constant 1 : i32\n    %nm = arith.addi %nm0, %c1_i32 : i32";
+        let hits = run_edited(&text, "%nm = arith.addi %n, %m : i32", more);
+        // (with every entry zero no DMA moves a byte: then the wait has nothing outstanding at all)
+        let kinds = ["wait-exceeds-signals", "wait-without-start"];
+        assert!(hits.iter().any(|h| h.0 == kinds[0]), "{hits:?}");
+        assert!(hits.iter().all(|h| kinds.contains(&h.0.as_str()) && h.2 == 28), "{hits:?}");
+        // the second DMA as large as the first: the wait's rest (`m`) is not the second's size (`n`) — not proven
+        let same = text.replace("<%m>", "<%n>");
+        let hits = run_text(&same, run);
+        assert!(!hits.is_empty() && hits.iter().all(|h| h.0 == "inconclusive"), "{hits:?}");
+    }
+
+    #[test]
     fn a_block_started_and_waited_page_by_page_in_loops_is_proven() {
         let text = engine_case("paged_loops.mlir");
         // the prefetch loop of step i and the wait loop of step i + 1 are one sum each, equal for every table

@@ -8,6 +8,7 @@ use super::solve::{self, Answer};
 use super::term::{Atom, Cond, Lin, Rel};
 use crate::ir::*;
 use crate::semantic::op::{is_indirect_dma, is_semaphore_wait};
+use std::cmp::Ordering;
 
 impl Engine<'_, '_> {
     pub(super) fn start(&mut self, id: OpId) {
@@ -311,52 +312,57 @@ impl Engine<'_, '_> {
             if f.amount == amount {
                 // the wait takes this fact where both hold
                 (self.facts[i].guard, need) = take(&f.guard, &need);
-            } else if let Some(more) = f.amount.sub(&amount).and_then(|d| d.as_int()) {
-                // amounts a constant apart (`256·n` and `256·n - 256`, or two constants)
-                if more > 0 {
-                    // part of it: the rest stays outstanding where the wait ran
-                    if keq == Cond::True && solve::implies(&under(&f.guard), &need) == Some(true) {
-                        self.facts[i].amount = Lin::int(more);
-                    } else {
-                        self.facts[i].guard = Cond::and([f.guard.clone(), Cond::negate(need.clone())]);
-                        self.facts.push(Fact { guard: overlap, amount: Lin::int(more), ..f.clone() });
-                    }
-                    need = if solve::implies(&under(&need), &f.guard) == Some(true) {
-                        Cond::False
-                    } else {
-                        Cond::and([need, Cond::negate(f.guard.clone())])
-                    };
-                } else {
-                    // all of it, and more from the next: only where the fact's guard covers the whole need
-                    if solve::implies(&under(&need), &f.guard) != Some(true) {
-                        self.giveup(n.op, "a wait that takes several DMAs under different conditions");
-                        return None;
-                    }
-                    self.facts[i].guard = Cond::False;
-                    amount = amount.sub(&f.amount)?;
-                }
             } else {
-                // different symbolic amounts: decided only when they are equal wherever both hold
-                // (shown part by part first: cheaper than a case split over the whole difference)
-                let differ = if solve::equal_by_parts(&under(&overlap), &f.amount, &amount) {
-                    Answer::Unsat
-                } else {
-                    solve::check(&Cond::and([under(&overlap), Cond::cmp(f.amount.sub(&amount)?, Rel::Ne0)]))
-                };
-                match differ {
-                    Answer::Unsat => (self.facts[i].guard, need) = take(&f.guard, &need),
-                    other => {
-                        if solve::trace() {
-                            let why = match &other {
-                                Answer::Sat(m) => format!("sat {m:?}"),
-                                Answer::Unknown(w) => format!("unknown {w}"),
-                                Answer::Unsat => String::new(),
-                            };
-                            eprintln!("dma-size {why}");
-                            eprintln!("dma-size wait {} takes {amount} from {} under {overlap}", n.op.0, f.amount);
+                // amounts a constant apart (`256·n` and `256·n - 256`, or two constants), else, for different
+                // symbolic amounts, equal wherever both hold or one provably no larger than the other there
+                let diff = f.amount.sub(&amount)?;
+                let order = match diff.as_int() {
+                    Some(more) => more.cmp(&0),
+                    None => match size_order(&under(&overlap), &f.amount, &amount, &diff) {
+                        Ok(o) => o,
+                        Err(other) => {
+                            if solve::trace() {
+                                let why = match &other {
+                                    Answer::Sat(m) => format!("sat {m:?}"),
+                                    Answer::Unknown(w) => format!("unknown {w}"),
+                                    Answer::Unsat => String::new(),
+                                };
+                                eprintln!("dma-size {why}");
+                                eprintln!("dma-size wait {} takes {amount} from {} under {overlap}", n.op.0, f.amount);
+                            }
+                            self.giveup(n.op, "a wait whose size may differ from its DMA's");
+                            return None;
                         }
-                        self.giveup(n.op, "a wait whose size may differ from its DMA's");
-                        return None;
+                    },
+                };
+                match order {
+                    // equal wherever both hold: the wait takes this fact where both hold
+                    Ordering::Equal => (self.facts[i].guard, need) = take(&f.guard, &need),
+                    // part of it: the rest stays outstanding where the wait ran
+                    Ordering::Greater => {
+                        if keq == Cond::True && solve::implies(&under(&f.guard), &need) == Some(true) {
+                            self.facts[i].amount = diff;
+                        } else {
+                            self.facts[i].guard = Cond::and([f.guard.clone(), Cond::negate(need.clone())]);
+                            self.facts.push(Fact { guard: overlap, amount: diff, ..f.clone() });
+                        }
+                        need = if solve::implies(&under(&need), &f.guard) == Some(true) {
+                            Cond::False
+                        } else {
+                            Cond::and([need, Cond::negate(f.guard.clone())])
+                        };
+                    }
+                    // all of it, and more from the next (a wait of a sum of sizes): only where the fact's guard
+                    // covers the whole need — or the fact is absent only where it moves no bytes (a zero-byte DMA
+                    // is nothing), so that taking its amount off the wait's is right wherever the wait runs
+                    Ordering::Less => {
+                        let present = Cond::or([f.guard.clone(), Cond::cmp(f.amount.clone(), Rel::Eq0)]);
+                        if solve::implies(&under(&need), &present) != Some(true) {
+                            self.giveup(n.op, "a wait that takes several DMAs under different conditions");
+                            return None;
+                        }
+                        self.facts[i].guard = Cond::False;
+                        amount = amount.sub(&f.amount)?;
                     }
                 }
             }
@@ -423,6 +429,27 @@ impl Engine<'_, '_> {
 }
 
 /// Adds `f` to `facts`, onto the last one when it is the same slot under the same condition (`Engine::add_fact`).
+/// How a DMA's symbolic `fact` amount compares with a wait's `need` amount (`diff` = fact − need) wherever
+/// `both` hold: equal (shown part by part first: cheaper than a case split over the whole difference), else
+/// provably larger (the wait takes part of the DMA) or smaller (the wait takes all of it and more from other DMAs:
+/// one wait of a block's summed sizes). The solver's answer when none of the three holds for every such state.
+fn size_order(both: &Cond, fact: &Lin, need: &Lin, diff: &Lin) -> Result<Ordering, Answer> {
+    if solve::equal_by_parts(both, fact, need) {
+        return Ok(Ordering::Equal);
+    }
+    let differ = solve::check(&Cond::and([both.clone(), Cond::cmp(diff.clone(), Rel::Ne0)]));
+    if differ.is_unsat() {
+        return Ok(Ordering::Equal);
+    }
+    if solve::implies(both, &Cond::cmp(diff.clone(), Rel::Ge0)) == Some(true) {
+        return Ok(Ordering::Greater);
+    }
+    match diff.scale(-1) {
+        Some(less) if solve::implies(both, &Cond::cmp(less.clone(), Rel::Ge0)) == Some(true) => Ok(Ordering::Less),
+        _ => Err(differ),
+    }
+}
+
 fn add_onto(facts: &mut Vec<Fact>, f: Fact, symbolic: bool) {
     if let Some(last) = facts.last_mut().filter(|x| {
         !x.signal && !f.signal && x.age == 0 && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)

@@ -83,6 +83,8 @@ predicates! {
     is_loop = "loop";
     /// `scf.if`, `scf.index_switch`, `stablehlo.if`, `stablehlo.case`, HLO `conditional`.
     is_conditional = "conditional";
+    /// An XLA fusion (HLO `fusion`): its called computations run as one LLO program.
+    is_fusion = "fusion";
     /// Ops that only view a memref (no data movement): `tpu.memref_slice`, `tpu.memref_squeeze`, `memref.subview`,
     /// ...
     is_view = "view";
@@ -143,7 +145,7 @@ mod tests {
         assert!(is_matmul("llo.vmatmul.mubr") && is_matmul("tpu.matmul") && is_matmul("stablehlo.dot_general"));
         assert!(!is_matmul("llo.vmatprep.mubr") && is_matmul_input("llo.vmatprep.mubr"));
         assert!(is_matmul_output("llo.vmatres.f32") && !is_matmul_output("llo.vmatprep.mubr"));
-        assert!(is_loop("scf.for") && is_conditional("scf.if"));
+        assert!(is_loop("scf.for") && is_conditional("scf.if") && is_fusion("fusion") && !is_fusion("call"));
         assert!(is_view("tpu.memref_slice") && is_view("memref.subview") && !is_view("tpu.matmul"));
         assert!(is_semaphore_signal("tpu.sem_signal") && is_semaphore_wait("tpu.sem_wait"));
         assert!(is_semaphore_op("tpu.sem_barrier") && !is_semaphore_signal("tpu.sem_wait"));

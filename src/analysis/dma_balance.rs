@@ -1,6 +1,8 @@
-//! `dma-balance`: every DMA a Mosaic kernel starts is waited and every wait has its DMA, per semaphore slot,
-//! proven for all inputs or shown failing with a witness — the symbolic engine of [`super::dma`] (what it
-//! counts and why: docs/dma-semantics.md).
+//! `dma-balance`, the analysis behind the rule of the same name: what it proves, how, and what each kind means
+//! is [`DOC`]; why a hit matters is the rule's `doc` (rules/core.yaml); what the engine counts and why is
+//! docs/dma-semantics.md. The engine is [`super::dma`]; this module runs it once per kernel that copies
+//! (`copying_kernels`, whose run `dma-race` and `dma-double-buffering` read too), with the kernel's assumptions
+//! from the configuration, and words its problems as hits (`hits_of`, `describe`).
 
 use super::dma;
 use super::dma_kind::DmaFailure;
@@ -9,6 +11,8 @@ use crate::ir::{Layer, Module, OpId};
 use crate::lint::Compilation;
 use crate::semantic::kernel;
 
+/// What the analysis proves, how, and what a hit says: shown by `hlolint explain dma-balance` and on the rule's
+/// page.
 pub const DOC: &str =
     "Proves that every DMA a Pallas/Mosaic kernel starts (`tpu.enqueue_dma`) is waited and that every \
 wait (`tpu.wait_dma2`, `tpu.wait_dma`) and semaphore wait (`tpu.sem_wait`) has something to take, per semaphore slot, \
@@ -18,22 +22,26 @@ takes the byte size of its own descriptor, and a zero-byte DMA or wait is nothin
 tables, scalar prefetch, dynamic slice sizes, loop bounds) are symbols; sizes, slots and conditions are terms over \
 them; a branch adds its condition to the guard of what it starts and waits for instead of forking; loops and the \
 grid are checked by induction (the DMAs outstanding at the head of iteration i + 1 are what iteration i left, or, for \
-rings and pipelines several blocks deep, the iterations before it), so no trip count or grid size is enumerated. Each question is decided by a small integer decision procedure (linear \
-arithmetic with min, max, select, division and remainder by constants). Hit kinds: `never-waited` (at the start or \
-signal: still outstanding when the kernel ends — the semaphore is not zero at exit), `wait-without-start` (at the \
-wait: nothing outstanding on its slot gives what it takes), `wait-exceeds-signals` (at the wait: it takes more than \
-is outstanding — it blocks forever). Every finding names an input that reaches it (grid and loop indices, values of \
-the kernel's tables): proven symbolically, or by replaying the kernel on that input (tables at the witness's values, \
-zero elsewhere, every loop and grid step run with numbers). Input assumptions are the configuration's \
-(`per-kernel-assume`, e.g. `kv_lens[*] >= 1`): each question about a failure is asked again with them instantiated \
-over the table elements it reads; a failure only inputs they exclude reach (an empty sequence its callers never \
-pass) is a warning (`assumed`) showing that input and the assumption, a failure an allowed input reaches is an \
-error whose witness (and replayed inputs, completed to values the assumptions allow) satisfies them; without \
-assumptions every input counts. When the engine cannot \
-follow something (a semaphore slot that may or may not be a DMA's, a DMA outstanding across iterations it cannot \
-follow, a failure that needs values it cannot tie to inputs and no replay shows, an undecided question), the kernel gets an `inconclusive` result (note level) saying why — never a silent pass. Remote \
-DMAs (`device_id`) are accounted as if local, assuming every device runs the same path (SPMD). Only the kernel as \
-written is judged (its later stages and a decoded copy say the same). docs/dma-semantics.md has the details.";
+rings and pipelines several blocks deep, the iterations before it), so no trip count or grid size is enumerated. \
+Each question is decided by a small integer decision procedure (linear arithmetic with min, max, select, division \
+and remainder by constants). Hit kinds: `never-waited` (at the start or signal: still outstanding when the kernel \
+ends — the semaphore is not zero at exit), `wait-without-start` (at the wait: nothing outstanding on its slot gives \
+what it takes), `wait-exceeds-signals` (at the wait: it takes more than is outstanding — it blocks forever). Every \
+finding names an input that reaches it (grid and loop indices, values of the kernel's tables: `for example with \
+kv_lens[1] = 0, num_seqs[0] = 2`): proven symbolically, or by replaying the kernel on that input (tables at the \
+witness's values, zero elsewhere, every loop and grid step run with numbers), which also shows where a DMA was \
+started and which start is to blame. Input assumptions are the configuration's (`per-kernel-assume = {\"ragged*\" = \
+[\"kv_lens[*] >= 1\"]}`, docs/configuration.md): each question about a failure is asked again with them \
+instantiated over the table elements it reads; a failure only inputs they exclude reach (an empty sequence its \
+callers never pass) is a warning (`assumed`) showing that input and the assumption it breaks, a failure an allowed \
+input reaches is an error whose witness (and replayed inputs, completed to values the assumptions allow) satisfies \
+them, and one shown for neither leaves the kernel inconclusive; without assumptions every input counts. When the \
+engine cannot follow something (a semaphore slot that may or may not be a DMA's, a DMA outstanding across \
+iterations it cannot follow, a failure that needs values it cannot tie to inputs and no replay shows, an undecided \
+question, its budget), the kernel gets an `inconclusive` result (note level) saying why and the op where it \
+stopped — never a silent pass. Remote DMAs (`device_id`) are accounted as if local, assuming every device runs the \
+same path (SPMD). Only the kernel as written is judged (its later stages and a decoded copy say the same). \
+docs/dma-semantics.md has the details.";
 
 /// How rule packs call this analysis (`analysis: dma-balance`).
 pub static ANALYSIS: super::Analysis = super::Analysis {

@@ -1,8 +1,8 @@
-//! `dma-double-buffering`: the explicit (manual DMA) double-buffering pattern of Pallas TPU kernels: a buffer that
-//! DMAs refill in a loop or across grid steps has a second slot, and the next slot's DMA runs while the current
-//! slot is computed on. Judged on the symbolic run of [`super::dma`] (the one `dma-balance` and `dma-race` read):
-//! whether each refill's target region changes from one iteration to the next, and whether compute ran while each
-//! DMA was in flight. A slot read before its wait is a race (`dma-race`), not this rule's.
+//! `dma-double-buffering`, the analysis behind the rule of the same name: what it checks and what each kind
+//! means is [`DOC`]; why a hit matters is the rule's `doc` (rules/v2-dma.yaml). It reads the symbolic run of
+//! [`super::dma`] made for `dma-balance` (`dma_balance::copying_kernels`) and `judge`s each on-chip buffer a DMA
+//! refills: whether the refill's target region changes from one iteration to the next, and whether compute ran
+//! while each DMA was in flight.
 
 use super::dma::{self, Base};
 use super::dma_balance::place;
@@ -13,18 +13,20 @@ use crate::lint::Compilation;
 use crate::semantic::kernel;
 use std::collections::BTreeMap;
 
+/// What the analysis checks, how, and what a hit says: shown by `hlolint explain dma-double-buffering` and on
+/// the rule's page.
 pub const DOC: &str = "Checks explicit double buffering in Pallas TPU kernels that copy with manual DMAs \
-(`pltpu.make_async_copy` → `tpu.enqueue_dma` / `tpu.wait_dma2`), on the symbolic run `dma-balance` proves its \
-semaphores with (no value is sampled). For every VMEM buffer that a DMA refills — a start that runs \
-in two consecutive iterations of a loop or grid steps —: `single-slot`: every refill lands in the same region \
-whatever the iteration (one slot, or a slot index that never changes), so the next block's copy either overwrites \
-the data being computed on (a race, which `dma-race` reports where it happens) or must be waited before the compute \
-(no overlap); `no-overlap`: the refills alternate between slots, but every DMA into the buffer is waited with no \
-compute (a vector load or store, a matmul) between its start and its wait, so nothing hides the transfer. Each \
-finding names its cause for the author (`failure`: `single-slot`, `no-overlap`) and the help that fixes it \
-(`help`). A hit matters because manual double buffering is done for speed, and the two failure modes are silent \
-races or silently serial copies. When the run cannot decide the kernel's DMAs (see `dma-balance`) or whether a \
-refill's region changes, the kernel is `inconclusive` with the reason, never a silent pass.";
+(`pltpu.make_async_copy` → `tpu.enqueue_dma` / `tpu.wait_dma2`): a buffer that DMAs refill in a loop or across grid \
+steps has a second slot, and the next slot's DMA runs while the current slot is computed on. Judged on the symbolic \
+run `dma-balance` proves its semaphores with (no value is sampled), for every VMEM buffer that a DMA refills — a \
+start that runs in two consecutive iterations of a loop or grid steps —: `single-slot`: every refill lands in the \
+same region whatever the iteration (one slot, or a slot index that never changes), so the next block's copy either \
+overwrites the data being computed on (a race, which `dma-race` reports where it happens) or must be waited before \
+the compute (no overlap); `no-overlap`: the refills alternate between slots, but every DMA into the buffer is waited \
+with no compute (a vector load or store, a matmul) between its start and its wait, so nothing hides the transfer. \
+Each finding names its cause for the author (`failure`: `single-slot`, `no-overlap`) and the help that fixes it \
+(`help`). When the run cannot decide the kernel's DMAs (see `dma-balance`) or whether a refill's region changes, \
+the kernel is `inconclusive` with the reason, never a silent pass.";
 
 /// How rule packs call this analysis (`analysis: dma-double-buffering`).
 pub static ANALYSIS: super::Analysis = super::Analysis {

@@ -1,6 +1,7 @@
-//! `dma-race`: no Mosaic kernel reads a buffer region a DMA may still be filling, or writes one a DMA may still be
-//! filling or sending — proven for all inputs or shown with a witness, from the same symbolic run as
-//! `dma-balance` ([`super::dma::race`] says how).
+//! `dma-race`, the analysis behind the rule of the same name: what it proves, how, and what each kind means is
+//! [`DOC`]; why a hit matters is the rule's `doc` (rules/core.yaml). The questions are asked during the symbolic
+//! run of [`super::dma`] that `dma-balance` makes ([`super::dma::race`] says how); this module reads that run's
+//! race problems per kernel (`dma_balance::copying_kernels`) and words them as hits (`hits_of`, `describe`).
 
 use super::dma::{self, race};
 use super::dma_balance::place;
@@ -10,6 +11,7 @@ use crate::ir::{Layer, Module};
 use crate::lint::Compilation;
 use crate::semantic::kernel;
 
+/// What the analysis proves, how, and what a hit says: shown by `hlolint explain dma-race` and on the rule's page.
 pub const DOC: &str = "Proves that a Pallas/Mosaic kernel never touches memory a DMA may still be copying, for every \
 input — or shows an input for which it does. A DMA is in flight from its `.start()` (`tpu.enqueue_dma`) until the \
 wait that takes it (see `dma-balance`: the same symbolic run, the same semaphore accounting). At every read of a \
@@ -18,11 +20,10 @@ that may be in flight there are asked whether their target (or, for a write, the
 with the indices, slots and conditions as terms over the kernel's run-time values (no value is sampled); inside \
 loops and across grid steps the DMAs of earlier iterations are those the induction carries, and what was in \
 flight before a loop is checked against the loop's first and later iterations. Hit kinds: `read-while-filling` \
-(a read of a slot whose DMA has not been waited: the data may not have landed — usually a `.wait()` after the \
-read, a wait on the other slot, or a prefetch nothing waits for), `write-while-filling` (a store to, or a second DMA \
-into, a region a DMA is still filling: one of them is lost), `write-while-sending` (a write to a region an \
-outgoing DMA is still reading: the copy may carry the new data — an output slot reused before its write-back was \
-waited). Every finding names an input that reaches it, proven symbolically or by replaying the kernel on that \
+(a read of a slot whose DMA has not been waited — usually a `.wait()` after the read, a wait on the other slot, or \
+a prefetch nothing waits for), `write-while-filling` (a store to, or a second DMA into, a region a DMA is still \
+filling), `write-while-sending` (a write to a region an outgoing DMA is still reading — an output slot reused \
+before its write-back was waited). Every finding names an input that reaches it, proven symbolically or by replaying the kernel on that \
 input. Input assumptions (`per-kernel-assume`) count as for `dma-balance`: a race only inputs they exclude reach (a \
 table naming one row twice, where callers pass distinct rows) is a warning (`assumed`) showing that input. A region the \
 engine cannot follow (a view that lost its dimensions, a DMA whose target it cannot name) makes \

@@ -111,7 +111,8 @@ pub struct Analysis {
     pub name: &'static str,
     /// The layers it reads; a rule calling it for another layer is a rule error.
     pub layers: &'static [Layer],
-    /// One paragraph: what it checks and what a hit means (shown by `hlolint explain`).
+    /// One paragraph: how it decides — what it reads, the method, its kinds and what each means (shown by
+    /// `hlolint explain` and on the page of every rule calling it); why a hit matters is the rule's `doc`.
     pub doc: &'static str,
     /// The capture keys its hits carry besides `detail`.
     pub captures: &'static [&'static str],

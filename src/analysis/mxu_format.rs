@@ -1,9 +1,7 @@
-//! `mxu-f32`: LLO programs whose MXU matmuls take f32 operands (`vmatmul[.mubr][.msk].f32.…`), in a Pallas kernel
-//! or an XLA fusion alike. What it costs is read from the same program: an f32 operand fills twice the vector
-//! registers of a bf16 one, so each matmul streams twice the `vmatmul` ops (measured on our dumps: a 128³ Pallas
-//! matmul with an f32 LHS issues 16 `vmatmul.f32` on v5e where the bf16 kernel issues 8), and XLA's
-//! `precision=HIGHEST` splits each f32 operand into bf16 parts multiplied pairwise: 48 `vmatmul.mubr.f32` on
-//! tpu7x where the default precision issues 4 bf16 ones (docs/performance-model.md, "MXU formats").
+//! `mxu-f32`, the analysis behind the rule of the same name: what it checks and how is [`DOC`]; why a hit matters,
+//! with the measured cost, is the rule's `doc` (rules/core.yaml). The code: [`run`] reads each LLO program's MXU
+//! ops (`semantic::llo::mxu_ops`), counts its `vmatmul`s and the f32 ones (`is_f32_format`), and skips a
+//! program whose entry takes a narrow operand.
 
 use super::{At, Hit, Options};
 use crate::ir::Layer;
@@ -12,14 +10,14 @@ use crate::semantic::llo::{self, MxuKind};
 
 pub const NAME: &str = "mxu-f32";
 
-const DOC: &str = "An LLO program (a Pallas kernel's or an XLA computation's final bundles) whose MXU matmul ops take \
-f32 operands: a `vmatmul` whose every dtype segment is f32 (`vmatmul.f32.gmra.mxu0` on v5e, `vmatmul.mubr.f32...` on \
-tpu7x and v6e). One hit per program, at its first such op, with the count of f32 `vmatmul` ops against all of the \
-program's `vmatmul` ops. In a Pallas kernel this is usually an activation left in f32 (`jnp.dot(x_f32, w_bf16)`: \
-Mosaic widens the bf16 side rather than narrowing the f32 one); in XLA, a dot with `precision=HIGHEST` (at the \
-default precision XLA rounds f32 operands to bf16 for the MXU). Formats that mix f32 with another type \
-(`f8e4m3b11.bf16`) are not f32 here, nor is a program that takes an fp8 or integer operand (the entry's \
-`inlined_call_operand`s): a narrow matmul widened to f32 is the fp8 and integer rules' finding.";
+/// What the analysis checks, how, and what a hit says: shown by `hlolint explain mxu-f32` and on the rule's page.
+pub const DOC: &str = "Finds the LLO programs (a Pallas kernel's or an XLA computation's final bundles) whose MXU \
+multiplies take f32 operands. It reads each program's MXU ops: a `vmatmul` is f32 when its every dtype segment is \
+f32 (`vmatmul.f32.gmra.mxu0` on v5e, `vmatmul.mubr.f32...` on tpu7x and v6e). One hit per program, at its first such \
+op, with the count of f32 `vmatmul` ops against all of the program's `vmatmul` ops (captures `f32_ops`, \
+`matmul_ops`). Formats that mix f32 with another type (`f8e4m3b11.bf16`) are not f32 here, nor is a program that \
+takes an fp8 or integer operand (the entry's `inlined_call_operand`s): a narrow matmul widened to f32 is \
+the finding of `fp8-emulated` and `narrow-emulated`.";
 
 const CAPTURES: &[&str] = &["computation", "f32_ops", "matmul_ops"];
 

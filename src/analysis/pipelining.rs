@@ -1,12 +1,9 @@
-//! `auto-pipelining`: a Pallas kernel with a grid and windowed operands (`window_params` with `window_bounds`,
-//! `iteration_bounds`) is pipelined by Pallas: the next block of every window is fetched while the current one is
-//! computed. This checks that there is something to pipeline: more than one grid step, no whole-array window that
-//! carries a large share of the kernel's traffic, and two buffers per window whose block index varies.
-//!
-//! The full array of a windowed operand is the HLO custom call's operand (inputs) or result (outputs): for a
-//! kernel decoded from a `tpu_custom_call` body, the host call; for a Mosaic dump, the call of the same compilation
-//! whose body decodes to the same kernel name. Operands without `window_bounds` (`{}`: `memory_space=ANY`/HBM
-//! operands the kernel copies itself) are not windows.
+//! `auto-pipelining`, the analysis behind the rule of the same name: what it checks and what each kind means is
+//! [`DOC`]; why a hit matters is the rule's `doc` (rules/v1-auto.yaml). The code: `check_kernel` reads a kernel's
+//! grid (`grid_steps`) and windows (`window_facts`: a window's full array, whether it is grid-invariant by its
+//! `transform_indices` function, `index_map_dims`, and the bytes it moves over the grid) and words each kind's hit; the full array of a window is the
+//! HLO custom call's operand or result (`call_arrays`): for a kernel decoded from a `tpu_custom_call` body, the
+//! host call; for a Mosaic dump, the call of the same compilation whose body decodes to the same kernel name.
 
 use super::{At, Hit, Options};
 use crate::ir::{Def, Layer, Module, OpId, Span};
@@ -386,19 +383,21 @@ pub fn run(c: &Compilation<'_>, unit: usize, _opts: &Options) -> Vec<Hit> {
     }
 }
 
-pub const DOC: &str = "A Pallas kernel with a grid and windowed operands (`window_params` with `window_bounds`, \
-`iteration_bounds`) is pipelined by Pallas: the next block of each window is fetched while the current one is \
-computed, and a block is copied only when its index (the window's `transform_indices` function of the grid \
-indices) changes between steps. kind `no-grid-steps`: the grid has one step (the product of `iteration_bounds` is \
-1) while operands are windowed, so there is nothing to overlap; `full-array-window`: a window is its whole array \
-(the array is the HLO custom call's operand or result; skipped when the call is not in the compilation), so it is \
-copied once, outside the pipeline, and that copy is at least a quarter of the bytes all the kernel's windows move \
-over the grid (block bytes times index changes). Smaller whole-array windows (a key, a scale table, a per-head \
-tensor every step reuses) are fetched once by design: Pallas single-buffers such grid-invariant VMEM operands \
-itself; `single-buffered`: a window whose block index varies with the grid has one buffer \
-(`#tpu.pipeline_mode<synchronous>`, which jax prints for `pipeline_mode=pl.Buffered(1)`), so its copies are not \
-overlapped with compute (a grid-invariant window is copied once: one buffer costs nothing). Operands without window \
-bounds (`memory_space=ANY`/HBM, copied by the kernel itself) are not windows.";
+/// What the analysis checks, how, and what a hit says: shown by `hlolint explain auto-pipelining` and on the
+/// rule's page.
+pub const DOC: &str = "Checks that a Pallas kernel with a grid and windowed operands (`window_params` with \
+`window_bounds`, `iteration_bounds`) has something for Pallas to pipeline. Pallas fetches the next block of each \
+window while the current one is computed, and copies a block only when its index (the window's \
+`transform_indices` function of the grid indices) changes between steps. kind `no-grid-steps`: the grid has one \
+step (the product of `iteration_bounds` is 1) while operands are windowed, so there is nothing to overlap; \
+`full-array-window`: a window is its whole array (the array is the HLO custom call's operand or result; skipped \
+when the call is not in the compilation), so it is copied once, outside the pipeline, and that copy is at least a \
+quarter of the bytes all the kernel's windows move over the grid (block bytes times index changes). Smaller \
+whole-array windows (a key, a scale table, a per-head tensor every step reuses) are fetched once by design: Pallas \
+single-buffers such grid-invariant VMEM operands itself; `single-buffered`: a window whose block index varies with \
+the grid has one buffer (`#tpu.pipeline_mode<synchronous>`, which jax prints for `pipeline_mode=pl.Buffered(1)`), \
+so its copies are not overlapped with compute (a grid-invariant window is copied once: one buffer costs nothing). \
+Operands without window bounds (`{}`: `memory_space=ANY`/HBM, copied by the kernel itself) are not windows.";
 
 /// How rule packs call this analysis (`analysis: auto-pipelining`).
 pub static ANALYSIS: super::Analysis = super::Analysis {

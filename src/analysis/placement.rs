@@ -1,17 +1,14 @@
-//! `any-placed-in-vmem`: a Pallas kernel operand that the kernel streams itself — declared `memory_space=pl.ANY`
-//! or `pltpu.HBM` — that XLA placed in VMEM. Neither declaration keeps the operand in HBM: the BlockSpec's memory
-//! space types the kernel's ref, and only `pltpu.with_memory_space_constraint` on the pallas_call's argument pins
-//! it (docs/memory-spaces.md). Unpinned, both compile to the same program on tpu7x: a `copy-start` to `S(1)` before
-//! the kernel, and the kernel's "HBM" DMAs copy VMEM to VMEM.
+//! `any-placed-in-vmem`, the analysis behind the rule of the same name: what it checks and where it reports is
+//! [`DOC`]; why a hit matters and how to pin an operand is the rule's `doc` and `help` (rules/core.yaml, and
+//! docs/memory-spaces.md). How each fact of [`DOC`] is read, stage by stage:
 //!
 //! Declared ANY: in the kernel (a body decoded from the custom call, or a Mosaic dump) the argument's memref has
 //! `#tpu.memory_space<any>`, or no memory space on an operand without a pipelined window; at `post-finalize-llo`,
 //! where arguments are retyped with the placed memref in `llo.type`, libtpu marks it `llo.unspecified_memory_space`.
 //! Declared HBM: `#tpu.memory_space<hbm>`, at every stage (libtpu keeps `hbm` in `llo.type` even when XLA placed
 //! the operand in VMEM, so only the HLO and the LLO entry say where it is).
-//! Placed in VMEM: the HLO custom call's operand lives in `S(1)` (a `copy-start` to `S(1)` feeds it, through
-//! `copy-done` and maybe `bitcast`/`get-tuple-element`), or the LLO entry of the kernel's computation has
-//! `inlined_call_operand.vmem` for that operand. Operands declared VMEM (BlockSpec windows, whole-array VMEM)
+//! Placed in VMEM: the `copy-start` to `S(1)` reaches the custom call through `copy-done` and maybe
+//! `bitcast`/`get-tuple-element`; the LLO entry is that of the computation holding the kernel. Operands declared VMEM (BlockSpec windows, whole-array VMEM)
 //! placed in VMEM are what the user asked for; ANY operands left in HBM are fine.
 
 use super::crosslink as link;
@@ -23,13 +20,13 @@ use crate::semantic::llo;
 
 pub const NAME: &str = "any-placed-in-vmem";
 
-pub const DOC: &str = "A Pallas kernel operand declared memory_space=pl.ANY or pltpu.HBM (Mosaic memory space \
-`any` or `hbm`: an operand the kernel's own DMAs read) that XLA placed in VMEM: the HLO after optimizations copies \
-it into S(1) (copy-start to S(1) feeding the tpu_custom_call operand) or the kernel's LLO entry shows \
-inlined_call_operand.vmem for it. A kernel written with manual DMAs \"from HBM\" then copies VMEM to VMEM, and the \
-operand takes VMEM the kernel did not budget for. The declaration does not keep an operand in HBM; \
-pltpu.with_memory_space_constraint(x, pltpu.HBM) on the pallas_call's argument does. Reported once per operand \
-per compilation, at the HLO producer with a label on the custom call (from LLO when no HLO shows the call).";
+/// What the analysis checks, how, and what a hit says: shown by `hlolint explain any-placed-in-vmem` and on the
+/// rule's page.
+pub const DOC: &str = "Finds the Pallas kernel operands the kernel's own DMAs read that XLA placed in VMEM. Such an \
+operand is declared memory_space=pl.ANY or pltpu.HBM (Mosaic memory space `any` or `hbm`); it is placed in VMEM \
+when the HLO after optimizations copies it into S(1) (copy-start to S(1) feeding the tpu_custom_call operand) or \
+the kernel's LLO entry shows inlined_call_operand.vmem for it. Reported once per operand per compilation, at the HLO producer with a label on \
+the custom call (from LLO when no HLO shows the call).";
 
 /// How rule packs call this analysis (`analysis: …`).
 pub static ANALYSIS: super::Analysis = super::Analysis {

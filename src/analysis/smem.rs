@@ -1,12 +1,8 @@
-//! `smem-scales`: small quantization-scale operands of a Mosaic kernel belong in SMEM, data does not.
-//!
-//! A scale operand is recognised by what the kernel does with it, not by its name: a small (at most
-//! `max_scale_elements`) f32/bf16 memref that the kernel only reads, whose loaded values are reduced to one element
-//! (a scalar load, a single-element vector, `vtos`) and then multiply (`arith.mulf`, `llo.vmul.f32`, possibly
-//! after `vector.broadcast`/`shape_cast`/`extract`/`splat`, or after multiplying another scale) a value that is not
-//! itself a scale (a matmul result or other data), and that is never a matmul operand. Per-lane factors (a
-//! layer-norm `gamma` loaded as a vector and multiplied lane by lane) are not scales in this sense: VMEM is right
-//! for them.
+//! `smem-scales`, the analysis behind the rule of the same name: what it checks and how is [`DOC`]; why a hit
+//! matters is the rule's `doc` (rules/v3-smem.yaml). The code: `analyze_kernel` follows each memref argument's
+//! loaded values forward (`ScaleFlow`: through the ops that keep a scale a scale, to a multiply, a matmul or a
+//! store) into one `ArgUse` per argument; `check_kernels` compares each use with the argument's memory space and
+//! size and words the hits.
 
 use super::{At, Hit, Options};
 use crate::ir::mlir_type::MlirType;
@@ -439,14 +435,16 @@ pub fn run(c: &Compilation<'_>, unit: usize, opts: &Options) -> Vec<Hit> {
     }
 }
 
-pub const DOC: &str = "Small quantization-scale operands of a Mosaic kernel belong in SMEM. A scale operand is \
-recognised by use, not name: a small (at most `max_scale_elements`, default 4096) f32/bf16 memref the kernel only \
-reads, whose loaded values are reduced to one element and multiply (`arith.mulf`, `llo.vmul.f32`, through \
-`vector.broadcast`/`shape_cast`/`extract`/`splat` or a product with another scale) a matmul result or other data, \
-and that is never a matmul operand. kind `scales-in-vmem`: such an operand lives in VMEM/ANY, so every block pays a \
-vector load and a broadcast where an SMEM scalar read (scalar prefetch or SMEM scratch) would do; `data-in-smem`: a \
-floating-point operand in SMEM that feeds a matmul or is larger than the threshold. Per-lane factors (a vector \
-multiplied lane by lane, e.g. a layer-norm gamma) are not scales in this sense.";
+/// What the analysis checks, how, and what a hit says: shown by `hlolint explain smem-scales` and on the rule's page.
+pub const DOC: &str = "Finds the quantization-scale operands of a Mosaic kernel and checks that they, and only they, \
+are in SMEM. A scale operand is recognised by use, not name: a small (at most `max_scale_elements`, default 4096) \
+f32/bf16 memref the kernel only reads, whose loaded values are reduced to one element (a scalar load, a \
+single-element vector, `vtos`) and multiply (`arith.mulf`, `llo.vmul.f32`, through \
+`vector.broadcast`/`shape_cast`/`extract`/`splat` or a product with another scale) a value that is not itself a \
+scale (a matmul result or other data), and that is never a matmul operand. Per-lane factors (a vector multiplied \
+lane by lane, e.g. a layer-norm gamma) are not scales in this sense: VMEM is right for them. kind \
+`scales-in-vmem`: a scale operand in VMEM or ANY; `data-in-smem`: a floating-point operand in SMEM that feeds a \
+matmul or is larger than `max_scale_elements`.";
 
 /// How rule packs call this analysis (`analysis: smem-scales`).
 pub static ANALYSIS: super::Analysis = super::Analysis {

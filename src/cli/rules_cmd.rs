@@ -173,10 +173,7 @@ fn rule_doc(r: &rules::Rule) -> String {
     let _ = writeln!(out, "## {} ({})\n", r.id, r.code.as_deref().unwrap_or("no code"));
     let _ = writeln!(out, "{}\n", r.summary);
     let _ = writeln!(out, "pack `{}` · severity `{}` · layers `{}`", r.pack, r.severity.name(), layers(r));
-    if let RuleKind::Analysis(a, ..) = &r.kind {
-        let _ = writeln!(out, "\nanalysis `{}`: {}", a.name, a.doc);
-    }
-    let doc = r.doc.trim().replace("\n## ", "\n### ");
+    let doc = r.page().trim().replace("\n## ", "\n### ");
     let doc = doc.strip_prefix("## ").map(|d| format!("### {d}")).unwrap_or(doc);
     let _ = writeln!(out, "\n{doc}");
     out

@@ -20,6 +20,7 @@ use super::{llo_facts, mxu_time, KernelFacts, MxuFacts, MxuFormat, MxuMode, SPAR
 use crate::analysis::crosslink;
 use crate::ir::{Dim, FuncId, Layer, Module, OpId, Shape, Value};
 use crate::lint::compilation::{Compilation, Parsed};
+use crate::semantic::op::{is_convolution, is_dot_general};
 use crate::semantic::tpu::Chip;
 use serde::Serialize;
 
@@ -604,10 +605,12 @@ fn flops_of(m: &Module<'_>, o: OpId) -> Estimate {
         for c in &op.calls {
             stack.extend(m.body_ops(c.func).iter().copied());
         }
-        let f = match op.opcode {
-            "dot" => dot_flops(m, x),
-            "convolution" => conv_flops(m, x),
-            _ => continue,
+        let f = if is_dot_general(op.opcode) {
+            dot_flops(m, x)
+        } else if is_convolution(op.opcode) {
+            conv_flops(m, x)
+        } else {
+            continue;
         };
         total = total.add(&f.unwrap_or_else(|| Estimate::unknown(format!("%{}: matmul shape unknown", op.name))));
     }

@@ -9,7 +9,7 @@
 
 use crate::ir::{Module, OpId};
 use crate::parse::llo::args::position;
-use crate::semantic::llo::{classify, family, OpClass};
+use crate::semantic::llo::{classify, family, mnemonic as mn, OpClass};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -65,7 +65,7 @@ impl Lane {
             OpClass::Mxu => Lane::Mxu,
             OpClass::DmaStart => Lane::DmaIssue,
             OpClass::DmaWait => Lane::DmaWait,
-            OpClass::Sync if fam.contains("wait") => Lane::DmaWait,
+            OpClass::Sync if fam.contains(mn::WAIT) => Lane::DmaWait,
             OpClass::Sync => Lane::Sync,
             OpClass::VectorLoad => Lane::VectorLoad,
             OpClass::VectorStore => Lane::VectorStore,
@@ -113,7 +113,7 @@ pub struct Timeline {
 /// The timeline of the innermost loop holding MXU work; `None` when no loop holds any (a kernel without a loop,
 /// or without a matmul).
 pub fn steady_state(m: &Module<'_>) -> Option<Timeline> {
-    let loops: Vec<OpId> = m.op_ids().filter(|&id| m.op(id).opcode == "loop").collect();
+    let loops: Vec<OpId> = m.op_ids().filter(|&id| m.op(id).opcode == mn::LOOP).collect();
     let mut mxu_in: BTreeMap<OpId, usize> = BTreeMap::new();
     for id in m.op_ids() {
         if classify(m.op(id).opcode) == OpClass::Mxu {
@@ -122,7 +122,7 @@ pub fn steady_state(m: &Module<'_>) -> Option<Timeline> {
             }
         }
     }
-    let level = |l: OpId| m.ancestors(l).filter(|&a| m.op(a).opcode == "loop").count();
+    let level = |l: OpId| m.ancestors(l).filter(|&a| m.op(a).opcode == mn::LOOP).count();
     let chosen = loops
         .iter()
         .copied()
@@ -142,7 +142,7 @@ fn timeline_of(m: &Module<'_>, lp: OpId, mxu_ops: usize, level: u32) -> Option<T
     let mut inner_loops = Vec::new();
     for id in region_ops(m, lp) {
         let op = m.op(id);
-        if op.opcode == "loop" {
+        if op.opcode == mn::LOOP {
             if let (Some(s), Some(e)) = (addr_attr(m, id, "start"), addr_attr(m, id, "end")) {
                 inner_loops.push((s.saturating_sub(start), e.saturating_sub(start)));
             }
@@ -252,7 +252,7 @@ mod tests {
             let Ok(LloFile::Bundles(prog)) = parse_llo(&p, &text) else { continue };
             let m = &prog.module;
             let looped_mxu = m.op_ids().any(|id| {
-                classify(m.op(id).opcode) == OpClass::Mxu && m.ancestors(id).any(|a| m.op(a).opcode == "loop")
+                classify(m.op(id).opcode) == OpClass::Mxu && m.ancestors(id).any(|a| m.op(a).opcode == mn::LOOP)
             });
             let t = steady_state(m);
             assert_eq!(t.is_some(), looped_mxu, "{p}");

@@ -8,7 +8,7 @@
 use super::estimate::{Assume, Estimate};
 use crate::ir::{Module, OpId, Value, ValueKind};
 use crate::parse::llo::args::{self, args, predicate};
-use crate::semantic::llo::family;
+use crate::semantic::llo::{family, mnemonic as mn};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -90,7 +90,7 @@ impl<'m, 'a> Prog<'m, 'a> {
         let mut defs = HashMap::new();
         for id in m.op_ids() {
             let o = m.op(id);
-            if !o.name.is_empty() && o.opcode != "loop" {
+            if !o.name.is_empty() && o.opcode != mn::LOOP {
                 defs.entry(o.name).or_insert(id);
             }
         }
@@ -122,18 +122,18 @@ impl<'m, 'a> Prog<'m, 'a> {
         let op = self.m.op(id);
         let a = plain_args(op);
         match family(op.opcode) {
-            "smov" if a.len() == 1 => self.value(a[0], lp, depth + 1),
-            "sadd" | "ssub" if a.len() == 2 => {
+            mn::SMOV if a.len() == 1 => self.value(a[0], lp, depth + 1),
+            mn::SADD | mn::SSUB if a.len() == 2 => {
                 let (x, y) = (self.value(a[0], lp, depth + 1)?, self.value(a[1], lp, depth + 1)?);
-                let sub = family(op.opcode) == "ssub";
+                let sub = family(op.opcode) == mn::SSUB;
                 match (x, y) {
                     (Lin::Const(c), v) if !sub => Some(v.plus(c)),
                     (v, Lin::Const(c)) => Some(v.plus(if sub { c.wrapping_neg() } else { c })),
                     _ => None,
                 }
             }
-            "sphi" if self.inside(id, lp) => Some(Lin::Iv { phi: id, off: 0 }),
-            "sld" => self.reload(id, lp, depth),
+            mn::SPHI if self.inside(id, lp) => Some(Lin::Iv { phi: id, off: 0 }),
+            mn::SLD => self.reload(id, lp, depth),
             _ => None,
         }
     }
@@ -146,7 +146,7 @@ impl<'m, 'a> Prog<'m, 'a> {
         let stores: Vec<OpId> = self
             .m
             .op_ids()
-            .filter(|&s| family(self.m.op(s).opcode) == "sst")
+            .filter(|&s| family(self.m.op(s).opcode) == mn::SST)
             .filter(|&s| args::memrefs(self.m.op(s)).next().map(|(_, v)| args::flag_text(v)).as_deref() == Some(&slot))
             .filter(|&s| self.inside(s, lp) == here && (here || self.bundle(s).is_some_and(|b| b < at)))
             .collect();
@@ -242,7 +242,7 @@ fn exit_test(p: &Prog<'_, '_>, lp: OpId) -> Result<(u64, String), String> {
     let region = l.attr("region").and_then(Value::word).unwrap_or("");
     let branch =
         p.m.op_ids()
-            .filter(|&id| p.bundle(id) == Some(back) && family(p.m.op(id).opcode) == "sbr")
+            .filter(|&id| p.bundle(id) == Some(back) && family(p.m.op(id).opcode) == mn::SBR)
             .find(|&id| {
                 let t = args::named(p.m.op(id), "target").and_then(Value::word).unwrap_or("");
                 t.trim_start_matches('$').trim_start_matches("region") == region
@@ -254,7 +254,7 @@ fn exit_test(p: &Prog<'_, '_>, lp: OpId) -> Result<(u64, String), String> {
     let mut segs = t.opcode.split('.');
     let (fam, cc) = (segs.next().unwrap_or(""), segs.next().unwrap_or(""));
     let a = plain_args(t);
-    if fam != "scmp" || a.len() != 2 {
+    if fam != mn::SCMP || a.len() != 2 {
         return Err(format!("the back edge tests `{}`, not a scalar comparison", t.opcode));
     }
     let text = |v: &Value<'_>| match &v.kind {
@@ -296,7 +296,7 @@ fn exit_test(p: &Prog<'_, '_>, lp: OpId) -> Result<(u64, String), String> {
 pub fn llo_loops(m: &Module<'_>, computation: &str, assume: &Assume) -> Vec<LoopFacts> {
     let p = Prog::new(m);
     let mut out = Vec::new();
-    for id in m.op_ids().filter(|&id| m.op(id).opcode == "loop") {
+    for id in m.op_ids().filter(|&id| m.op(id).opcode == mn::LOOP) {
         let l = m.op(id);
         let (Some(start), Some(end)) = (addr(l, "start"), addr(l, "end")) else { continue };
         let region = l.attr("region").and_then(Value::word).unwrap_or("?");
@@ -353,10 +353,10 @@ pub fn pipeline_stages(m: &Module<'_>, lp: &LoopFacts) -> u64 {
 /// Conditional branches inside loop bodies that are not a loop's back edge (they may skip bundles).
 pub fn branches_in_loops(m: &Module<'_>, loops: &[LoopFacts]) -> u64 {
     let backedges: Vec<u64> =
-        m.op_ids().filter(|&id| m.op(id).opcode == "loop").filter_map(|id| addr(m.op(id), "backedge")).collect();
+        m.op_ids().filter(|&id| m.op(id).opcode == mn::LOOP).filter_map(|id| addr(m.op(id), "backedge")).collect();
     let inside = |b: u64| loops.iter().any(|l| b >= l.start && b <= l.end);
     m.op_ids()
-        .filter(|&id| family(m.op(id).opcode) == "sbr" && predicate(m.op(id)).is_some())
+        .filter(|&id| family(m.op(id).opcode) == mn::SBR && predicate(m.op(id)).is_some())
         .filter_map(|id| bundle_addr(m.op(id)))
         .filter(|&b| inside(b) && !backedges.contains(&b))
         .count() as u64

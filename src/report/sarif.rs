@@ -205,7 +205,7 @@ fn descriptor(r: &Rule) -> ReportingDescriptor {
         name: r.id.clone(),
         short_description: Text { text: summary.clone() },
         full_description: Text { text: summary },
-        help: TextMarkdown { text: r.doc.clone(), markdown: r.doc.clone() },
+        help: TextMarkdown { text: r.page(), markdown: r.page() },
         default_configuration: Configuration { level: level(r.severity) },
         properties: RuleProperties {
             code: r.code.clone(),

@@ -223,51 +223,9 @@ pub static HLO_ATTRIBUTES: &[&str] = &[
     "ragged_dot_dimension_numbers",
 ];
 
-/// LLO mnemonic families (first segment of `vmatmul.mubr.f8e4m3fn`).
-pub static LLO_FAMILIES: &[&str] = &[
-    "vmatmul",
-    "vmatpush",
-    "vmatprep",
-    "vmatres",
-    "vpop",
-    "vllmr",
-    "dma",
-    "sld",
-    "sst",
-    "vld",
-    "vst",
-    "vsync",
-    "vwait",
-    "swait",
-    "ssync",
-    "sbr",
-    "br",
-    "sjmp",
-    "shalt",
-    "loop",
-    "inlined_call_operand",
-    "vadd",
-    "vmul",
-    "vsub",
-    "vmax",
-    "vmin",
-    "vcvt",
-    "vpack",
-    "vunpack",
-    "vsel",
-    "vcmp",
-    "sadd",
-    "smul",
-    "ssub",
-    "smov",
-    "vmov",
-    "vbcast",
-    "vrot",
-    "vxpose",
-    "vdelay",
-    "vnop",
-    "snop",
-];
+/// LLO mnemonic families (first segment of `vmatmul.mubr.f8e4m3fn`): the table of `semantic::llo`, whose
+/// meaning the linter reads by the same names.
+pub use crate::semantic::llo::mnemonic::FAMILIES as LLO_FAMILIES;
 
 /// Memory-space names in Mosaic (`#tpu.memory_space<vmem>`).
 pub static MOSAIC_SPACES: &[&str] = &["vmem", "smem", "hbm", "any", "cmem", "semaphore_mem", "vmem_shared", "host"];
@@ -296,7 +254,7 @@ pub fn check_op_name(name: &str, layer: Layer) -> Result<(), String> {
     let ok = match layer {
         Layer::Hlo => HLO_OPCODES.contains(&name),
         Layer::StableHlo | Layer::Mosaic => name.contains('.'),
-        Layer::Llo => LLO_FAMILIES.contains(&name.split('.').next().unwrap_or(name)),
+        Layer::Llo => LLO_FAMILIES.contains(&crate::semantic::llo::family(name)),
     };
     if ok {
         Ok(())

@@ -81,6 +81,17 @@ impl Rule {
             None => self.id.clone(),
         }
     }
+
+    /// The rule's page in Markdown: its `doc` (what it reports, why that is bad, an example) and, for a rule that
+    /// calls an analysis, the analysis's own doc (how it decides, its kinds), which the rule's `doc` does not repeat.
+    pub fn page(&self) -> String {
+        match &self.kind {
+            RuleKind::Analysis(a, ..) => {
+                format!("{}\n\n## How the analysis `{}` decides\n\n{}\n", self.doc.trim_end(), a.name, a.doc)
+            }
+            _ => self.doc.clone(),
+        }
+    }
 }
 
 pub enum RuleKind {
@@ -108,6 +119,34 @@ impl From<super::schema::CountDef> for Count {
             super::schema::CountDef::Exactly(n) => Count { min: n, max: n },
             super::schema::CountDef::Range { min, max } => {
                 Count { min: min.unwrap_or(0), max: max.unwrap_or(u64::MAX) }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An analysis rule's `doc` says what the rule reports and why; how the analysis decides is the analysis's own
+    /// doc, which the rule's page shows beside it. A run of eight words both hold is a fact stated twice.
+    #[test]
+    fn rule_docs_do_not_repeat_their_analysis_doc() {
+        let words = |s: &str| -> Vec<String> {
+            s.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let set = crate::rules::load::load_all_builtin().expect("the built-in packs load");
+        for r in &set.rules {
+            let RuleKind::Analysis(a, ..) = &r.kind else { continue };
+            assert!(r.doc.contains(&format!("`{}`", a.name)), "{}: its doc names no analysis `{}`", r.id, a.name);
+            let analysis = words(a.doc);
+            let runs: std::collections::HashSet<&[String]> = analysis.windows(8).collect();
+            let doc = words(&r.doc);
+            if let Some(run) = doc.windows(8).find(|w| runs.contains(w)) {
+                panic!("{}: its doc repeats the analysis `{}`'s: \"{}\"", r.id, a.name, run.join(" "));
             }
         }
     }

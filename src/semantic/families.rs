@@ -88,6 +88,12 @@ pub static FAMILIES: &[Family] = &[
         stablehlo: ["stablehlo.dot", "stablehlo.dot_general", "stablehlo.convolution", "chlo.ragged_dot"],
         mosaic: ["tpu.matmul", "vector.contract", "llo.vmatmul*"],
         llo: ["vmatmul*"]),
+    fam!("dot-general", "the dots of the `dot` family that contract named dimensions: HLO dot, StableHLO dot/dot_general (not convolutions, ragged or scaled dots)",
+        hlo: ["dot"], stablehlo: ["stablehlo.dot", "stablehlo.dot_general"], mosaic: [], llo: []),
+    fam!("convolution", "the convolutions of the `dot` family (how XLA often writes a TPU matmul after layout assignment): HLO convolution, StableHLO convolution",
+        hlo: ["convolution"], stablehlo: ["stablehlo.convolution"], mosaic: [], llo: []),
+    fam!("dot-accumulate", "the dots of the `dot` family whose third operand is the accumulator: Mosaic tpu.matmul, vector.contract",
+        hlo: [], stablehlo: [], mosaic: ["tpu.matmul", "vector.contract"], llo: []),
     fam!("convert", "element type conversions: HLO convert, StableHLO convert, arith ext/trunc/int-float casts",
         hlo: ["convert", "stochastic-convert"],
         stablehlo: ["stablehlo.convert"],
@@ -216,6 +222,21 @@ mod tests {
             for l in LAYERS {
                 for p in f.patterns(l).iter().filter(|p| !p.contains('*')) {
                     assert!(f.matches(l, p) && !f.matches(l, &format!("{p}x")), "{}: {p}", f.name);
+                }
+            }
+        }
+    }
+
+    /// The narrower dot families name no opcode the `dot` family lacks: an analysis that asks one of them of a
+    /// matmul asks about a part of the same ops.
+    #[test]
+    fn narrower_dots_are_dots() {
+        let dot = family("dot").unwrap();
+        for name in ["dot-general", "convolution", "dot-accumulate"] {
+            let f = family(name).unwrap();
+            for l in LAYERS {
+                for p in f.patterns(l) {
+                    assert!(!p.contains('*') && dot.matches(l, p), "{name}: {p} is not a `dot` of {}", l.name());
                 }
             }
         }

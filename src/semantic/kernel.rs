@@ -14,8 +14,8 @@ use crate::ir::*;
 use crate::parse::mlir::attr as mattr;
 use crate::parse::mlir::types::mlir_type;
 use crate::semantic::op::{
-    is_conditional, is_constant, is_dma_start, is_dma_wait, is_load, is_loop, is_matmul, is_semaphore_signal,
-    is_semaphore_wait, is_store, is_view, op_name,
+    is_accumulating_matmul, is_conditional, is_constant, is_dma_start, is_dma_wait, is_load, is_loop, is_matmul,
+    is_semaphore_signal, is_semaphore_wait, is_store, is_view, op_name,
 };
 use serde::Serialize;
 
@@ -543,8 +543,7 @@ pub fn matmul<'a>(m: &Module<'a>, id: OpId) -> Matmul<'a> {
     let op = m.op(id);
     let data_format = op.attr("data_format").and_then(mattr::dialect_attr_word);
     let result = op.ty.mlir().and_then(|t| t.result(0)).and_then(MlirType::dtype);
-    let acc =
-        if op_name(op.opcode) == "matmul" || op_name(op.opcode) == "contract" { m.operand_dtype(id, 2) } else { None };
+    let acc = if is_accumulating_matmul(op.opcode) { m.operand_dtype(id, 2) } else { None };
     Matmul {
         op: id,
         opcode: op.opcode,

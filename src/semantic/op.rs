@@ -73,10 +73,18 @@ predicates! {
     /// A matrix multiply anywhere: `tpu.matmul`, `vector.contract`, `llo.vmatmul*`, `stablehlo.dot_general`, HLO
     /// `dot` and `convolution`.
     is_matmul = "dot";
+    /// A matmul by contracting dimensions (`lhs_contracting_dims`): HLO `dot`, `stablehlo.dot_general`.
+    is_dot_general = "dot-general";
+    /// A matmul written as a convolution (`dim_labels`): HLO `convolution`, `stablehlo.convolution`.
+    is_convolution = "convolution";
+    /// A matmul whose operand 2 is the accumulator: `tpu.matmul`, `vector.contract`.
+    is_accumulating_matmul = "dot-accumulate";
     /// `scf.for`, `scf.while`, `scf.parallel`, `scf.forall`, `stablehlo.while`, HLO `while`.
     is_loop = "loop";
     /// `scf.if`, `scf.index_switch`, `stablehlo.if`, `stablehlo.case`, HLO `conditional`.
     is_conditional = "conditional";
+    /// An XLA fusion (HLO `fusion`): its called computations run as one LLO program.
+    is_fusion = "fusion";
     /// Ops that only view a memref (no data movement): `tpu.memref_slice`, `tpu.memref_squeeze`, `memref.subview`,
     /// ...
     is_view = "view";
@@ -137,7 +145,7 @@ mod tests {
         assert!(is_matmul("llo.vmatmul.mubr") && is_matmul("tpu.matmul") && is_matmul("stablehlo.dot_general"));
         assert!(!is_matmul("llo.vmatprep.mubr") && is_matmul_input("llo.vmatprep.mubr"));
         assert!(is_matmul_output("llo.vmatres.f32") && !is_matmul_output("llo.vmatprep.mubr"));
-        assert!(is_loop("scf.for") && is_conditional("scf.if"));
+        assert!(is_loop("scf.for") && is_conditional("scf.if") && is_fusion("fusion") && !is_fusion("call"));
         assert!(is_view("tpu.memref_slice") && is_view("memref.subview") && !is_view("tpu.matmul"));
         assert!(is_semaphore_signal("tpu.sem_signal") && is_semaphore_wait("tpu.sem_wait"));
         assert!(is_semaphore_op("tpu.sem_barrier") && !is_semaphore_signal("tpu.sem_wait"));
@@ -157,6 +165,10 @@ mod tests {
         // HLO and StableHLO matmuls; an LLO bundle mnemonic is `semantic::llo`'s, not a matmul here
         assert!(is_matmul("dot") && is_matmul("convolution") && is_matmul("ragged-dot") && !is_matmul("multiply"));
         assert!(is_matmul("stablehlo.convolution") && !is_matmul("vmatmul.f32"));
+        assert!(is_dot_general("dot") && !is_dot_general("convolution") && !is_dot_general("ragged-dot"));
+        assert!(is_convolution("convolution") && !is_convolution("dot") && is_dot_general("stablehlo.dot_general"));
+        assert!(is_accumulating_matmul("tpu.matmul") && is_accumulating_matmul("vector.contract"));
+        assert!(!is_accumulating_matmul("llo.vmatmul.mubr") && !is_accumulating_matmul("stablehlo.dot_general"));
         assert!(is_load("llo.sld") && is_load("tpu.strided_load") && is_load("memref.load") && is_load("llvm.load"));
         assert!(is_store("llo.vector_store_masked") && is_store("llvm.store") && !is_store("tpu.enqueue_dma"));
         assert!(is_view("tpu.reinterpret_cast") && is_view("tpu.memref_bitcast") && !is_view("memref.load"));

@@ -1,14 +1,12 @@
-//! `async-balance`: every HLO asynchronous start is done exactly once on every path, and every done has a start.
+//! `async-balance`, the analysis behind the rule of the same name: what it checks, through which ops and what
+//! each kind means is [`DOC`]; why a hit matters is the rule's `doc` (rules/core.yaml).
 //!
-//! HLO computations are dataflow graphs, so "paths" are control choices the value of a start goes through: a
-//! `while` (the loop runs zero times, or its body runs and the value is carried into the next iteration through
-//! the body's parameter and ROOT tuple, or the loop exits with it in its result), a `conditional` (one branch runs)
-//! and `call`s. The walk follows the start's value through `tuple` / `get-tuple-element` (index-precise: a gte of
-//! index k follows only element k), `bitcast`, `opt-barrier` and `domain`, into and out of called computations,
-//! and counts the dones of the start's family it reaches (its `-update`s count as the start). Fan-out within a
-//! computation adds up (both users run); control choices give alternatives. The result is the set of done counts
-//! over all paths (0, 1, 2 or more); loops are solved as a fixed point. A done is traced backwards the same way;
-//! if some path reaches something other than a start of its family, the done has no start on that path.
+//! HLO computations are dataflow graphs, so the "paths" of [`DOC`] are control choices a start's value goes
+//! through; fan-out within a computation adds up (both users run), control choices give alternatives. The walk
+//! also passes `domain` ops, and follows a value into and out of called computations. The result is the set of
+//! done counts over all paths (0, 1, 2 or more); loops are solved as a fixed point. A done is traced backwards
+//! the same way; if some path reaches something other than a start of its family, the done has no start on that
+//! path.
 //!
 //! Along the data flow: `forward` walks a start's value to the dones it reaches (the done counts over paths,
 //! each with a witness), `backward` traces a done's operand back to its starts, and `findings` words what
@@ -157,14 +155,18 @@ pub fn run(c: &Compilation<'_>, unit: usize, _opts: &Options) -> Vec<Hit> {
     }
 }
 
-pub const DOC: &str = "Every HLO asynchronous start (`copy-start`, `all-gather-start`, `all-reduce-start`, \
-`collective-permute-start`, `send`/`recv`, `async-start` and any `X-start`) is done exactly once on every path, and \
-every done has a start. The start's value is followed through `tuple`/`get-tuple-element` (index-precise), \
-`bitcast`/`opt-barrier`, into `while` loops (zero trips, loop-carried through the body's parameter and ROOT, exit), \
-`conditional` branches (each branch is a path) and `call`s, counting the dones of its family (`-update`s continue the \
-chain). kind `never-done`: some path ends without a done (the async op is still in flight, its buffer never \
-released); `done-twice`: one path reaches two dones of the same start; `done-without-start`: a done whose operand \
-does not trace back to a start of its family on every path.";
+/// What the analysis checks, how, and what a hit says: shown by `hlolint explain async-balance` and on the rule's
+/// page.
+pub const DOC: &str = "Checks that every HLO asynchronous start (`copy-start`, `all-gather-start`, \
+`all-reduce-start`, `collective-permute-start`, `send`/`recv`, `async-start` and any `X-start`) is done exactly once \
+on every path, and that every done has a start. The start's value is followed through \
+`tuple`/`get-tuple-element` (index-precise: an element k is followed only into element k), `bitcast`/`opt-barrier`, \
+into `while` loops (zero trips, loop-carried into the next iteration through the body's parameter and ROOT, exit), \
+`conditional` branches (each branch is a path) and `call`s, counting the dones of its family (`-update`s continue \
+the chain); each done is traced back the same way. Not a count of starts and dones: a loop-carried copy started in \
+one iteration and done in the next is balanced. kind `never-done`: some path ends without a done; `done-twice`: \
+one path reaches two dones of the same start; `done-without-start`: a done whose operand does not trace back to a \
+start of its family on every path.";
 
 /// How rule packs call this analysis (`analysis: async-balance`).
 pub static ANALYSIS: super::Analysis = super::Analysis {

@@ -1,17 +1,11 @@
-//! `fp8-emulated`: the user asked for an fp8 matmul (both operands f8 at the op) and the target does not run it
-//! natively, or the lowest layer at hand proves it does not.
+//! `fp8-emulated` and `narrow-emulated`, the analyses behind the rules `fp8-emulated`, `fp8-not-native`,
+//! `int-widened` and `int-not-native`: what they check, from which evidence, and what each kind means is [`DOC`]
+//! and [`NARROW_DOC`]; why a hit matters is each rule's `doc` (rules/core.yaml).
 //!
-//! A request is a matmul whose two operands are f8 *at the op*: HLO `dot`/`convolution` (also inside fusions),
-//! StableHLO `dot_general`/`convolution`, Mosaic `tpu.matmul` (or, at `post-finalize-llo`, an `llo.vmatmul` whose
-//! data format reads f8), or a Pallas custom call whose kernel does such a matmul. An operand widened by the user
-//! (`convert`/`arith.extf` from f8 before the dot) arrives as bf16/f32: that matmul requests nothing in fp8 (the
-//! upcast is another rule's finding).
-//!
-//! Evidence, strongest first: the LLO MXU ops of the computation (`vmatmul.mubr.f8e4m3fn` native;
-//! `vmatmul.mubr.msk.f8e4m3b11.bf16`, `vmatmul.mubr.f32`, `vmatmul.bf16` emulated), Mosaic's
-//! `#llo.matmul_data_format<e4m3b>` (native) vs `<e4m3b_to_bf16>` (emulated), then the target generation
-//! (`Generation::native_fp8`). The finding is reported once per matmul per compilation, from the highest layer
-//! present: a canonical HLO unit (see `crosslink`), else StableHLO, else the kernel's Mosaic dump, else LLO.
+//! How the facts of [`DOC`] are read: at `post-finalize-llo` a Mosaic matmul is an `llo.vmatmul` whose data format
+//! reads f8; an operand the user widened (`convert`/`arith.extf` from f8 before the dot) arrives as bf16/f32, so
+//! it requests nothing narrow. "The highest layer" is a canonical HLO unit (see `crosslink`), else StableHLO, else
+//! the kernel's Mosaic dump, else LLO.
 //!
 //! Along the data flow: `requests` finds the narrow matmuls each layer asks for, `evidence` gathers what the
 //! lowest layers show the MXU gets (read with the vocabulary of [`super::data_format`]), and `decision` turns a
@@ -31,28 +25,33 @@ use requests::{hlo_unit, llo_unit, mosaic_unit, stablehlo_unit};
 
 pub const NAME: &str = "fp8-emulated";
 
-pub const DOC: &str = "An fp8 matmul (both operands f8 at the op: an HLO dot or convolution, also inside a fusion; \
-a StableHLO dot_general; a Mosaic tpu.matmul; a Pallas custom call whose kernel multiplies f8 operands) that the \
-target does not run natively. The lowest layer decides: LLO MXU ops of the computation (vmatmul.*.f8e4m3fn is \
-native; f8e4m3b11.bf16, f32 or bf16 formats are emulated), then Mosaic's matmul_data_format (e4m3b native, \
-e4m3b_to_bf16 emulated), then the target generation (fp8 is native on tpu7x only). A hit is reported once per \
-matmul per compilation, at the highest-level op the user wrote, with the same fact in the other layers as related \
-lines. A matmul whose operands the user widened to bf16 before the dot requested no fp8 and is not reported here. \
-kind: `emulated` (the target has no fp8 MXU), `native-format-missing` (the target has one, but the MXU got \
-another format), `unknown-target` (only with require_target: no target and no lower-layer proof).";
+/// What the analysis checks, how, and what a hit says: shown by `hlolint explain fp8-emulated` and on its rules'
+/// pages.
+pub const DOC: &str = "Finds fp8 matmuls (both operands f8 at the op: an HLO dot or convolution, also inside a \
+fusion; a StableHLO dot_general; a Mosaic tpu.matmul; a Pallas custom call whose kernel multiplies f8 operands) \
+that the target does not run natively. The lowest layer at hand decides: the LLO MXU ops of the linked \
+computation (`vmatmul.mubr.f8e4m3fn` is native; `vmatmul.mubr.msk.f8e4m3b11.bf16`, `f32` or `bf16` formats are \
+emulated), then Mosaic's `#llo.matmul_data_format` (`e4m3b` native, `e4m3b_to_bf16` emulated), then the target \
+generation (`--target`, the driver's manifest, the folder name; fp8 is native on tpu7x only). A hit is reported \
+once per matmul per compilation, at the highest-level op the user wrote, with the same fact in the other layers as \
+related lines. A matmul whose operands the user widened to bf16 before the dot requested no fp8 and is not \
+reported here. kind: `emulated` (the target has no fp8 MXU), `native-format-missing` (the target has one, but the \
+MXU got another format), `unknown-target` (only with require_target: no target and no lower-layer proof).";
 
 pub const CAPTURES: &[&str] = &["target", "mxu_format", "native_on", "kind"];
 
 pub const NARROW_NAME: &str = "narrow-emulated";
 
-pub const NARROW_DOC: &str = "The same analysis as fp8-emulated for every narrow operand type: fp8 (any f8 variant), \
-int8 (s8/u8) and int4 (s4/u4), both operands of one family at the op. The lowest layer decides: LLO MXU ops \
-(vmatmul.*.s8, .s4, .f8e4m3fn, .f8e5m2 native; bf16, f32, or another family such as s8 for an int4 request, \
-widened), then Mosaic's matmul_data_format (s8, s4, e4m3b, f8e5m2 native; e4m3b_to_bf16 or, for an integer request, \
-bf16 or e4m3b widened), then the per-generation table (fp8 native on tpu7x; int8 and int4 on v6e, v5e, v5p). \
-An integer matmul is proved only from a graph above the MXU ops (an HLO dot, a Mosaic tpu.matmul): its widened \
-LLO form is an ordinary bf16/f32 matmul. narrow: `fp8`, `int8`, `int4`. kind: as fp8-emulated, plus \
-`widened-to-int8` (int4 requested on a generation with an s4 mode, and the MXU got s8: what XLA dots do).";
+/// narrow-emulated's [`DOC`]: what differs from fp8-emulated's, which it points to for the rest.
+pub const NARROW_DOC: &str = "The analysis of fp8-emulated (`hlolint explain fp8-emulated`) for every narrow \
+operand type: fp8 (any f8 variant), int8 (s8/u8) and int4 (s4/u4), both operands of one family at the op. The \
+lowest layer decides: LLO MXU ops (vmatmul.*.s8, .s4, .f8e4m3fn, .f8e5m2 native; bf16, f32, or another family \
+such as s8 for an int4 request, widened), then Mosaic's matmul_data_format (s8, s4, e4m3b, f8e5m2 native; \
+e4m3b_to_bf16 or, for an integer request, bf16 or e4m3b widened), then the per-generation table (fp8 native on \
+tpu7x; int8 and int4 on v6e, v5e, v5p; neither on v4). An integer matmul is proved only from a graph above the \
+MXU ops (an HLO dot, a Mosaic tpu.matmul): its widened LLO form is an ordinary bf16/f32 matmul. narrow: `fp8`, \
+`int8`, `int4`. kind: as fp8-emulated, plus `widened-to-int8` (int4 requested on a generation with an s4 mode, \
+and the MXU got s8: what XLA dots do on every generation; Pallas kernels get s4).";
 
 pub const NARROW_CAPTURES: &[&str] = &["target", "mxu_format", "native_on", "kind", "narrow"];
 

@@ -12,7 +12,7 @@ use crate::lint::Compilation;
 use crate::semantic::kernel::{self, Matmul};
 use crate::semantic::link::base_name;
 use crate::semantic::llo::{self, MxuKind};
-use crate::semantic::op::is_matmul;
+use crate::semantic::op::{is_fusion, is_matmul};
 
 fn dt(d: Option<DType>) -> &'static str {
     d.map(DType::name).unwrap_or("?")
@@ -34,7 +34,7 @@ fn enclosing_fusion(m: &Module<'_>, op: OpId) -> OpId {
             break;
         }
         match m.func(f).callers.first() {
-            Some(&caller) if m.op(caller).opcode == "fusion" => cur = caller,
+            Some(&caller) if is_fusion(m.op(caller).opcode) => cur = caller,
             _ => break,
         }
     }

@@ -1,6 +1,6 @@
 //! A readable digest of an LLO program: what the views see. Used by snapshot tests and debugging output.
 
-use super::{classify, conversions, dma_ops, entry_info, in_loop, mxu_ops, smem_accesses, sync_ops};
+use super::{classify, conversions, dma_ops, entry_info, family, in_loop, mxu_ops, smem_accesses, sync_ops};
 use super::{MxuKind, OpClass, SyncKind};
 use crate::ir::Module;
 use crate::parse::llo::LloProgram;
@@ -10,7 +10,7 @@ pub fn summarize(p: &LloProgram<'_>) -> String {
     let m = &p.module;
     let mut s = String::new();
     let f = m.entry.map(|f| m.func(f).name).unwrap_or("?");
-    let nops = m.ops.iter().filter(|o| o.opcode != "loop").count();
+    let nops = m.ops.iter().filter(|o| o.opcode != super::mnemonic::LOOP).count();
     let _ = writeln!(s, "func {f}: {} bundles, {} ops, {} loops", p.bundles.len(), nops, p.loops.len());
     entry_lines(m, &mut s);
     class_line(m, &mut s);
@@ -100,7 +100,8 @@ fn dma_lines(m: &Module<'_>, s: &mut String) {
 
 /// Sync ops other than the DMA waits (listed with the DMAs).
 fn sync_lines(m: &Module<'_>, s: &mut String) {
-    for y in sync_ops(m).into_iter().filter(|y| y.kind != SyncKind::Wait || !y.mnemonic.starts_with("dma")) {
+    for y in sync_ops(m).into_iter().filter(|y| y.kind != SyncKind::Wait || family(y.mnemonic) != super::mnemonic::DMA)
+    {
         let _ = writeln!(
             s,
             "sync {:?} {} flag={} amount={}",

@@ -1,6 +1,7 @@
 //! DMAs (`dma.hbm_to_vmem`, `dma.general /* vmem-to-vmem */`, `dma.done.wait`) and sync-flag ops (`vsyncadd`,
 //! `vsyncpa`, `vwait.ge`): the flags they signal and wait on, and the amounts.
 
+use super::mnemonic as mn;
 use super::{classify, family, OpClass};
 use crate::ir::{Module, Op, OpId, ValueKind};
 use crate::parse::llo::args::{flag_text, named, plain_args, predicate, Predicate};
@@ -106,11 +107,11 @@ pub fn sync_op<'a>(m: &Module<'a>, id: OpId) -> Option<SyncOp<'a>> {
         return None;
     }
     let fam = family(op.opcode);
-    let kind = if class == OpClass::DmaWait || fam.contains("wait") {
+    let kind = if class == OpClass::DmaWait || fam.contains(mn::WAIT) {
         SyncKind::Wait
-    } else if fam == "vsyncadd" {
+    } else if fam == mn::VSYNCADD {
         SyncKind::Add
-    } else if fam == "vsyncpa" {
+    } else if fam == mn::VSYNCPA {
         SyncKind::Set
     } else {
         SyncKind::Other

@@ -55,7 +55,8 @@ pub fn entry_info<'a>(m: &Module<'a>) -> EntryInfo<'a> {
         .op_ids()
         .filter_map(|id| {
             let op = m.op(id);
-            op.opcode.strip_prefix("inlined_call_operand.").map(|space| call_operand(id, op, space))
+            let space = op.opcode.strip_prefix(super::mnemonic::INLINED_CALL_OPERAND)?.strip_prefix('.')?;
+            Some(call_operand(id, op, space))
         })
         .collect();
     EntryInfo { hlo, name, opcode, operands }

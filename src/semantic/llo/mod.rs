@@ -11,6 +11,7 @@
 mod digest;
 mod dma;
 mod entry;
+pub mod mnemonic;
 mod mxu;
 mod smem;
 
@@ -21,6 +22,7 @@ pub use mxu::{conversions, is_native_fp8_mnemonic, matmul_formats, mxu_op, mxu_o
 pub use smem::{smem_accesses, smem_loads, SmemAccess};
 
 use crate::ir::{DType, Module, OpId};
+use mnemonic as mn;
 use serde::Serialize;
 
 /// The family: the first `.` segment with trailing digits dropped (`vmatpush1` → `vmatpush`).
@@ -74,26 +76,26 @@ pub enum OpClass {
 pub fn classify(mnemonic: &str) -> OpClass {
     let fam = family(mnemonic);
     let segs = || mnemonic.split('.');
-    if mnemonic == "loop" {
+    if mnemonic == mn::LOOP {
         return OpClass::Loop;
     }
-    if fam == "dma" {
-        return if segs().any(|s| s == "wait" || s == "done") { OpClass::DmaWait } else { OpClass::DmaStart };
+    if fam == mn::DMA {
+        return if segs().any(|s| s == mn::WAIT || s == "done") { OpClass::DmaWait } else { OpClass::DmaStart };
     }
     if is_mxu(mnemonic) {
         return OpClass::Mxu;
     }
-    if fam.starts_with("vsync") || fam.starts_with("vwait") || fam.starts_with("swait") || fam.starts_with("ssync") {
+    if [mn::VSYNC, mn::VWAIT, mn::SWAIT, mn::SSYNC].iter().any(|p| fam.starts_with(p)) {
         return OpClass::Sync;
     }
     match fam {
-        "sld" => OpClass::ScalarLoad,
-        "sst" => OpClass::ScalarStore,
-        "vld" => OpClass::VectorLoad,
-        "vst" => OpClass::VectorStore,
-        "sbr" | "br" | "sjmp" | "shalt" => OpClass::Branch,
-        f if f.ends_with("phi") => OpClass::Phi,
-        "inlined_call_operand" => OpClass::CallOperand,
+        mn::SLD => OpClass::ScalarLoad,
+        mn::SST => OpClass::ScalarStore,
+        mn::VLD => OpClass::VectorLoad,
+        mn::VST => OpClass::VectorStore,
+        mn::SBR | mn::BR | mn::SJMP | mn::SHALT => OpClass::Branch,
+        f if f.ends_with(mn::PHI_SUFFIX) => OpClass::Phi,
+        mn::INLINED_CALL_OPERAND => OpClass::CallOperand,
         _ => OpClass::Other,
     }
 }
@@ -104,25 +106,25 @@ pub fn classify(mnemonic: &str) -> OpClass {
 /// (`parse::llo::Keep`); an analysis that reads more says so (`analysis::Analysis::llo`).
 pub fn read_across_layers(mnemonic: &str) -> bool {
     // `family(m) == "vmatmul"` without splitting: this runs on every op of every LLO dump read.
-    let vmatmul = mnemonic.strip_prefix("vmatmul").is_some_and(|r| {
+    let vmatmul = mnemonic.strip_prefix(mn::VMATMUL).is_some_and(|r| {
         let first = r.split_once('.').map_or(r, |x| x.0);
         first.bytes().all(|b| b.is_ascii_digit())
     });
-    vmatmul || mnemonic.starts_with("inlined_call_operand.")
+    vmatmul || mnemonic.strip_prefix(mn::INLINED_CALL_OPERAND).is_some_and(|r| r.starts_with('.'))
 }
 
 fn is_mxu(mnemonic: &str) -> bool {
     let fam = family(mnemonic);
-    fam.starts_with("vmat") || fam == "vllmr" || mnemonic.split('.').any(|s| s.starts_with("mxu"))
+    fam.starts_with(mn::VMAT) || fam == mn::VLLMR || mnemonic.split('.').any(|s| s.starts_with(mn::MXU_UNIT))
 }
 
 /// The loops enclosing `op`, innermost first.
 pub fn enclosing_loops(m: &Module<'_>, op: OpId) -> Vec<OpId> {
-    m.ancestors(op).filter(|&a| m.op(a).opcode == "loop").collect()
+    m.ancestors(op).filter(|&a| m.op(a).opcode == mn::LOOP).collect()
 }
 
 pub fn in_loop(m: &Module<'_>, op: OpId) -> bool {
-    m.ancestors(op).any(|a| m.op(a).opcode == "loop")
+    m.ancestors(op).any(|a| m.op(a).opcode == mn::LOOP)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! MXU ops (`vmatmul`, `vmatpush`, `vmatprep`, result pops) with their data formats, and the vector conversions
 //! that widen or narrow narrow types on the VPU.
 
+use super::mnemonic as mn;
 use super::{family, is_mxu, mnemonic_dtype, segment_dtype};
 use crate::ir::{DType, Module, OpId};
 use serde::Serialize;
@@ -38,10 +39,10 @@ pub fn mxu_op<'a>(m: &Module<'a>, id: OpId) -> Option<MxuOp<'a>> {
     }
     let fam = family(op.opcode);
     let kind = match fam {
-        "vmatmul" => MxuKind::Matmul,
-        "vmatpush" => MxuKind::Push,
-        "vmatprep" => MxuKind::Prep,
-        f if f == "vpop" || f.starts_with("vmatres") => MxuKind::Result,
+        mn::VMATMUL => MxuKind::Matmul,
+        mn::VMATPUSH => MxuKind::Push,
+        mn::VMATPREP => MxuKind::Prep,
+        f if f == mn::VPOP || f.starts_with(mn::VMATRES) => MxuKind::Result,
         _ => MxuKind::Other,
     };
     let dt = mnemonic_dtype(op.opcode);
@@ -51,7 +52,7 @@ pub fn mxu_op<'a>(m: &Module<'a>, id: OpId) -> Option<MxuOp<'a>> {
         kind,
         format: dt.map(|d| d.1),
         dtype: dt.map(|d| d.0),
-        unit: op.opcode.split('.').find(|s| s.starts_with("mxu")),
+        unit: op.opcode.split('.').find(|s| s.starts_with(mn::MXU_UNIT)),
     })
 }
 
@@ -96,7 +97,7 @@ pub fn conversions<'a>(m: &Module<'a>) -> Vec<Conversion<'a>> {
     for id in m.op_ids() {
         let op = m.op(id);
         let fam = family(op.opcode);
-        if !(fam == "vpack" || fam == "vunpack" || fam == "vcvt" || fam == "scvt") {
+        if ![mn::VPACK, mn::VUNPACK, mn::VCVT, mn::SCVT].contains(&fam) {
             continue;
         }
         // vcvt.s32.f32 names source and destination; the first dtype is the source.

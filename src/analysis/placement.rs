@@ -238,7 +238,7 @@ fn hlo_unit(c: &Compilation<'_>, ui: usize) -> Vec<Hit> {
             }
             let prod = producer(m, id, a.operand);
             let how = match prod.map(|p| m.op(p)) {
-                Some(p) if in_s1 && p.opcode == "copy-start" => {
+                Some(p) if in_s1 && crate::semantic::op::is_copy_start(p.opcode) => {
                     format!("`{}` copies `{}` to S(1)", p.name, p.operands.first().map(|o| o.name).unwrap_or("?"))
                 }
                 Some(p) if in_s1 => format!("its producer `{}` is in S(1)", p.name),

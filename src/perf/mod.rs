@@ -230,7 +230,8 @@ fn hlo_io_bytes(c: &Compilation<'_>) -> Estimate {
     let Some(u) = program::best_hlo(c) else { return Estimate::unknown("no HLO dump") };
     let m = &u.module;
     let Some(f) = m.entry else { return Estimate::unknown("the HLO dump has no entry computation") };
-    let ops = m.body_ops(f).iter().copied().filter(|&o| m.op(o).opcode == "parameter").chain(m.root(f));
+    let ops =
+        m.body_ops(f).iter().copied().filter(|&o| crate::semantic::op::is_parameter(m.op(o).opcode)).chain(m.root(f));
     let mut total = 0u64;
     for o in ops {
         let Some(s) = m.op(o).shape() else { return Estimate::unknown("an entry shape is missing") };

@@ -566,7 +566,7 @@ fn control<'a>(m: &Module<'a>, id: OpId) -> ControlOp<'a> {
         Some(Def::Op { op, .. }) => const_int(m, op),
         _ => None,
     };
-    let is_for = op_name(op.opcode) == "for";
+    let is_for = crate::semantic::op::is_counted_loop(op.opcode);
     ControlOp {
         op: id,
         opcode: op.opcode,

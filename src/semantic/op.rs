@@ -81,10 +81,18 @@ predicates! {
     is_accumulating_matmul = "dot-accumulate";
     /// `scf.for`, `scf.while`, `scf.parallel`, `scf.forall`, `stablehlo.while`, HLO `while`.
     is_loop = "loop";
+    /// `scf.for`: a loop whose operands 0-2 are its lower bound, upper bound and step.
+    is_counted_loop = "counted-loop";
     /// `scf.if`, `scf.index_switch`, `stablehlo.if`, `stablehlo.case`, HLO `conditional`.
     is_conditional = "conditional";
     /// An XLA fusion (HLO `fusion`): its called computations run as one LLO program.
     is_fusion = "fusion";
+    /// A custom call: HLO `custom-call`, `stablehlo.custom_call` (a Pallas kernel is one).
+    is_custom_call = "custom-call";
+    /// A computation's parameter (HLO `parameter`).
+    is_parameter = "parameter";
+    /// HLO `copy-start`: XLA's asynchronous copy into or out of VMEM, or a cross-program prefetch.
+    is_copy_start = "copy-start";
     /// Ops that only view a memref (no data movement): `tpu.memref_slice`, `tpu.memref_squeeze`, `memref.subview`,
     /// ...
     is_view = "view";

@@ -66,7 +66,7 @@ pub fn summarize(m: &Module<'_>, decoded: &[DecodedCall]) -> Summary {
                 *memory_spaces.entry(space).or_insert(0) += 1;
             }
         }
-        if op.opcode == "custom-call" {
+        if crate::semantic::op::is_custom_call(op.opcode) {
             let target = op.attr("custom_call_target").and_then(|v| v.string()).unwrap_or_default();
             custom_calls.entry(target.into_owned()).or_default().push(op.name.to_string());
         }

@@ -35,7 +35,7 @@ pub struct EntryInfo<'a> {
 impl<'a> EntryInfo<'a> {
     /// The custom call's name when the computation is one (a Pallas kernel: `matmul.1`).
     pub fn custom_call(&self) -> Option<&'a str> {
-        (self.opcode == Some("custom-call")).then_some(self.name).flatten()
+        self.opcode.is_some_and(crate::semantic::op::is_custom_call).then_some(self.name).flatten()
     }
     pub fn operands_in(&self, space: &str) -> impl Iterator<Item = &CallOperand<'a>> {
         let space = space.to_string();

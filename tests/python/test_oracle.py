@@ -300,3 +300,29 @@ def test_dma_race_verdicts_on_the_fp8_example_agree_with_the_interpreter(hlolint
     result = oracle.runner.run(version, jax.jit(mod.VERSIONS[version]), args, mode="eager", hang_seconds=30)
     assert not result.error and not result.hang, result
     assert bool(result.races) == races, result.races[:3]
+
+
+def test_dma_race_on_two_pages_one_wait_agrees_with_the_interpreter(hlolint_bin, tmp_path):
+    # a block copied as two pages on one semaphore, one wait for both (tests/data/pallas/two_pages.py): the
+    # second page read before the wait is a race for both; rows beside the pages are not (the engine once kept
+    # the two DMAs as one in flight over the first page only, and missed the race)
+    module = os.path.join(os.path.dirname(__file__), "..", "data", "pallas", "two_pages.py")
+    compiled = subprocess.run([str(hlolint_bin), "compile", module, "--target", "tpu7x", "--out", str(tmp_path),
+                               "--python", sys.executable], capture_output=True, text=True, timeout=600)
+    assert (tmp_path / "bug_second_page@tpu7x").is_dir(), compiled.stderr[-2000:]
+    sys.path.insert(0, os.path.dirname(module))
+    try:
+        import two_pages as mod
+    finally:
+        sys.path.pop(0)
+    for version, races in [("bug_second_page", True), ("beside_pages", False)]:
+        done = subprocess.run([str(hlolint_bin), "--isolated", "--select", "MO011", "--format", "json",
+                               str(tmp_path / f"{version}@tpu7x")], capture_output=True, text=True, timeout=300)
+        findings = json.loads(done.stdout)["findings"]
+        assert not [f for f in findings if f.get("verdict") == "inconclusive"], findings
+        assert bool([f for f in findings if f.get("severity") == "error"]) == races, (version, findings)
+        for mode in ("on_wait", "eager"):
+            result = oracle.runner.run(version, jax.jit(mod.VERSIONS[version]), mod.make_inputs(), mode=mode,
+                                       hang_seconds=30)
+            assert not result.error and not result.hang, result
+            assert bool(result.races) == races, (version, mode, result.races[:3])

@@ -111,7 +111,8 @@ pub fn run(rules: &RuleSet, c: &Compilation<'_>, severity_of: &SeverityOf<'_>) -
     let live: Vec<(&Rule, Severity)> =
         rules.rules.iter().map(|r| (r, severity_of(r))).filter(|(_, sev)| *sev != Severity::Off).collect();
     // Every (rule, unit) pair is a task of its own (an analysis of one kernel can take most of a compilation's
-    // time) but for analyses that share a computation (`tasks`); the findings are then taken in rule order, then unit order, whatever order the tasks ran in.
+    // time) but for analyses that share a computation (`tasks`); the findings are then taken in rule order, then
+    // unit order, whatever order the tasks ran in.
     let pairs: Vec<(usize, usize)> = (0..live.len())
         .flat_map(|ri| (0..c.units.len()).map(move |ui| (ri, ui)))
         .filter(|&(ri, ui)| live[ri].0.layers.contains(&c.units[ui].layer()))

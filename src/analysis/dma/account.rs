@@ -428,7 +428,6 @@ impl Engine<'_, '_> {
     }
 }
 
-/// Adds `f` to `facts`, onto the last one when it is the same slot under the same condition (`Engine::add_fact`).
 /// How a DMA's symbolic `fact` amount compares with a wait's `need` amount (`diff` = fact − need) wherever
 /// `both` hold: equal (shown part by part first: cheaper than a case split over the whole difference), else
 /// provably larger (the wait takes part of the DMA) or smaller (the wait takes all of it and more from other DMAs:
@@ -450,6 +449,7 @@ fn size_order(both: &Cond, fact: &Lin, need: &Lin, diff: &Lin) -> Result<Orderin
     }
 }
 
+/// Adds `f` to `facts`, onto the last one when it is the same slot under the same condition (`Engine::add_fact`).
 fn add_onto(facts: &mut Vec<Fact>, f: Fact, symbolic: bool) {
     if let Some(last) = facts.last_mut().filter(|x| {
         !x.signal && !f.signal && x.age == 0 && x.at.is_empty() && x.guard == f.guard && same_key(&x.sem, &f.sem)

@@ -68,21 +68,19 @@ impl Compilation<'_> {
     /// The kernels of unit `unit` (whose module is `m`) in their author's words: their arguments' Python names
     /// and their ops' Python places, where known.
     pub fn named_kernels<'a>(&self, unit: usize, m: &Module<'a>) -> Vec<Kernel<'a>> {
-        let names = self.kernel_names();
-        let mut ks = crate::semantic::kernel::kernels(m);
-        for k in &mut ks {
-            names.name_args(k);
-            k.places = std::sync::Arc::new(self.python_places(unit, k.func));
-        }
-        ks
+        crate::semantic::kernel::kernels(m).into_iter().map(|k| self.in_python_words(unit, k)).collect()
     }
 
     /// [`Self::named_kernels`]' kernel `name` alone (the others' views and Python places are not built).
     pub fn named_kernel<'a>(&self, unit: usize, m: &Module<'a>, name: &str) -> Option<Kernel<'a>> {
-        let mut k = crate::semantic::kernel::named(m, name)?;
+        crate::semantic::kernel::named(m, name).map(|k| self.in_python_words(unit, k))
+    }
+
+    /// Kernel `k` of unit `unit` with its arguments' Python names and its ops' Python places.
+    fn in_python_words<'a>(&self, unit: usize, mut k: Kernel<'a>) -> Kernel<'a> {
         self.kernel_names().name_args(&mut k);
         k.places = std::sync::Arc::new(self.python_places(unit, k.func));
-        Some(k)
+        k
     }
 }
 

@@ -172,16 +172,17 @@ fn tasks(pairs: &[(usize, usize)], live: &[(&Rule, Severity)]) -> Vec<Vec<usize>
         RuleKind::Select(_) => None,
     };
     let mut out: Vec<Vec<usize>> = Vec::new();
-    let mut at: Vec<(usize, &str, usize)> = Vec::new();
+    // (unit, shared computation) → its task
+    let mut at: rustc_hash::FxHashMap<(usize, &str), usize> = Default::default();
     for (i, &(ri, ui)) in pairs.iter().enumerate() {
         match shares(ri) {
-            Some(s) => match at.iter().find(|(u, t, _)| *u == ui && *t == s) {
-                Some(&(.., task)) => out[task].push(i),
-                None => {
-                    at.push((ui, s, out.len()));
-                    out.push(vec![i]);
-                }
-            },
+            Some(s) => {
+                let task = *at.entry((ui, s)).or_insert_with(|| {
+                    out.push(Vec::new());
+                    out.len() - 1
+                });
+                out[task].push(i);
+            }
             None => out.push(vec![i]),
         }
     }
@@ -215,12 +216,13 @@ fn rule_on_unit<'r>(
                     memo.len() - 1
                 }
             };
-            for hit in memo[at].2.iter().cloned() {
+            for hit in &memo[at].2 {
                 let filtered = matches!(hit.verdict, Verdict::Finding | Verdict::Assumed);
                 if filtered && !when.iter().all(|(k, r)| hit.captures.get(k).is_some_and(|v| r.is_match(v))) {
                     continue;
                 }
-                out.push(from_hit(rule, sev, c, hit));
+                // (only the hits this rule keeps are copied: the memo holds them for the task's other rules)
+                out.push(from_hit(rule, sev, c, hit.clone()));
             }
         }
     }
